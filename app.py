@@ -1,0 +1,35 @@
+"""Start the annotated-paper explainer.
+
+    python app.py                 # production server (waitress) on http://127.0.0.1:8000
+    python app.py --dev           # Flask's reloading server, content re-read on change
+"""
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+    parser.add_argument("--threads", type=int, default=8, help="waitress worker threads")
+    parser.add_argument("--dev", action="store_true", help="development server with reloading")
+    args = parser.parse_args()
+
+    from mmlu_explainer import create_app
+
+    if args.dev:
+        app = create_app({"CONTENT_RELOAD": True})
+        app.run(host=args.host, port=args.port, debug=True)
+        return
+
+    import waitress
+
+    app = create_app()
+    print(f"Serving on http://{args.host}:{args.port}/", flush=True)
+    waitress.serve(app, host=args.host, port=args.port, threads=args.threads, ident="mmlu-explainer")
+
+
+if __name__ == "__main__":
+    main()

