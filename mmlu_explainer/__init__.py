@@ -19,9 +19,10 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.config.update(overrides)
     app.extensions["mmlu_data"] = MMLUData(app.config["MMLU_DATA_DIR"])
 
-    from . import errors, pages, security
+    from . import caching, errors, pages, security
 
     errors.init_app(app)
     security.init_app(app)
+    caching.init_app(app)  # registered after security: runs first, so 304s get security headers too
     app.register_blueprint(pages.bp)
     return app

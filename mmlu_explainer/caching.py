@@ -1,0 +1,183 @@
+"""HTTP caching and compression.
+
+- Static files get a content hash in their URL (``?v=…`` added by ``url_for``), so they can be
+  cached for a year and a changed file is fetched again under its new URL.
+- Pages rendered from content files are kept in memory after the first render (``cached_page``)
+  and re-rendered only when a content or template file changes (checked on each request only in
+  development, where CONTENT_RELOAD is on).
+- Every 200 answer to GET carries an ETag; a matching If-None-Match gets 304. Text bodies
+  (HTML, CSS, JS, JSON, SVG, WebAssembly) are gzip-compressed for clients that accept it, and
+  the compressed bytes of files and cached pages are kept so each is compressed once.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+from collections import OrderedDict
+from email.utils import formatdate
+from functools import wraps
+from pathlib import Path
+
+from flask import Flask, Response, current_app, request
+
+ONE_YEAR = 365 * 24 * 3600
+COMPRESSIBLE_TYPES = {
+    "text/html", "text/css", "text/javascript", "application/javascript", "application/json",
+    "image/svg+xml", "application/wasm", "text/plain", "application/xml", "text/xml",
+}
+MIN_COMPRESS_BYTES = 1024
+COMPRESSED_CACHE_BYTES = 96 * 1024 * 1024
+
+
+class _BoundedBytesCache:
+    """A thread-safe LRU map from a key to bytes, bounded by the total size of its values."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> bytes | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: str, value: bytes) -> None:
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = value
+            self._size += len(value)
+            while self._size > self.max_bytes and self._items:
+                _, dropped = self._items.popitem(last=False)
+                self._size -= len(dropped)
+
+
+_compressed = _BoundedBytesCache(COMPRESSED_CACHE_BYTES)
+_static_hashes: dict[tuple[str, float], str] = {}
+
+
+def static_version(path: Path) -> str:
+    """A short hash of a file's bytes, recomputed only when its modification time changes."""
+    mtime = path.stat().st_mtime
+    key = (str(path), mtime)
+    if key not in _static_hashes:
+        _static_hashes[key] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+    return _static_hashes[key]
+
+
+def content_mtime(app: Flask) -> float:
+    """The newest modification time among content and template files: a page's only inputs."""
+    roots = [Path(app.config["CONTENT_DIR"]), Path(app.template_folder)]
+    return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
+
+
+def cached_page(view):
+    """Keep a content page's rendered HTML in memory, keyed by URL path and content version."""
+    cache: dict[str, tuple[float, bytes]] = {}
+    lock = threading.Lock()
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        app = current_app
+        if app.config["CONTENT_RELOAD"] or "content_mtime" not in app.extensions:
+            app.extensions["content_mtime"] = content_mtime(app)
+        version = app.extensions["content_mtime"]
+        with lock:
+            hit = cache.get(request.path)
+        if hit is None or hit[0] != version:
+            body = view(*args, **kwargs)
+            hit = (version, body.encode("utf-8") if isinstance(body, str) else body)
+            with lock:
+                cache[request.path] = hit
+        response = Response(hit[1], mimetype="text/html")
+        response.headers["Last-Modified"] = formatdate(version, usegmt=True)
+        response.set_etag(hashlib.sha256(hit[1]).hexdigest()[:20])
+        return response
+
+    return wrapper
+
+
+def _cache_control(response: Response) -> None:
+    if request.endpoint == "static":
+        response.cache_control.no_cache = False
+        response.cache_control.public = True
+        if request.args.get("v") == _current_static_version():  # this URL's bytes never change
+            response.cache_control.max_age = ONE_YEAR
+            response.cache_control.immutable = True
+        else:
+            response.cache_control.max_age = 300
+    elif response.cache_control.max_age is None and not response.cache_control.no_store:
+        if response.mimetype == "text/html":
+            # Pages revalidate every time; the ETag makes that a cheap 304.
+            response.cache_control.no_cache = True
+
+
+def _current_static_version() -> str | None:
+    path = Path(current_app.static_folder) / (request.view_args or {}).get("filename", "")
+    return static_version(path) if path.is_file() else None
+
+
+def _not_modified(response: Response, etag: str) -> bool:
+    if request.if_none_match:
+        return request.if_none_match.contains(etag)
+    if request.if_modified_since and response.last_modified:
+        return response.last_modified <= request.if_modified_since
+    return False
+
+
+def finalize_response(response: Response) -> Response:
+    """Add cache headers, answer conditional GETs with 304, and gzip text bodies."""
+    _cache_control(response)
+    if request.method not in ("GET", "HEAD") or response.status_code != 200:
+        return response
+    if response.direct_passthrough:  # a file from send_file: read it so it can be compressed
+        response.direct_passthrough = False
+    elif response.is_streamed:
+        return response
+    etag, _weak = response.get_etag()
+    if not etag:
+        response.add_etag()
+        etag, _weak = response.get_etag()
+
+    gzip_it = (
+        "gzip" in request.headers.get("Accept-Encoding", "")
+        and response.mimetype in COMPRESSIBLE_TYPES
+        and "Content-Encoding" not in response.headers
+        and (response.content_length or MIN_COMPRESS_BYTES) >= MIN_COMPRESS_BYTES
+    )
+    response.vary.add("Accept-Encoding")
+    served_etag = f"{etag}-gzip" if gzip_it else etag
+    if _not_modified(response, served_etag):
+        not_modified = Response(status=304)
+        for header in ("Cache-Control", "Last-Modified", "Vary"):
+            if header in response.headers:
+                not_modified.headers[header] = response.headers[header]
+        not_modified.set_etag(served_etag)
+        response.close()
+        return not_modified
+    if gzip_it:
+        body = _compressed.get(served_etag)
+        if body is None:
+            body = gzip.compress(response.get_data(), compresslevel=6, mtime=0)
+            _compressed.put(served_etag, body)
+        response.close()
+        response.set_data(body)
+        response.headers["Content-Encoding"] = "gzip"
+        response.set_etag(served_etag)
+    return response
+
+
+def init_app(app: Flask) -> None:
+    @app.url_defaults
+    def add_static_version(endpoint: str, values: dict) -> None:
+        if endpoint == "static" and "filename" in values and "v" not in values:
+            path = Path(app.static_folder) / values["filename"]
+            if path.is_file():
+                values["v"] = static_version(path)
+
+    app.after_request(finalize_response)

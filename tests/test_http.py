@@ -1,0 +1,77 @@
+"""Security headers, caching and compression, checked on real responses."""
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from flask import url_for
+
+PATHS = ["/", "/no/such/page", "/static/css/site.css"]
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_response_has_security_headers(client, path):
+    response = client.get(path)
+    csp = response.headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in csp and "'unsafe-eval'" not in csp
+    assert "script-src 'self' 'wasm-unsafe-eval'" in csp
+    assert "frame-ancestors 'none'" in csp
+    assert response.headers["X-Frame-Options"] == "DENY"
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"]
+    assert "camera=()" in response.headers["Permissions-Policy"]
+
+
+def test_embed_paths_may_be_framed_by_anyone(app):
+    from mmlu_explainer.security import content_security_policy
+
+    assert content_security_policy("/embed/chance-explorer").endswith("frame-ancestors *")
+    assert content_security_policy("/mmlu/").endswith("frame-ancestors 'none'")
+
+
+def test_static_urls_are_versioned_and_cached_for_a_year(app, client):
+    with app.test_request_context():
+        url = url_for("static", filename="css/site.css")
+    assert "?v=" in url
+    response = client.get(url)
+    assert response.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    # A stale or made-up version is served, but not promised to stay the same.
+    stale = client.get("/static/css/site.css?v=000000000000")
+    assert "immutable" not in stale.headers["Cache-Control"]
+
+
+def test_pages_revalidate_with_etag_and_304(client):
+    first = client.get("/")
+    assert first.status_code == 200
+    assert "no-cache" in first.headers["Cache-Control"]
+    etag = first.headers["ETag"]
+    again = client.get("/", headers={"If-None-Match": etag})
+    assert again.status_code == 304
+    assert again.data == b""
+    assert "Content-Security-Policy" in again.headers
+
+
+def test_text_bodies_are_gzipped_when_accepted(client):
+    plain = client.get("/mmlu/")
+    assert plain.status_code == 200
+    zipped = client.get("/mmlu/", headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["Content-Encoding"] == "gzip"
+    assert "Accept-Encoding" in zipped.headers["Vary"]
+    assert gzip.decompress(zipped.data) == plain.data
+    assert len(zipped.data) < len(plain.data) / 2
+    assert zipped.headers["ETag"] != plain.headers["ETag"]
+    revalidated = client.get("/mmlu/", headers={"Accept-Encoding": "gzip", "If-None-Match": zipped.headers["ETag"]})
+    assert revalidated.status_code == 304
+
+
+def test_unknown_path_is_a_friendly_404(client):
+    response = client.get("/no/such/page")
+    assert response.status_code == 404
+    assert b"Traceback" not in response.data
+    assert b"Back to the list" in response.data
+
+
+def test_api_errors_are_json(client):
+    response = client.get("/api/no-such-thing")
+    assert response.status_code == 404
+    assert response.is_json and response.json["error"]
