@@ -10,6 +10,7 @@ import sys
 
 COMMANDS = {
     "download": ("download", "fetch the official MMLU release into MMLU_DATA_DIR"),
+    "evaluate": ("evaluate", "score real MMLU questions with the live-scoring model; write JSONL"),
 }
 
 

