@@ -34,6 +34,10 @@ def default_config() -> dict:
         "SCORER_THREADS": int(_env("SCORER_THREADS", "1")),
         "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
         "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
+        # waitress threads. A scoring request holds its thread while it waits in the queue, so
+        # there must be clearly more threads than queue places, or a burst of scoring would
+        # leave no thread for pages and the excess would wait in the socket instead of getting 429.
+        "SERVER_THREADS": int(_env("SERVER_THREADS", "24")),
         "SCORER_TIMEOUT_S": float(_env("SCORER_TIMEOUT_S", "60")),
         # Cap on prompt tokens (0: the model's own context length); longer few-shot prompts drop shots.
         "SCORER_MAX_CONTEXT": int(_env("SCORER_MAX_CONTEXT", "0")),

@@ -1,0 +1,49 @@
+"""The statistics the annotated MMLU paper teaches, in plain standard-library Python.
+
+The same source runs on the server (to render first values into pages and behind the JSON API
+/api/explainers/<function>) and in the reader's browser under Pyodide (to recompute as inputs
+change). Scores are proportions between 0 and 1 unless a docstring says otherwise.
+PUBLIC maps the names callable from the API and the browser to their functions.
+"""
+from __future__ import annotations
+
+from .calibration import (
+    average_confidence,
+    calibration_bins,
+    calibration_gap,
+    confidence_accuracy_correlation,
+    rms_calibration_error,
+)
+from .lesson import expected_score, ngram_overlap, option_logprob, pick_option, simulate_contamination
+from .paper_data import paper_figures
+from .registry import PUBLIC, UnknownFunction, call_public, run_batch
+from .release_gate import (
+    clustered_standard_error,
+    gate_verdict,
+    paired_delta,
+    paired_standard_error,
+    subject_deltas,
+)
+from .scoring import (
+    accuracy,
+    group_accuracies,
+    plain_mean,
+    predict,
+    softmax,
+    subject_accuracies,
+    weighted_accuracy,
+)
+from .stats import (
+    binomial_cdf,
+    chance_band,
+    confidence_interval,
+    is_distinguishable_from_chance,
+    margin_of_error,
+    normal_quantile,
+    standard_error,
+)
+from .widget_models import widget_view
+
+__version__ = "1.0.0"
+
+__all__ = ["PUBLIC", "UnknownFunction", "call_public", "run_batch", *PUBLIC]

@@ -1,0 +1,137 @@
+"""Error bars for a score: how far a measured accuracy can sit from the true rate by luck alone.
+
+Scores and rates are proportions between 0 and 1 throughout; multiply by 100 for percentage points.
+"""
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+from . import _checks
+
+INTERVAL_METHODS = ("normal", "wilson")
+BAND_METHODS = ("normal", "exact")
+# The exact band sums n + 1 binomial terms; beyond this the normal band is indistinguishable anyway.
+MAX_EXACT_N = 100_000
+
+
+def normal_quantile(q: float) -> float:
+    """The value a standard normal variable falls below with probability q.
+
+    In words: "how many standard deviations above the mean you must go to leave a share q of the
+    bell curve behind you". normal_quantile(0.975) is about 1.96.
+    """
+    q = _checks.number("q", q)
+    if not 0.0 < q < 1.0:
+        raise ValueError(f"q must be strictly between 0 and 1, got {q}")
+    return NormalDist().inv_cdf(q)
+
+
+def _z(level: float) -> float:
+    """The multiplier for a two-sided interval: 1.96 for level 0.95."""
+    return NormalDist().inv_cdf(0.5 + _checks.level(level) / 2)
+
+
+def standard_error(p: float, n: int) -> float:
+    """The binomial standard error of a score.
+
+    In words: "the typical distance between a measured score and the true rate is the square root
+    of the true rate times its complement, divided by the number of questions":
+    SE = √(p (1 − p) / n). standard_error(0.25, 100) is about 0.0433.
+    """
+    p = _checks.probability("p", p)
+    n = _checks.whole("n", n)
+    return math.sqrt(p * (1.0 - p) / n)
+
+
+def margin_of_error(p: float, n: int, level: float = 0.95) -> float:
+    """Half the width of the normal confidence interval: z × SE, with z = 1.96 for level 0.95.
+
+    43.9 % on 14,079 questions gives about 0.008, i.e. ±0.8 points.
+    """
+    return _z(level) * standard_error(p, n)
+
+
+def confidence_interval(p: float, n: int, level: float = 0.95, method: str = "normal") -> tuple[float, float]:
+    """The range (low, high) the true rate probably lies in, given a score p on n questions.
+
+    method="normal": the score plus or minus z standard errors, clipped to [0, 1].
+    method="wilson": the Wilson score interval, which stays inside [0, 1] on its own and behaves
+    better for scores near 0 or 1 on few questions: its centre is pulled toward one half,
+    (p + z²/2n) / (1 + z²/n), and its half-width is z √(p(1 − p)/n + z²/4n²) / (1 + z²/n).
+    """
+    p = _checks.probability("p", p)
+    n = _checks.whole("n", n)
+    z = _z(level)
+    method = _checks.choice("method", method, INTERVAL_METHODS)
+    if method == "normal":
+        half = z * math.sqrt(p * (1.0 - p) / n)
+        return max(0.0, p - half), min(1.0, p + half)
+    shrink = 1.0 + z * z / n
+    centre = (p + z * z / (2 * n)) / shrink
+    half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4 * n * n)) / shrink
+    # At p = 0 (or 1) the low (or high) end is exactly 0 (or 1); rounding would leave a speck.
+    low = 0.0 if p == 0.0 else max(0.0, centre - half)
+    high = 1.0 if p == 1.0 else min(1.0, centre + half)
+    return low, high
+
+
+def binomial_cdf(k: int, n: int, p: float) -> float:
+    """The probability that n independent tries, each succeeding with probability p, give at most k successes."""
+    n = _checks.whole("n", n)
+    if n > MAX_EXACT_N:
+        raise ValueError(f"n must be at most {MAX_EXACT_N}, got {n}")
+    k = _checks.whole("k", k, minimum=0)
+    p = _checks.probability("p", p)
+    return _binomial_cdf_table(n, p)[min(k, n)]
+
+
+def _binomial_cdf_table(n: int, p: float) -> list[float]:
+    """P(X ≤ k) for k = 0..n, X ~ Binomial(n, p), summed from log-space terms to avoid underflow."""
+    if p in (0.0, 1.0):
+        return [1.0 if (p == 0.0 or k == n) else 0.0 for k in range(n + 1)]
+    log_p, log_q = math.log(p), math.log1p(-p)
+    log_n_fact = math.lgamma(n + 1)
+    total, table = 0.0, []
+    for k in range(n + 1):
+        total += math.exp(log_n_fact - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p + (n - k) * log_q)
+        table.append(min(total, 1.0))
+    return table
+
+
+def chance_band(n: int, options: int = 4, level: float = 0.95, method: str = "normal") -> tuple[float, float]:
+    """The range (low, high) a pure guesser's score falls in, with probability ``level``, on n questions.
+
+    A guesser picks one of ``options`` answers at random, so its true rate is 1/options (0.25 for
+    MMLU's four options). method="normal": 1/options ± z standard errors, clipped to [0, 1];
+    on 100 questions that is 16.5 % to 33.5 %. method="exact": the central range of the binomial
+    distribution itself, from the count below which at most (1 − level)/2 of guessers fall to the
+    count above which at most as many fall, divided by n.
+    """
+    n = _checks.whole("n", n)
+    options = _checks.whole("options", options, minimum=2)
+    method = _checks.choice("method", method, BAND_METHODS)
+    chance = 1.0 / options
+    if method == "normal":
+        return confidence_interval(chance, n, level, "normal")
+    if n > MAX_EXACT_N:
+        raise ValueError(f"n must be at most {MAX_EXACT_N} for the exact method, got {n}")
+    tail = (1.0 - _checks.level(level)) / 2
+    cdf = _binomial_cdf_table(n, chance)
+    low = next(k for k, c in enumerate(cdf) if c >= tail)
+    high = next((k for k, c in enumerate(cdf) if c >= 1.0 - tail), n)
+    return low / n, high / n
+
+
+def is_distinguishable_from_chance(
+    score: float, n: int, options: int = 4, level: float = 0.95, method: str = "normal"
+) -> bool:
+    """Whether a score on n questions can be told apart from guessing.
+
+    True when the score's confidence interval (see confidence_interval) leaves out the chance
+    rate 1/options. 30 % on 100 questions: False; 30 % on 1,000 questions: True.
+    """
+    options = _checks.whole("options", options, minimum=2)
+    low, high = confidence_interval(score, n, level, method)
+    chance = 1.0 / options
+    return not low <= chance <= high

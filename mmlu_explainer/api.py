@@ -1,0 +1,92 @@
+"""The math core as a JSON API, for clients without WebAssembly and for pages before the worker is ready.
+
+    GET  /api/explainers                       the public functions, their parameters, and the
+                                               runtime URLs the browser worker loads
+    POST /api/explainers/<function>            JSON object of keyword arguments → {"result": ...}
+    GET  /api/explainers/<function>?p=0.3&n=100   the same, for functions whose arguments are all
+                                               plain numbers, words or true/false
+
+Bad input is a 400 whose message names the argument; an unknown or non-public function is a 404.
+"""
+from __future__ import annotations
+
+import typing
+
+from flask import Blueprint, Flask, abort, jsonify, request
+
+import explainers
+from explainers.registry import PUBLIC, call_public, describe
+
+from . import math_core_page, pyodide_assets
+
+bp = Blueprint("explainers_api", __name__, url_prefix="/api/explainers")
+
+_TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+
+
+@bp.get("")
+def index():
+    return jsonify(version=explainers.__version__, functions=describe(), runtime=pyodide_assets.runtime_urls())
+
+
+def _query_value(fn_name: str, name: str, raw: str):
+    """Convert one query-string value to the type the function's signature asks for."""
+    hints = typing.get_type_hints(PUBLIC[fn_name])
+    wanted = hints.get(name)
+    if wanted is str:
+        return raw
+    if wanted is bool:
+        if raw.lower() in _TRUE | _FALSE:
+            return raw.lower() in _TRUE
+        raise ValueError(f"{name} must be true or false, got {raw!r}")
+    if wanted is int:
+        try:
+            return int(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a whole number, got {raw!r}") from None
+    if wanted is float:
+        try:
+            return float(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if wanted is None:
+        return raw  # not a parameter: call_public names it as unknown
+    raise ValueError(f"{name} takes a list or object; POST the arguments as a JSON object instead")
+
+
+def _arguments(fn_name: str) -> dict:
+    if request.method == "GET":
+        kwargs = {}
+        for name in request.args:
+            values = request.args.getlist(name)
+            if len(values) != 1:
+                raise ValueError(f"{name} is given {len(values)} times; give it once")
+            kwargs[name] = _query_value(fn_name, name, values[0])
+        return kwargs
+    if not request.is_json:
+        raise ValueError("send the arguments as a JSON object with Content-Type: application/json")
+    try:
+        body = request.get_json(silent=True)
+    except RecursionError:
+        raise ValueError("the JSON body is nested too deeply") from None
+    if not isinstance(body, dict):
+        raise ValueError("the request body must be a JSON object of keyword arguments, e.g. {\"p\": 0.25, \"n\": 100}")
+    return body
+
+
+@bp.route("/<fn_name>", methods=["GET", "POST"])
+def call(fn_name: str):
+    if fn_name not in PUBLIC:
+        abort(404, description=f"No public explainer function named {fn_name!r}; GET /api/explainers lists them.")
+    try:
+        result = call_public(fn_name, _arguments(fn_name))
+    except ValueError as error:
+        abort(400, description=str(error))
+    return jsonify(result=result)
+
+
+def init_app(app: Flask) -> None:
+    """Register the math core's web parts: this API, Pyodide's files and the wheel, and the /math-core page."""
+    pyodide_assets.init_app(app)
+    app.register_blueprint(bp)
+    app.register_blueprint(math_core_page.bp)

@@ -1,0 +1,121 @@
+// The math core in the browser: the same Python explainers package the server runs, in Pyodide,
+// in a Web Worker (explainers-worker.js), behind a small promise client.
+//
+//   import { explainers } from '/static/js/explainers-client.js';
+//
+//   await explainers.ready;                       // Pyodide and the wheel are loaded
+//   const se = await explainers.call('standard_error', { p: 0.25, n: 100 });
+//   const [band, ci] = await explainers.batch([   // one worker round trip for many calls
+//     { fn: 'chance_band', args: { n: 100 } },
+//     { fn: 'confidence_interval', args: { p: 0.3, n: 100, method: 'wilson' } },
+//   ]);
+//   const early = await explainers.viaServer('standard_error', { p: 0.25, n: 100 });  // JSON API
+//
+// Arguments are keyword objects with the Python parameter names; results are JSON values
+// (numbers, strings, lists for tuples, objects for dicts). A bad argument rejects with an
+// ExplainerError whose message names the argument, the same words the JSON API uses.
+// explainers.status is 'loading', 'ready' or 'failed'. Until the worker is ready, show the
+// server-rendered values (or ask viaServer); if it fails, the page keeps working without it.
+
+export class ExplainerError extends Error {
+  constructor(message, { fn, kind, index } = {}) {
+    super(message);
+    this.name = 'ExplainerError';
+    this.fn = fn;
+    this.kind = kind;
+    this.index = index;
+  }
+}
+
+class ExplainersClient {
+  constructor(workerUrl) {
+    this.status = 'loading';
+    this.timings = { created_ms: performance.now() };
+    this._pending = new Map();
+    this._nextId = 1;
+    this.ready = new Promise((resolve, reject) => {
+      this._settleReady = { resolve, reject };
+    });
+    this.ready.catch(() => {}); // a page that never awaits `ready` should not log an unhandled rejection
+    try {
+      this._worker = new Worker(workerUrl, { type: 'module' });
+    } catch (error) {
+      this._fail(String(error));
+      return;
+    }
+    this._worker.addEventListener('message', (event) => this._receive(event.data));
+    this._worker.addEventListener('error', (event) => this._fail(event.message || 'the explainers worker failed to start'));
+  }
+
+  _fail(message) {
+    this.status = 'failed';
+    this._settleReady.reject(new ExplainerError(message, { kind: 'WorkerError' }));
+    for (const { reject } of this._pending.values()) reject(new ExplainerError(message, { kind: 'WorkerError' }));
+    this._pending.clear();
+  }
+
+  _receive(message) {
+    if (message.type === 'ready') {
+      this.status = 'ready';
+      this.timings.ready_ms = performance.now();
+      this.timings.worker = message.timings;
+      this._settleReady.resolve();
+      return;
+    }
+    if (message.type === 'failed') {
+      this._fail(message.error);
+      return;
+    }
+    const waiting = this._pending.get(message.id);
+    if (!waiting) return;
+    this._pending.delete(message.id);
+    if (message.error) {
+      waiting.reject(new ExplainerError(message.error, { kind: 'WorkerError' }));
+      return;
+    }
+    const failedAt = message.results.findIndex((r) => 'error' in r);
+    if (failedAt >= 0) {
+      const failed = message.results[failedAt];
+      const fn = waiting.calls[failedAt].fn;
+      waiting.reject(new ExplainerError(failed.error, { fn, kind: failed.kind, index: failedAt }));
+      return;
+    }
+    this.timings.first_result_ms ??= performance.now();
+    waiting.resolve(message.results.map((r) => r.result));
+  }
+
+  /** Run many calls in one worker round trip; resolves to their results in order. */
+  batch(calls) {
+    if (this.status === 'failed') {
+      return Promise.reject(new ExplainerError('the explainers worker is not available', { kind: 'WorkerError' }));
+    }
+    const plain = calls.map(({ fn, args }) => ({ fn, args: args || {} }));
+    return new Promise((resolve, reject) => {
+      const id = this._nextId++;
+      this._pending.set(id, { resolve, reject, calls: plain });
+      this._worker.postMessage({ id, calls: plain });
+    });
+  }
+
+  /** Run one call; resolves to its result. */
+  async call(fn, args = {}) {
+    const [result] = await this.batch([{ fn, args }]);
+    return result;
+  }
+
+  /** The same call through the server's JSON API (for use before the worker is ready). */
+  async viaServer(fn, args = {}) {
+    const url = new URL(`../../api/explainers/${encodeURIComponent(fn)}`, import.meta.url);
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(args),
+      credentials: 'same-origin',
+    });
+    const body = await response.json();
+    if (!response.ok) throw new ExplainerError(body.error, { fn, kind: `HTTP ${response.status}` });
+    return body.result;
+  }
+}
+
+export const explainers = new ExplainersClient(new URL('./explainers-worker.js', import.meta.url));

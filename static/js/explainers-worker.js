@@ -1,0 +1,120 @@
+// The math core's browser half: a module Web Worker that runs the explainers package in Pyodide.
+//
+// It asks the JSON API where Pyodide and the explainers wheel live (both served from our own
+// origin), loads them, and then answers batches of calls. Pyodide's start-up happens here, off
+// the main thread, so the page never freezes. Talk to it through explainers-client.js.
+//
+// Messages in:  {id, calls: [{fn, args}, ...]}
+// Messages out: {type: 'ready', timings} | {type: 'failed', error}
+//               {id, results: [{result} | {error, kind}, ...]} | {id, error}
+
+const workerStarted = performance.now();
+const timings = {};
+
+async function fetchOk(url) {
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`${url}: HTTP ${response.status}`);
+  return response;
+}
+
+// Pyodide's memory snapshot (an experimental Pyodide API): after the first visit the worker keeps
+// a gzip-compressed copy of Python's memory, with explainers already imported, in Cache Storage,
+// keyed by the Pyodide version and the wheel's digest. Restoring it skips Python's start-up and
+// the imports. A snapshot that fails to load, or answers a probe call differently from the run
+// that made it, is deleted and Pyodide starts the ordinary way.
+const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
+const PROBE = JSON.stringify([
+  { fn: 'standard_error', args: { p: 0.25, n: 100 } },
+  { fn: 'chance_band', args: { n: 100, method: 'exact' } },
+  { fn: 'simulate_contamination', args: { accuracy: 0.5, leaked_fraction: 0.2, questions: 200 } },
+]);
+
+async function readSnapshot(key) {
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  const hit = await cache.match(key);
+  if (!hit) return null;
+  const bytes = await new Response(hit.body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
+  return { bytes: new Uint8Array(bytes), probe: hit.headers.get('X-Explainers-Probe') };
+}
+
+async function storeSnapshot(key, bytes, probe) {
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  for (const old of await cache.keys()) await cache.delete(old); // one snapshot per browser at most
+  const body = new Blob([bytes]).stream().pipeThrough(new CompressionStream('gzip'));
+  await cache.put(key, new Response(body, { headers: { 'X-Explainers-Probe': probe } }));
+}
+
+async function fromSnapshot(loadPyodide, indexURL, key) {
+  try {
+    const snapshot = await readSnapshot(key);
+    if (!snapshot) return null;
+    const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
+    const runBatch = pyodide.pyimport('explainers').run_batch;
+    if (runBatch(PROBE) !== snapshot.probe) throw new Error('the snapshot answered the probe differently');
+    return runBatch;
+  } catch (error) {
+    timings.snapshot_error = String(error);
+    await caches.delete(SNAPSHOT_CACHE).catch(() => {});
+    return null;
+  }
+}
+
+async function loadRuntime() {
+  const index = await (await fetchOk(new URL('../../api/explainers', import.meta.url))).json();
+  const urls = index.runtime;
+  if (!urls.pyodide_module) throw new Error('this server has no Pyodide installed; use the JSON API');
+  const indexURL = new URL(urls.pyodide_index, self.location.href).href;
+  const snapshotKey = new URL(`${urls.wheel}.pyodide-${urls.pyodide_version}.snapshot`, self.location.href).href;
+  const canSnapshot = Boolean(self.caches && self.CompressionStream);
+  const [{ loadPyodide }, wheel] = await Promise.all([
+    import(urls.pyodide_module),
+    fetchOk(urls.wheel).then((r) => r.arrayBuffer()),
+  ]);
+  timings.fetched_ms = performance.now() - workerStarted;
+
+  const restored = canSnapshot && await fromSnapshot(loadPyodide, indexURL, snapshotKey);
+  if (restored) {
+    timings.snapshot = 'restored';
+    timings.pyodide_ms = timings.ready_ms = performance.now() - workerStarted;
+    return restored;
+  }
+  const pyodide = await loadPyodide({ indexURL, _makeSnapshot: canSnapshot });
+  timings.pyodide_ms = performance.now() - workerStarted;
+  // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
+  const sitePackages = pyodide.runPython('import sysconfig; sysconfig.get_paths()["purelib"]');
+  pyodide.unpackArchive(wheel, 'wheel', { extractDir: sitePackages });
+  const runBatch = pyodide.pyimport('explainers').run_batch;
+  timings.ready_ms = performance.now() - workerStarted;
+  if (canSnapshot) {
+    // After `ready` is posted: the snapshot is for the next visit, not this one.
+    // A failure here only costs the next visit its head start, so it must not reach the page.
+    setTimeout(() => {
+      try {
+        const probe = runBatch(PROBE);
+        const bytes = pyodide.makeMemorySnapshot();
+        storeSnapshot(snapshotKey, bytes, probe).catch((error) => { timings.snapshot_error = String(error); });
+      } catch (error) {
+        timings.snapshot_error = String(error);
+      }
+    }, 0);
+  }
+  return runBatch;
+}
+
+const runtime = loadRuntime();
+runtime.then(
+  () => self.postMessage({ type: 'ready', timings }),
+  (error) => self.postMessage({ type: 'failed', error: String(error && error.message ? error.message : error) }),
+);
+
+self.addEventListener('message', async (event) => {
+  const { id, calls } = event.data || {};
+  try {
+    const runBatch = await runtime;
+    // One JSON string each way: a whole batch crosses the JavaScript/Python boundary once.
+    const results = JSON.parse(runBatch(JSON.stringify(calls)));
+    self.postMessage({ id, results });
+  } catch (error) {
+    self.postMessage({ id, error: String(error && error.message ? error.message : error) });
+  }
+});

@@ -1,0 +1,79 @@
+// Progressive enhancement for every page: popovers for terms and symbols, the theme toggle,
+// and copy buttons. The pages are complete without it.
+import { initPopovers } from './popovers.js';
+
+const announcer = () => document.getElementById('announcer');
+
+function announce(message) {
+  const region = announcer();
+  if (!region) return;
+  region.textContent = '';
+  // A fresh text node after a tick makes screen readers repeat an identical message.
+  setTimeout(() => { region.textContent = message; }, 50);
+}
+
+function effectiveTheme() {
+  const chosen = document.documentElement.dataset.theme;
+  if (chosen === 'dark' || chosen === 'light') return chosen;
+  return window.matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light';
+}
+
+function initThemeToggle() {
+  const button = document.getElementById('theme-toggle');
+  if (!button) return;
+  const sync = () => button.setAttribute('aria-pressed', String(effectiveTheme() === 'dark'));
+  sync();
+  button.hidden = false;
+  button.addEventListener('click', () => {
+    const next = effectiveTheme() === 'dark' ? 'light' : 'dark';
+    document.documentElement.dataset.theme = next;
+    try { localStorage.setItem('theme', next); } catch (error) { /* the choice lasts this page only */ }
+    sync();
+    announce(next === 'dark' ? 'Dark mode on' : 'Dark mode off');
+  });
+  window.matchMedia('(prefers-color-scheme: dark)').addEventListener('change', sync);
+}
+
+async function copyText(text) {
+  if (navigator.clipboard && window.isSecureContext) {
+    await navigator.clipboard.writeText(text);
+    return true;
+  }
+  return false;
+}
+
+function showDone(button, done, fallback) {
+  const label = button.firstChild;
+  const original = label.textContent;
+  label.textContent = done ? 'Copied' : fallback;
+  setTimeout(() => { label.textContent = original; }, 2000);
+}
+
+function initCopyButtons() {
+  for (const button of document.querySelectorAll('.copy-link[data-section]')) {
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      const url = new URL(`#${button.dataset.section}`, window.location.href).href;
+      let done = false;
+      try { done = await copyText(url); } catch (error) { done = false; }
+      if (!done) history.replaceState(null, '', url); // the link is then in the address bar
+      showDone(button, done, 'Link in address bar');
+      announce(done ? 'Link copied' : 'The link is now in the address bar');
+    });
+  }
+  for (const button of document.querySelectorAll('.copy-button[data-copy-target]')) {
+    button.hidden = false;
+    button.addEventListener('click', async () => {
+      const source = document.getElementById(button.dataset.copyTarget);
+      let done = false;
+      try { done = await copyText(source.textContent); } catch (error) { done = false; }
+      if (!done) window.getSelection().selectAllChildren(source); // select it for Ctrl+C
+      showDone(button, done, 'Selected: press Ctrl+C');
+      announce(done ? 'Copied' : 'Text selected; copy it with your keyboard');
+    });
+  }
+}
+
+initPopovers();
+initThemeToggle();
+initCopyButtons();

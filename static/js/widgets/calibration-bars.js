@@ -1,0 +1,76 @@
+// Calibration bars: the list of answers can grow, shrink, or be replaced by loaded pairs
+// (live scoring sends its own answers with a "widget:load-pairs" event on the widget).
+function row(index, confidence, correct) {
+  const item = document.createElement('li');
+  item.className = 'answer-row';
+  const id = `w-calibration-bars-conf-${index}`;
+  const pick = `w-calibration-bars-correct-${index}`;
+  const confLabel = Object.assign(document.createElement('label'), { htmlFor: id, textContent: `Answer ${index} confidence` });
+  const box = Object.assign(document.createElement('input'), {
+    type: 'number', id, name: 'conf', min: '0', max: '1', step: '0.01', value: String(confidence),
+  });
+  const pickLabel = Object.assign(document.createElement('label'), { htmlFor: pick, textContent: `Answer ${index} was` });
+  const select = Object.assign(document.createElement('select'), { id: pick, name: 'correct' });
+  select.append(new Option('right', '1', false, correct === 1), new Option('wrong', '0', false, correct === 0));
+  item.append(confLabel, box, pickLabel, select);
+  return item;
+}
+
+function setAnswers(widget, confidences, corrects) {
+  const list = widget.el.querySelector('[data-role="answers"]');
+  list.replaceChildren(...confidences.map((c, i) => row(i + 1, c, corrects[i])));
+}
+
+// Parse "confidence, right" lines; returns [confidences, corrects] or throws with the line named.
+function parsePairs(text) {
+  const confidences = [];
+  const corrects = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (!line.trim()) return;
+    const parts = line.split(/[,;\s]+/).filter(Boolean);
+    if (parts.length !== 2 || !/^(0|1)$/.test(parts[1]) || Number.isNaN(Number(parts[0]))) {
+      throw new Error(`line ${i + 1} should look like “0.9, 1”`);
+    }
+    confidences.push(parts[0]);
+    corrects.push(Number(parts[1]));
+  });
+  if (!confidences.length) throw new Error('no pairs found');
+  return [confidences, corrects];
+}
+
+export function load(widget, pairs) {
+  setAnswers(widget, pairs.map((p) => String(p[0])), pairs.map((p) => Number(p[1])));
+  widget.request();
+}
+
+export function setup(widget) {
+  const list = widget.el.querySelector('[data-role="answers"]');
+  widget.el.querySelector('[data-action="add-answer"]').addEventListener('click', () => {
+    const rows = list.querySelectorAll('li');
+    const last = rows[rows.length - 1];
+    const confidence = last ? last.querySelector('input').value : '0.5';
+    list.append(row(rows.length + 1, confidence, 1));
+    widget.request();
+  });
+  widget.el.querySelector('[data-action="remove-answer"]').addEventListener('click', () => {
+    const rows = list.querySelectorAll('li');
+    if (rows.length > 1) rows[rows.length - 1].remove();
+    widget.request();
+  });
+  widget.el.querySelector('[data-action="load-pairs"]').addEventListener('click', () => {
+    try {
+      const [confidences, corrects] = parsePairs(widget.el.querySelector('[data-role="pairs"]').value);
+      setAnswers(widget, confidences, corrects);
+      widget.request();
+    } catch (error) {
+      widget.engine.textContent = `Could not load the pairs: ${error.message}.`;
+    }
+  });
+  widget.el.addEventListener('widget:load-pairs', (event) => load(widget, event.detail.pairs));
+}
+
+// After the view model has checked the answers, show the list it used (bad entries are dropped).
+export function apply(widget, view) {
+  const boxes = widget.el.querySelectorAll('[data-role="answers"] input');
+  if (boxes.length !== view.state.conf.length) setAnswers(widget, view.state.conf, view.state.correct);
+}

@@ -1,0 +1,233 @@
+// Makes every server-rendered widget on the page interactive.
+//
+// The server already drew each widget for its state. Here the form controls are wired up: on
+// every input the widget's state goes to the math core (explainers.widget_models.widget_view,
+// run by the Pyodide worker; the prompt anatomy asks the server, since its text is data), and the
+// returned view (SVG marks, sentences, messages, canonical query) is copied into the page. No
+// number is computed here; this file only moves values between the form, the view and the DOM.
+import * as calibrationBars from './calibration-bars.js';
+import * as chanceExplorer from './chance-explorer.js';
+import * as releaseGate from './release-gate.js';
+import * as promptAnatomy from './prompt-anatomy.js';
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+// The math core's client, imported only when a widget on the page needs it: importing it starts
+// Pyodide, which the prompt anatomy (data from the server) does not need.
+let mathCoreClient;
+function mathCore() {
+  mathCoreClient = mathCoreClient || import('../explainers-client.js').then((module) => module.explainers);
+  return mathCoreClient;
+}
+const EXTRAS = {
+  'chance-explorer': chanceExplorer,
+  'calibration-bars': calibrationBars,
+  'release-gate': releaseGate,
+  'prompt-anatomy': promptAnatomy,
+};
+
+// Build SVG elements from the view model's marks (text goes in as text, never as markup).
+function buildMarks(marks) {
+  const fragment = document.createDocumentFragment();
+  for (const m of marks) {
+    const node = document.createElementNS(SVG_NS, m.tag);
+    for (const [key, value] of Object.entries(m.attrs)) node.setAttribute(key, value);
+    if (m.text !== null && m.text !== undefined) node.textContent = m.text;
+    if (m.children.length) node.append(buildMarks(m.children));
+    fragment.append(node);
+  }
+  return fragment;
+}
+
+function drawFigure(svg, fig) {
+  svg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
+  svg.setAttribute('role', fig.role);
+  svg.querySelector('title').textContent = fig.label;
+  svg.querySelector('g.marks').replaceChildren(buildMarks(fig.marks));
+}
+
+function paragraphs(container, sentences, tag = 'p') {
+  container.replaceChildren(...sentences.map((text) => {
+    const node = document.createElement(tag);
+    node.textContent = text;
+    return node;
+  }));
+}
+
+function escapeAttribute(text) {
+  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+// The form's values as the view model expects them: one string per name, repeated names joined.
+function readForm(form) {
+  const state = {};
+  const data = new FormData(form);
+  for (const name of new Set(data.keys())) {
+    state[name] = data.getAll(name).map(String).filter((v, i, all) => v !== '' || all.length === 1).join(',');
+  }
+  return state;
+}
+
+class Widget {
+  constructor(el) {
+    this.el = el;
+    this.name = el.dataset.widget;
+    this.form = el.querySelector('form.widget-controls');
+    this.svg = el.querySelector('svg[data-role="figure"]');
+    this.summary = el.querySelector('.widget-summary');
+    this.messages = el.querySelector('.widget-messages');
+    this.engine = el.querySelector('[data-role="engine"]');
+    this.context = el.dataset.context ? JSON.parse(el.dataset.context) : null;
+    this.ownsUrl = el.dataset.mode !== 'inline';
+    this.busy = false;
+    this.pending = false;
+    this.extra = EXTRAS[this.name];
+  }
+
+  start() {
+    for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-copy], [hidden][data-role="js-only"]')) {
+      node.hidden = false;
+    }
+    this.el.querySelector('.widget-apply').hidden = true;
+    this.form.addEventListener('input', (event) => this.onInput(event));
+    this.form.addEventListener('change', (event) => this.onInput(event, true));
+    this.form.addEventListener('submit', (event) => { event.preventDefault(); this.request(); });
+    for (const button of this.el.querySelectorAll('[data-copy]')) {
+      button.addEventListener('click', () => this.copy(button));
+    }
+    if (this.extra) this.extra.setup(this);
+    if (this.el.dataset.driver === 'worker') {
+      this.engine.textContent = 'Loading the calculator…';
+      mathCore().then((explainers) => explainers.ready).then(
+        () => { this.engine.textContent = ''; this.el.dataset.ready = 'true'; this.request(); },
+        () => { // no WebAssembly or no worker: the server computes the same view instead
+          this.workerFailed = true;
+          this.engine.textContent = 'The in-page calculator could not start; each change is computed by the server instead.';
+          this.el.dataset.ready = 'true';
+        },
+      );
+    } else {
+      this.el.dataset.ready = 'true';
+    }
+  }
+
+  onInput(event, committed = false) {
+    const target = event.target;
+    if (target.dataset.pair) { // a slider moves its number box, which carries the value
+      const box = this.el.querySelector(`#${target.dataset.pair}`);
+      box.value = target.value;
+    } else if (target.type === 'number' && this.el.querySelector(`[data-pair="${target.id}"]`)) {
+      this.el.querySelector(`[data-pair="${target.id}"]`).value = target.value;
+    }
+    if (!target.name && !target.dataset.pair) return; // load boxes and share fields are not state
+    if (this.extra && this.extra.onInput) this.extra.onInput(this, target);
+    this.committed = this.committed || committed;
+    this.request();
+  }
+
+  // Ask for a new view; while one is being computed, remember only that another is wanted.
+  request() {
+    if (this.busy) { this.pending = true; return; }
+    this.busy = true;
+    this.el.setAttribute('aria-busy', 'true');
+    const started = performance.now();
+    this.compute(readForm(this.form))
+      .then((view) => this.apply(view, started))
+      .catch((error) => { this.engine.textContent = `Could not update: ${error.message || error}`; })
+      .finally(() => {
+        this.busy = false;
+        if (this.pending) { this.pending = false; this.request(); return; }
+        this.el.removeAttribute('aria-busy');
+      });
+  }
+
+  async compute(state) {
+    if (this.el.dataset.driver === 'server' || this.workerFailed) {
+      const query = new URLSearchParams(state).toString();
+      const response = await fetch(`/api/widgets/${this.name}?${query}`, { headers: { Accept: 'application/json' } });
+      const body = await response.json();
+      if (!response.ok) throw new Error(body.error || response.statusText);
+      return body;
+    }
+    const explainers = await mathCore();
+    await explainers.ready;
+    return explainers.call('widget_view', { widget: this.name, state, context: this.context });
+  }
+
+  apply(view, started) {
+    drawFigure(this.svg, view.figure);
+    paragraphs(this.summary, view.summary);
+    if (view.messages.length) {
+      const list = document.createElement('ul');
+      paragraphs(list, view.messages, 'li');
+      this.messages.replaceChildren(list);
+    } else {
+      this.messages.replaceChildren();
+    }
+    if (this.extra && this.extra.apply) this.extra.apply(this, view);
+    if (!this.pending) this.showState(view.state); // a newer state is on its way: leave the controls alone
+    this.el.dataset.query = view.query;
+    this.updateShare(view.query);
+    if (this.ownsUrl) {
+      const url = new URL(window.location.href);
+      url.search = view.query ? `?${view.query}` : '';
+      window.history.replaceState(null, '', url);
+    }
+    this.el.dataset.renders = String(Number(this.el.dataset.renders || 0) + 1);
+    this.el.dispatchEvent(new CustomEvent('widget:rendered', { detail: { view, ms: performance.now() - started } }));
+  }
+
+  // Put the checked state back into the controls: clamped values, a subject's size, percentages.
+  showState(state) {
+    for (const [name, value] of Object.entries(state)) {
+      if (Array.isArray(value)) continue;
+      const box = this.form.querySelector(`[name="${name}"]:not([type="checkbox"]):not([type="hidden"])`);
+      if (!box) continue;
+      const typing = document.activeElement === box && box.type === 'number' && !this.committed;
+      if (!typing && box.value !== String(value)) box.value = String(value);
+      const slider = this.el.querySelector(`[data-pair="${box.id}"]`);
+      if (slider && !typing) slider.value = String(value);
+      const shown = this.el.querySelector(`[data-percent-of="${box.id}"]`);
+      if (shown) {
+        const text = `${(100 * Number(value)).toFixed(1)}%`;
+        shown.textContent = text;
+        if (slider) slider.setAttribute('aria-valuetext', text);
+      }
+    }
+    this.committed = false;
+  }
+
+  updateShare(query) {
+    const suffix = query ? `?${query}` : '';
+    const page = this.el.dataset.pageUrl + suffix;
+    const embed = this.el.dataset.embedUrl + suffix;
+    this.el.querySelector('[data-share="page"]').value = page;
+    const open = this.el.querySelector('[data-share="open"]');
+    if (open) open.href = page;
+    const snippet = this.el.querySelector('[data-share="iframe"]');
+    const lines = snippet.value.split('\n');
+    lines[0] = `<iframe src="${escapeAttribute(embed)}" title="${escapeAttribute(this.el.dataset.title)}" width="100%" `
+      + `height="${this.el.dataset.height}" loading="lazy" style="border:0;max-width:100%"></iframe>`;
+    snippet.value = lines.join('\n');
+  }
+
+  async copy(button) {
+    const field = this.el.querySelector(`#${button.dataset.copy}`);
+    const status = this.el.querySelector('.share-status');
+    try {
+      await navigator.clipboard.writeText(field.value);
+      status.textContent = 'Copied.';
+    } catch {
+      field.select();
+      status.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
+    }
+  }
+}
+
+for (const el of document.querySelectorAll('section.widget[data-widget]:not([data-driver="external"])')) {
+  if (el.dataset.enhanced) continue;
+  el.dataset.enhanced = 'true';
+  const widget = new Widget(el);
+  el.widget = widget;
+  widget.start();
+}

@@ -1,0 +1,122 @@
+// A teacher's page on another origin (a tiny Node server on another port) embeds two widgets by
+// iframe. They must render, work inside the frame (their own Pyodide worker), report their height
+// to the parent, and be resized by the optional embed-resize.js script. A widget page that is not
+// under /embed/ must refuse to be framed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeOnPage, settle } from './widget-helpers.mjs';
+
+const TEACHER_PAGE = `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>A lesson on benchmark noise</title></head>
+<body>
+<main>
+<h1>Is a score above chance?</h1>
+<p>Try the widget below, then read on.</p>
+<iframe id="explorer" src="${BASE_URL}/embed/chance-explorer?n=100&amp;score=0.3" title="Chance explorer" width="100%" height="150" style="border:0"></iframe>
+<h2>What the model reads</h2>
+<iframe id="anatomy" src="${BASE_URL}/embed/prompt-anatomy?subject=virology&amp;shots=0" title="Prompt anatomy" width="100%" height="150" style="border:0"></iframe>
+<h2>Not embeddable</h2>
+<iframe id="refused" src="${BASE_URL}/mmlu/widgets/chance-explorer" title="A page that refuses framing" width="100%" height="150"></iframe>
+</main>
+<script src="${BASE_URL}/static/js/embed-resize.js"></script>
+</body>
+</html>`;
+
+let server;
+let teacherUrl;
+let browser;
+
+before(async () => {
+  server = http.createServer((request, response) => {
+    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    response.end(TEACHER_PAGE);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  teacherUrl = `http://127.0.0.1:${server.address().port}/lesson.html`;
+  browser = await launch();
+});
+
+after(async () => {
+  await browser.close();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function frameOf(page, url) {
+  return page.frames().find((f) => f.url().startsWith(url));
+}
+
+test('a page on another origin embeds two widgets that render, work and report their height', async () => {
+  assert.notEqual(new URL(teacherUrl).origin, new URL(BASE_URL).origin);
+  const page = await browser.newPage({ viewport: { width: 900, height: 1200 } });
+  const problems = watchConsole(page);
+  await page.goto(teacherUrl);
+
+  const explorer = frameOf(page, `${BASE_URL}/embed/chance-explorer`);
+  const anatomy = frameOf(page, `${BASE_URL}/embed/prompt-anatomy`);
+  assert.ok(explorer && anatomy, 'both widget frames load');
+  for (const frame of [explorer, anatomy]) {
+    await frame.waitForSelector('section.widget[data-ready="true"]', { timeout: 90_000 });
+    assert.ok((await frame.locator('svg.widget-figure').count()) === 1);
+  }
+
+  // The frames report their height; embed-resize.js applies it to each iframe.
+  for (const id of ['explorer', 'anatomy']) {
+    await page.waitForFunction((i) => Number(document.getElementById(i).dataset.reportedHeight) > 150, id);
+    const [attribute, reported] = await page.$eval(`#${id}`, (f) => [Number(f.height), Number(f.dataset.reportedHeight)]);
+    assert.equal(attribute, Math.round(reported));
+  }
+  const frameHeight = await explorer.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
+  assert.ok(Math.abs(frameHeight - Number(await page.getAttribute('#explorer', 'height'))) <= 2);
+
+  // The widget works inside the frame: the worker in the frame redraws on a keyboard change.
+  await settle(explorer, 'chance-explorer', 0);
+  const renders = await explorer.evaluate(() => Number(document.querySelector('section.widget').dataset.renders));
+  await explorer.focus('#w-chance-explorer-n');
+  await explorer.fill('#w-chance-explorer-n', '1000');
+  await page.keyboard.press('Tab');
+  await settle(explorer, 'chance-explorer', renders);
+  assert.match(await explorer.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.match(await explorer.locator('[data-share="iframe"]').inputValue(), /\/embed\/chance-explorer\?n=1000"/);
+
+  // The prompt anatomy (text from the server) works in its frame too: one worked example more.
+  const anatomyRenders = await anatomy.evaluate(() => Number(document.querySelector('section.widget').dataset.renders || 0));
+  await anatomy.focus('#w-prompt-anatomy-shots-range');
+  await page.keyboard.press('ArrowRight');
+  await settle(anatomy, 'prompt-anatomy', anatomyRenders);
+  assert.equal(await anatomy.locator('.prompt-text .part-shot').count(), 1);
+  assert.match(await anatomy.locator('.prompt-text .part-header').innerText(), /about virology\./);
+  const grown = Number(await anatomy.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height)));
+  await page.waitForFunction((h) => Math.abs(Number(document.getElementById('anatomy').height) - h) <= 2, grown);
+
+  // A widget page outside /embed/ is refused by the browser (frame-ancestors 'none').
+  const refused = await (await page.$('#refused')).contentFrame();
+  assert.ok(!refused.url().startsWith(BASE_URL), `the browser showed ${refused.url()} in a frame`);
+  assert.equal(await refused.locator('section.widget').count(), 0);
+
+  for (const frame of [explorer, anatomy]) {
+    assert.deepEqual(await axeOnPage(frame), [], `axe-core on ${frame.url()}`);
+  }
+  await page.locator('#anatomy').scrollIntoViewIfNeeded();
+  await screenshot(page, 'embed-teacher-page');
+  const unexpected = problems.filter((p) => !/Refused to display|frame-ancestors|X-Frame-Options/.test(p));
+  assert.deepEqual(unexpected, []);
+  await page.close();
+});
+
+test('axe-core finds nothing on any embed page', async () => {
+  const names = ['chance-explorer', 'calibration-bars', 'scaling-plot', 'group-bars', 'subject-bars',
+    'prompt-anatomy', 'release-gate', 'live-scoring'];
+  // The pages' own scripts are not loaded (each would start Pyodide): this checks the
+  // server-rendered markup; the enhanced widgets are checked in widgets.test.mjs and above.
+  const context = await browser.newContext({ viewport: { width: 700, height: 900 } });
+  await context.route(/\/static\/js\//, (route) => route.abort());
+  const page = await context.newPage();
+  for (const name of names) {
+    await page.goto(`${BASE_URL}/embed/${name}`);
+    assert.deepEqual(await axeOnPage(page), [], `axe-core on /embed/${name}`);
+  }
+  await context.close();
+});

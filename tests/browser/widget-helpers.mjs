@@ -1,0 +1,60 @@
+// Helpers for the widget browser tests and the redraw bench.
+import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+
+const require = createRequire(import.meta.url);
+const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+export function widgetOf(page, name) {
+  return page.locator(`section.widget[data-widget="${name}"]`);
+}
+
+// axe-core, injected through the DevTools protocol: the page's CSP forbids inline scripts, so a
+// <script> tag with axe's source would be refused (as it should be).
+export async function axeOnPage(page) {
+  await page.evaluate(axeSource);
+  const result = await page.evaluate(async () => window.axe.run(document, {
+    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+  }));
+  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+}
+
+// Press Tab until `selector` has focus (keyboard only); returns the widget's redraw count then.
+export async function tabTo(page, selector, limit = 80) {
+  for (let i = 0; i < limit; i += 1) {
+    const found = await page.evaluate((sel) => document.activeElement && document.activeElement.matches(sel), selector);
+    if (found) {
+      return page.evaluate(() => Number(document.activeElement.closest('section.widget').dataset.renders || 0));
+    }
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+// Wait until the widget has redrawn more than `renders` times and is not computing any more.
+export async function settle(page, name, renders) {
+  await page.waitForFunction(([n, count]) => {
+    const el = document.querySelector(`section.widget[data-widget="${n}"]`);
+    return Number(el.dataset.renders || 0) > count && !el.hasAttribute('aria-busy');
+  }, [name, renders], { timeout: 30_000 });
+}
+
+// The live widget next to what the server renders for the widget's current state.
+export async function serverMatch(page, name) {
+  return page.evaluate(async (n) => {
+    const live = document.querySelector(`section.widget[data-widget="${n}"]`);
+    const query = live.dataset.query;
+    const response = await fetch(`/embed/${n}${query ? `?${query}` : ''}`);
+    const served = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector('section.widget');
+    const marks = (el) => [...el.querySelectorAll('svg[data-role="figure"] g.marks *')].map((e) => `${e.tagName} ${
+      [...e.attributes].map((a) => `${a.name}=${a.value}`).sort().join(' ')} ${e.children.length ? '' : e.textContent}`).join('\n');
+    const summary = (el) => [...el.querySelectorAll('.widget-summary p')].map((p) => p.textContent);
+    const prompt = (el) => { const pre = el.querySelector('.prompt-text'); return pre ? pre.textContent : null; };
+    return {
+      query,
+      liveMarks: marks(live), serverMarks: marks(served),
+      liveSummary: summary(live), serverSummary: summary(served),
+      livePrompt: prompt(live), serverPrompt: prompt(served),
+    };
+  }, name);
+}

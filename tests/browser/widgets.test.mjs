@@ -1,0 +1,283 @@
+// Every widget in headless Chromium: operate it with the keyboard, and check that the redrawn SVG
+// and text are exactly what the server renders for the same state, that the URL follows the
+// state, that reopening the URL restores it, that axe-core finds nothing, and that the console
+// stays clean. One page per widget (each page starts Pyodide once); widgets run two at a time.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeOnPage, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+
+let browser;
+let plain; // a context without JavaScript: what a reader without it (or a reopened link) sees
+let shared; // one context for all widget pages, so Pyodide's files come from its HTTP cache
+before(async () => {
+  browser = await launch();
+  plain = await browser.newContext({ javaScriptEnabled: false });
+  shared = await browser.newContext({ viewport: { width: 900, height: 1100 }, permissions: ['clipboard-read', 'clipboard-write'] });
+});
+after(async () => { await browser.close(); });
+
+// Open a widget page, wait for the worker's first redraw, and return the page and its console.
+async function open(name, query = '') {
+  const page = await shared.newPage();
+  const problems = watchConsole(page);
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`); });
+  await page.goto(`${BASE_URL}/mmlu/widgets/${name}${query}`);
+  await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
+  if (name !== 'prompt-anatomy') await settle(page, name, 0); // the worker's first redraw
+  return { page, problems };
+}
+
+// After an interaction: wait for the redraw, compare with the server, check the URL.
+async function checkAgainstServer(page, name, renders) {
+  await settle(page, name, renders);
+  const match = await serverMatch(page, name);
+  assert.equal(match.liveMarks, match.serverMarks, `${name}: the redrawn SVG differs from the server's`);
+  assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
+  assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
+  return match;
+}
+
+// Reopen the page's URL without JavaScript: the server alone must show the same view.
+async function reopenRestores(page, name) {
+  const url = page.url();
+  const live = await page.evaluate((n) => document.querySelector(`section.widget[data-widget="${n}"] .widget-summary`).innerText, name);
+  const again = await plain.newPage();
+  await again.goto(url);
+  const restored = await again.locator('.widget-summary').innerText();
+  await again.close();
+  assert.equal(restored, live, `${name}: reopening ${url} does not restore the state`);
+}
+
+async function finish(t, { page, problems }, name) {
+  await reopenRestores(page, name);
+  assert.deepEqual(await axeOnPage(page), [], `${name}: axe-core violations`);
+  await screenshot(page, `widget-${name}`);
+  // Narrow and dark: nothing may stick out sideways at 320 px; look at the screenshot.
+  await page.setViewportSize({ width: 320, height: 900 });
+  await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `${name}: the page is ${overflow}px wider than a 320px screen`);
+  await page.locator(`section.widget[data-widget="${name}"] svg.widget-figure`).scrollIntoViewIfNeeded();
+  await screenshot(page, `widget-${name}-320-dark`);
+  assert.deepEqual(problems, [], `${name}: console errors`);
+  await page.close();
+}
+
+test('widgets', { concurrency: 2 }, async (t) => {
+  await t.test('chance explorer: keyboard on sliders, number box and subject picker', async () => {
+    const name = 'chance-explorer';
+    const opened = await open(name, '?n=100&score=0.30');
+    const { page } = opened;
+    const widget = widgetOf(page, name);
+    assert.match(await widget.locator('.widget-summary').innerText(), /cannot be told apart/);
+
+    let renders = await tabTo(page, '#w-chance-explorer-n');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('1000');
+    await page.keyboard.press('Tab');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+    assert.doesNotMatch(await widget.locator('.widget-summary').innerText(), /cannot/);
+
+    renders = await tabTo(page, '#w-chance-explorer-score-range');
+    await page.keyboard.press('ArrowRight');
+    await page.keyboard.press('ArrowRight');
+    await checkAgainstServer(page, name, renders);
+    assert.equal(await page.inputValue('#w-chance-explorer-score'), '0.31');
+    assert.equal(await page.locator('#w-chance-explorer-score-shown').innerText(), '31.0%');
+    assert.equal(await page.getAttribute('#w-chance-explorer-score-range', 'aria-valuetext'), '31.0%');
+
+    renders = await tabTo(page, '#w-chance-explorer-subject');
+    await page.keyboard.press('ArrowDown'); // the first real subject: abstract algebra, 100 questions
+    await checkAgainstServer(page, name, renders);
+    assert.equal(await page.inputValue('#w-chance-explorer-n'), '100');
+    assert.match(page.url(), /subject=abstract_algebra/);
+
+    renders = await tabTo(page, '#w-chance-explorer-options');
+    await page.keyboard.press('ArrowDown');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /chance rate of 10%/);
+
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.fill('#w-chance-explorer-n', '50000');
+    await page.keyboard.press('Tab');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-messages').innerText(), /between 1 and 20000/);
+    assert.equal(await page.inputValue('#w-chance-explorer-n'), '20000');
+
+    // Share / embed, by keyboard: the copied snippet frames exactly this state.
+    await tabTo(page, 'section[data-widget="chance-explorer"] .widget-share > summary');
+    await page.keyboard.press('Enter');
+    await tabTo(page, '[data-copy="w-chance-explorer-iframe"]');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('#w-chance-explorer .share-status').textContent !== '');
+    const query = await widget.getAttribute('data-query');
+    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    assert.ok(copied.startsWith(`<iframe src="${BASE_URL}/embed/chance-explorer?${query.replace(/&/g, '&amp;')}"`), copied);
+    assert.match(copied, /<script src="[^"]+\/static\/js\/embed-resize\.js" async><\/script>/);
+    assert.equal(await page.inputValue('#w-chance-explorer-link'), page.url());
+    await finish(t, opened, name);
+  });
+
+  await t.test('calibration bars: edit answers, bins, load pairs', async () => {
+    const name = 'calibration-bars';
+    const opened = await open(name);
+    const { page } = opened;
+    const widget = widgetOf(page, name);
+    assert.match(await widget.locator('.widget-summary').innerText(), /RMS calibration error over 2 confidence groups: 0\.212/);
+
+    let renders = await tabTo(page, '#w-calibration-bars-bins-range');
+    await page.keyboard.press('ArrowRight');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /over 3 confidence groups/);
+
+    renders = Number(await widget.getAttribute('data-renders')); // drag the slider with the mouse
+    const track = await page.locator('#w-calibration-bars-bins-range').boundingBox();
+    await page.mouse.move(track.x + 4, track.y + track.height / 2);
+    await page.mouse.down();
+    for (let i = 1; i <= 10; i += 1) await page.mouse.move(track.x + 4 + (i / 10) * track.width, track.y + track.height / 2);
+    await page.mouse.up();
+    await checkAgainstServer(page, name, renders);
+    assert.equal(await page.inputValue('#w-calibration-bars-bins'), '10');
+    assert.match(await widget.locator('.widget-summary').innerText(), /over 10 confidence groups/);
+
+    renders = await tabTo(page, '#w-calibration-bars-correct-4');
+    await page.keyboard.press('ArrowUp'); // wrong → right
+    await checkAgainstServer(page, name, renders);
+    assert.match(page.url(), /correct=1,1,1,1,0/);
+
+    renders = await tabTo(page, '[data-action="add-answer"]');
+    await page.keyboard.press('Enter');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /^11 answers/);
+
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.fill('#w-calibration-bars-pairs', '0.9, 1\n0.8, 0\n0.3, 0\n0.6, 1');
+    await page.click('[data-action="load-pairs"]');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /^4 answers/);
+    assert.equal(await widget.locator('.answer-row').count(), 4);
+    await finish(t, opened, name);
+  });
+
+  await t.test('scaling plot: toggle a series, focus a point', async () => {
+    const name = 'scaling-plot';
+    const opened = await open(name);
+    const { page } = opened;
+    const widget = widgetOf(page, name);
+    const renders = await tabTo(page, 'input[name="show"][value="unifiedqa"]');
+    await page.keyboard.press('Space');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /UnifiedQA \(transfer\): hidden/);
+    assert.equal(await widget.locator('.series-unifiedqa.fig-point').count(), 0);
+    await page.keyboard.press('Tab'); // the next stop is the first point of the plot
+    const focused = await page.evaluate(() => document.activeElement.getAttribute('aria-label'));
+    assert.match(focused || '', /GPT-3 few-shot, 2\.7B parameters: 25\.9%/);
+    await finish(t, opened, name);
+  });
+
+  await t.test('group bars: confidence level and band type', async () => {
+    const name = 'group-bars';
+    const opened = await open(name);
+    const { page } = opened;
+    const renders = await tabTo(page, '#w-group-bars-level');
+    await page.keyboard.press('ArrowDown');
+    await checkAgainstServer(page, name, renders);
+    assert.match(page.url(), /level=0\.99/);
+    assert.match(await widgetOf(page, name).locator('.widget-summary').innerText(), /Micro average.*macro average/s);
+    await finish(t, opened, name);
+  });
+
+  await t.test('subject bars: Wilson band', async () => {
+    const name = 'subject-bars';
+    const opened = await open(name);
+    const { page } = opened;
+    const renders = await tabTo(page, '#w-subject-bars-band');
+    await page.keyboard.press('ArrowDown');
+    await checkAgainstServer(page, name, renders);
+    assert.match(page.url(), /band=wilson/);
+    await finish(t, opened, name);
+  });
+
+  await t.test('prompt anatomy: shots and subject change the exact prompt', async () => {
+    const name = 'prompt-anatomy';
+    const opened = await open(name);
+    const { page } = opened;
+    const widget = widgetOf(page, name);
+    let renders = await tabTo(page, '#w-prompt-anatomy-shots-range');
+    await page.keyboard.press('ArrowRight');
+    await checkAgainstServer(page, name, renders);
+    assert.equal(await widget.locator('.prompt-text .part-shot').count(), 2);
+    renders = await tabTo(page, '#w-prompt-anatomy-subject');
+    await page.keyboard.press('Home');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.prompt-text .part-header').innerText(), /about abstract algebra\./);
+    const match = await serverMatch(page, name);
+    assert.equal(match.livePrompt, match.serverPrompt);
+    await finish(t, opened, name);
+  });
+
+  await t.test('release gate: drag the delta, load results', async () => {
+    const name = 'release-gate';
+    const opened = await open(name, '?delta=0');
+    const { page } = opened;
+    const widget = widgetOf(page, name);
+    let renders = await tabTo(page, '#w-release-gate-delta-range');
+    await page.keyboard.press('End');
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /^Verdict: investigate/);
+    renders = await tabTo(page, '#w-release-gate-corr-range');
+    await page.keyboard.press('Home');
+    await checkAgainstServer(page, name, renders);
+
+    renders = Number(await widget.getAttribute('data-renders'));
+    const lines = [];
+    for (let i = 0; i < 40; i += 1) lines.push(`${i % 2 ? 'anatomy' : 'virology'}, ${i % 3 ? 1 : 0}, ${i % 4 ? 1 : 0}`);
+    await page.fill('#w-release-gate-results', lines.join('\n'));
+    await page.click('[data-action="load-results"]');
+    await settle(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(40 questions\)/);
+    assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.click('[data-action="clear-results"]');
+    await checkAgainstServer(page, name, renders);
+    await finish(t, opened, name);
+  });
+});
+
+test('inline on the annotated paper: every widget comes alive on one worker', async () => {
+  const page = await shared.newPage();
+  const problems = watchConsole(page);
+  await page.goto(`${BASE_URL}/mmlu/`);
+  const names = await page.$$eval('section.widget[data-driver="worker"]', (els) => els.map((e) => e.dataset.widget));
+  assert.ok(names.length >= 6, `only ${names.length} worker widgets on the paper page`);
+  for (const name of names) await settle(page, name, 0);
+  const before = page.url();
+  const renders = Number(await widgetOf(page, 'chance-explorer').getAttribute('data-renders'));
+  await page.fill('#w-chance-explorer-n', '1000');
+  await page.keyboard.press('Tab');
+  await settle(page, 'chance-explorer', renders);
+  assert.match(await widgetOf(page, 'chance-explorer').locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.equal(page.url(), before, 'an inline widget must not take over the page URL');
+  assert.match(await page.locator('#w-chance-explorer-link').inputValue(), /\/mmlu\/widgets\/chance-explorer\?n=1000$/);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('when the in-page calculator cannot start, the server computes each change', async () => {
+  const context = await browser.newContext();
+  await context.route(/\/pyodide\//, (route) => route.abort()); // as if WebAssembly were unavailable
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
+  await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
+  assert.match(await page.locator('[data-role="engine"]').innerText(), /computed by the server/);
+  await page.fill('#w-chance-explorer-n', '1000');
+  await page.keyboard.press('Tab');
+  await settle(page, 'chance-explorer', 0);
+  const match = await serverMatch(page, 'chance-explorer');
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.match(match.liveSummary.join(' '), /can be told apart from guessing/);
+  assert.match(page.url(), /n=1000/);
+  await context.close();
+});

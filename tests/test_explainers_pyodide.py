@@ -1,0 +1,37 @@
+"""Run tests/test_explainers.py inside Pyodide under Node, against the wheel the site serves.
+
+This is the proof that the browser runs the same maths as the server: the same test file, the
+same explainers source (packed by mmlu_explainer.wheel), a different Python (WebAssembly).
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import test_explainers
+
+from mmlu_explainer.wheel import build_wheel
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO_ROOT = TESTS_DIR.parent
+
+
+def test_unit_tests_pass_inside_pyodide(tmp_path):
+    wheel = build_wheel()
+    wheel_path = tmp_path / wheel.filename
+    wheel_path.write_bytes(wheel.data)
+    completed = subprocess.run(
+        ["node", str(TESTS_DIR / "pyodide" / "run_in_pyodide.mjs"), str(wheel_path), str(TESTS_DIR / "test_explainers.py")],
+        cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = json.loads(completed.stdout.strip().splitlines()[-1])
+    print(f"Pyodide Python {report['python']} on {report['platform']}, loaded in {report['load_ms']} ms")
+
+    assert report["platform"] == "emscripten"
+    assert report["explainers_file"].endswith("site-packages/explainers/__init__.py")  # the wheel, not the source tree
+    failures = [f"{r['name']}:\n{r['error']}" for r in report["results"] if not r["ok"]]
+    assert not failures, "\n\n".join(failures)
+    expected = [name for name in vars(test_explainers) if name.startswith("test_")]
+    assert [r["name"] for r in report["results"]] == expected

@@ -1,0 +1,153 @@
+"""Property-based fuzzing of every route the application serves (hypothesis, about 10,500
+generated requests in total, derandomized so CI is repeatable).
+
+For every request: no 5xx answer; every 4xx under /api/ and /oembed is JSON with an "error"
+message; an HTML answer never contains a reader-supplied script unescaped.
+"""
+from __future__ import annotations
+
+import json
+import re
+import time
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+INJECTIONS = [
+    "<script>alert(1)</script>",
+    '"><img src=x onerror=alert(1)>',
+    "javascript:alert(1)",
+    "' onmouseover='alert(1)",
+    "</textarea><svg onload=alert(1)>",
+]
+# Shapes of input a person (or a script) might send: numbers of every kind, names that exist,
+# empty and odd strings, and attacks.
+INTERESTING = INJECTIONS + [
+    "", " ", "0", "1", "-1", "4", "10", "100", "0.3", "0.95", "1e309", "-1e309", "nan", "NaN", "inf",
+    "1e-320", "99999999999999999999", "0x10", "true", "null", "[]", "{}", "abstract_algebra",
+    "college_medicine", "test", "dev", "val", "normal", "wilson", "exact", "letter", "option",
+    "chance-explorer", "calibration-bars", "http://localhost/mmlu/widgets/chance-explorer?n=5",
+    "\x00", "\ud7ff", "é", "A", "B", "json", "xml",
+]
+PARAM_NAMES = [
+    "n", "p", "score", "options", "level", "method", "bins", "url", "format", "maxwidth", "maxheight",
+    "subject", "split", "index", "shots", "question", "choices", "delta", "rho", "correlation",
+    "conf", "correct", "predictions", "keys", "letter_probs", "k", "series", "theme", "state",
+]
+
+# Random text from a small but hostile alphabet keeps generation cheap (full Unicode is slow to draw).
+ALPHABET = st.characters(codec="utf-8", categories=("L", "N", "P", "S", "Zs", "Cc"))
+text = st.one_of(st.sampled_from(INTERESTING), st.text(ALPHABET, max_size=20))
+scalar = st.one_of(st.none(), st.booleans(), st.integers(-10**12, 10**12),
+                   st.floats(allow_nan=True, allow_infinity=True), text)
+json_value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_size=5),
+                                                         st.dictionaries(text, inner, max_size=3)), max_leaves=6)
+param_name = st.one_of(st.sampled_from(PARAM_NAMES), st.text(ALPHABET, min_size=1, max_size=8))
+json_object = st.dictionaries(param_name, json_value, max_size=6)
+query = st.dictionaries(param_name, text, max_size=5)
+
+
+def _routes(app):
+    """(rule, methods) for every route except static files (served by send_file, no input)."""
+    return [r for r in app.url_map.iter_rules() if r.endpoint != "static"]
+
+
+@pytest.fixture(scope="module")
+def routes(app):
+    """Every route; the live-scoring model is warmed first, so a valid generated question is
+    answered (200) rather than told the model is still loading (503)."""
+    client = app.test_client()
+    client.post("/api/model/load")
+    deadline = time.monotonic() + 600
+    while client.get("/api/model").json["state"] != "ready":
+        assert time.monotonic() < deadline and client.get("/api/model").json["state"] != "failed"
+        time.sleep(0.5)
+    return _routes(app)
+
+
+@st.composite
+def route_path(draw, routes):
+    """A URL for a random route, its variable parts filled with interesting or random text."""
+    rule = draw(st.sampled_from(routes))
+    path = rule.rule
+    for arg in rule.arguments:
+        value = draw(st.one_of(text.filter(lambda t: "/" not in t and t not in ("", ".", "..")),
+                               st.sampled_from(sorted(_known_names()))))
+        path = re.sub(rf"<(?:[^:<>]+:)?{arg}>", lambda _: quote(value, safe=""), path)
+    return rule, path
+
+
+def _known_names():
+    import explainers
+
+    names = set(getattr(explainers, "PUBLIC", {}) or [])
+    names |= {"chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars",
+              "prompt-anatomy", "release-gate", "live-scoring", "abstract_algebra", "anatomy"}
+    return names
+
+
+def check(response, path: str) -> None:
+    body = response.get_data(as_text=True)
+    assert response.status_code < 500, f"{response.status_code} for {path!r}: {body[:300]}"
+    if response.status_code >= 400 and (path.startswith("/api/") or path.startswith("/oembed")):
+        assert response.is_json, f"non-JSON {response.status_code} for {path!r}"
+        assert isinstance(response.json.get("error"), str) and response.json["error"], path
+    if response.mimetype == "text/html":
+        assert "Traceback" not in body
+        for attack in INJECTIONS[:2] + INJECTIONS[4:]:
+            assert attack not in body, f"unescaped {attack!r} in {path!r}"
+
+
+FUZZ = settings(max_examples=4000, deadline=None, derandomize=True, database=None,
+                suppress_health_check=list(HealthCheck))
+
+
+@FUZZ
+@given(data=st.data())
+def test_get_any_route_with_any_query(client, routes, data):
+    rule, path = data.draw(route_path([r for r in routes if "GET" in r.methods]))
+    response = client.get(path, query_string=data.draw(query))
+    check(response, path)
+
+
+@FUZZ
+@given(data=st.data())
+def test_post_any_json_to_any_route(client, routes, data):
+    rule, path = data.draw(route_path(routes))
+    response = client.post(path, json=data.draw(json_value | json_object))
+    check(response, path)
+
+
+@settings(FUZZ, max_examples=1000)
+@given(data=st.data())
+def test_post_malformed_bodies(client, routes, data):
+    rule, path = data.draw(route_path([r for r in routes if "POST" in r.methods] or routes))
+    body = data.draw(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
+                               st.just(b'{"a": '), st.just(b"\xff\xfe"), st.just(json.dumps([1, 2]).encode())))
+    content_type = data.draw(st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""]))
+    response = client.post(path, data=body, content_type=content_type or None)
+    check(response, path)
+
+
+@settings(FUZZ, max_examples=1500)
+@given(data=st.data())
+def test_math_api_with_typed_arguments(client, data):
+    import explainers
+
+    names = sorted(getattr(explainers, "PUBLIC", {}) or ["standard_error"])
+    name = data.draw(st.sampled_from(names))
+    args = data.draw(st.dictionaries(st.sampled_from(PARAM_NAMES), json_value, max_size=5))
+    path = f"/api/explainers/{name}"
+    check(client.post(path, json=args), path)
+
+
+def test_oversized_bodies_are_refused_in_words(client, routes):
+    for rule in routes:
+        if "POST" not in rule.methods or rule.arguments:
+            continue
+        response = client.post(rule.rule, data=b"x" * (1024 * 1024), content_type="application/json")
+        assert response.status_code == 413, rule.rule
+        if rule.rule.startswith("/api/"):
+            assert "error" in response.json

@@ -1,0 +1,269 @@
+"""The annotated-paper pages: index, paper, glossary and errors, rendered by the real pipeline
+from the real content (and from fixture content for the pipeline's own rules)."""
+from __future__ import annotations
+
+import re
+import shutil
+import xml.etree.ElementTree as etree
+from html.parser import HTMLParser
+
+import pytest
+
+from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, real_app, rendered_paper
+from mmlu_explainer import create_app
+from mmlu_explainer.markdown_ext import ContentError
+
+# The sections of the page specification (seed 000), in order, by permalink.
+SEED_SECTIONS = ["abstract", "introduction", "related-work", "multitask-test", "four-groups", "try-chance",
+                 "experiments", "setup", "results-size", "results-lopsided", "results-calibration",
+                 "discussion", "conclusion", "appendix-a", "appendix-b", "what-happened-next", "glossary"]
+DIAGRAMS = ["prompt-anatomy", "splits-flow", "four-groups"]
+WIDGETS = ["chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars", "prompt-anatomy"]
+
+
+class Elements(HTMLParser):
+    """Every element's tag and attributes, in document order."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.found: list[tuple[str, dict]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        self.found.append((tag, dict(attrs)))
+
+    def with_class(self, name: str) -> list[dict]:
+        return [attrs for _, attrs in self.found if name in (attrs.get("class") or "").split()]
+
+    def ids(self) -> list[str]:
+        return [attrs["id"] for _, attrs in self.found if "id" in attrs]
+
+
+@pytest.fixture(scope="module")
+def paper_html(client_module):
+    response = client_module.get("/mmlu/")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+@pytest.fixture(scope="module")
+def glossary_html(client_module):
+    response = client_module.get("/mmlu/glossary/")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+@pytest.fixture(scope="module")
+def client_module():
+    return real_app().test_client()
+
+
+def test_index_lists_the_paper(client_module):
+    html = client_module.get("/").get_data(as_text=True)
+    assert '<a href="/mmlu/">Measuring Massive Multitask Language Understanding</a>' in html
+
+
+def test_title_block_has_authors_year_arxiv_and_bibtex(paper_html):
+    head = paper_html.split('<nav class="toc"')[0]
+    assert "Dan Hendrycks" in head and "Jacob Steinhardt" in head
+    assert 'href="https://arxiv.org/abs/2009.03300"' in head
+    assert re.search(r'<pre[^>]*id="bibtex"><code>@inproceedings\{', head)
+    assert "2020" in head
+
+
+def test_every_seed_section_is_present_in_order_with_a_permalink(paper_html):
+    elements = Elements(paper_html)
+    sections = [attrs["id"] for attrs in elements.with_class("paper-section")]
+    assert [s for s in sections if s in SEED_SECTIONS] == SEED_SECTIONS
+    toc = re.search(r'<nav class="toc".*?</nav>', paper_html, re.S).group()
+    for section in sections:
+        assert f'href="#{section}"' in toc
+        assert f'<a class="permalink" href="#{section}"' in paper_html
+        assert f'class="copy-link" data-section="{section}"' in paper_html
+
+
+def test_sections_climb_the_ladder(paper_html):
+    bodies = {section.id: str(section.html) for section in rendered_paper().sections}
+    for section in SEED_SECTIONS:
+        if section in ("conclusion", "glossary"):
+            continue  # a short summary and the glossary itself
+        assert 'class="rung rung-everyday-picture"' in bodies[section], f"{section}: no everyday picture"
+        assert 'class="rung rung-why-it-matters"' in bodies[section], f"{section}: no why it matters"
+    all_rungs = set(re.findall(r'class="rung rung-([a-z-]+)"', paper_html))
+    assert {"everyday-picture", "tiny-example", "diagram", "the-math", "why-it-matters"} <= all_rungs
+
+
+def test_quotes_name_their_section_and_link_the_original(paper_html):
+    quotes = re.findall(r'<figure class="paper-quote">(.*?)</figure>', paper_html, re.S)
+    assert len(quotes) >= 6
+    for quote in quotes:
+        assert re.search(r"Hendrycks et al\. \(2020\), (§|Abstract|Appendix)", quote)
+        assert 'href="https://arxiv.org/abs/2009.03300' in quote
+
+
+def test_glossary_has_forty_terms_and_every_used_one_has_a_popover(paper_html):
+    elements = Elements(paper_html)
+    ids = elements.ids()
+    assert len(ids) == len(set(ids)), "duplicate ids on the page"
+    terms = elements.with_class("term")
+    assert len({t["data-tip"] for t in terms}) >= 40
+    for term in terms:
+        assert term["href"].startswith("/mmlu/glossary/#")
+        assert term["aria-describedby"] in ids and term["data-tip"] in ids
+    tips = [attrs for tag, attrs in elements.found if attrs.get("role") == "tooltip"]
+    assert all("hidden" in tip for tip in tips)
+
+
+def test_every_equation_symbol_is_focusable_and_explained(paper_html):
+    elements = Elements(paper_html)
+    ids = set(elements.ids())
+    symbols = [attrs for tag, attrs in elements.found if tag == "mrow" and "sym" in (attrs.get("class") or "")]
+    assert len({s["data-tip"] for s in symbols}) >= 12
+    for symbol in symbols:
+        assert symbol["tabindex"] == "0"
+        assert symbol["aria-describedby"] in ids and symbol["data-tip"] in ids
+
+
+NAMED_FUNCTIONS = {"max", "min", "log", "exp", "ln", "sup", "inf", "lim", "arg", "Pr"}
+
+
+def test_every_identifier_in_every_equation_explains_itself():
+    """Every <mi> in the paper's math (not the symbol lists under equations) sits inside a
+    focusable symbol, except named functions such as max."""
+    ns = "{http://www.w3.org/1998/Math/MathML}"
+    bare = []
+
+    def walk(element, explained, section_id):
+        explained = explained or element.get("class") == "sym"
+        if element.tag == f"{ns}mi" and not explained and element.text not in NAMED_FUNCTIONS:
+            bare.append((section_id, element.text))
+        for child in element:
+            walk(child, explained, section_id)
+
+    for section in rendered_paper().sections:
+        html = re.sub(r'<details class="symbol-key">.*?</details>', "", str(section.html), flags=re.S)
+        for math in re.findall(r"<math.*?</math>", html, re.S):
+            walk(etree.fromstring(math), False, section.id)
+    assert not bare, f"identifiers with no \\g{{…}} explanation: {bare}"
+
+
+def test_every_equation_is_followed_by_its_in_words_sentence(paper_html):
+    equations = re.findall(r'<div class="equation".*?</div>\s*(<p[^>]*>)', paper_html, re.S)
+    assert len(equations) >= 8
+    assert all('class="step in-words"' in following for following in equations)
+
+
+def test_diagrams_are_inline_svg_with_text_alternatives_and_captions(paper_html):
+    for name in DIAGRAMS:
+        figure = re.search(rf'<figure class="diagram" id="fig-{name}">(.*?)</figure>', paper_html, re.S)
+        assert figure, f"no diagram {name}"
+        assert re.search(r"<svg[^>]*role=\"img\"", figure.group(1)) and "<title" in figure.group(1)
+        assert "<figcaption>" in figure.group(1)
+
+
+def test_widget_slots_are_in_place(paper_html):
+    for name in WIDGETS:
+        assert f'data-widget="{name}"' in paper_html
+
+
+def test_margin_notes_and_steps_are_marked(paper_html):
+    assert '<aside class="margin-note" role="note"><span class="step-label">Note:</span>' in paper_html
+    assert '<p class="step reading-it"><span class="step-label">Reading it:</span>' in paper_html
+
+
+def test_pages_obey_the_content_security_policy(client_module, paper_html, glossary_html):
+    index = client_module.get("/").get_data(as_text=True)
+    for html in (index, paper_html, glossary_html):
+        for tag, attrs in Elements(html).found:
+            assert "style" not in attrs, f"inline style attribute on <{tag}>"
+            assert not [name for name in attrs if name.startswith("on")], f"inline event handler on <{tag}>"
+            assert tag != "script" or "src" in attrs, "inline script"
+
+
+def test_glossary_page_links_back_to_every_use(paper_html, glossary_html):
+    elements = Elements(glossary_html)
+    entries = elements.with_class("glossary-entry")
+    assert len(entries) >= 40 + 12
+    back_links = re.findall(r'href="/mmlu/#(use-(?:term|sym)-[^"]+)"', glossary_html)
+    paper_ids = set(Elements(paper_html).ids())
+    assert len(back_links) >= 40
+    assert set(back_links) <= paper_ids
+    # every term the paper uses has at least one back-link on the glossary page
+    used = {t["data-tip"].removeprefix("tip-term-") for t in Elements(paper_html).with_class("term")}
+    linked = {re.match(r"use-term-(.+)-\d+$", link).group(1) for link in back_links if link.startswith("use-term-")}
+    assert used == linked
+
+
+@pytest.mark.parametrize("path", ["/nope/", "/mmlu/no-such-page", "/mmlu/glossary/nothing", "/static/none.css"])
+def test_unknown_paths_get_a_friendly_404(client_module, path):
+    response = client_module.get(path)
+    assert response.status_code == 404
+    assert "Traceback" not in response.get_data(as_text=True)
+    if not path.startswith("/static/"):
+        assert "Back to the list of annotated papers" in response.get_data(as_text=True)
+
+
+# -- the pipeline's rules, on fixture content ---------------------------------------------------
+@pytest.fixture()
+def fixture_client():
+    return fixture_app().test_client()
+
+
+def test_fixture_paper_renders_every_construct(fixture_client):
+    html = fixture_client.get("/demo/").get_data(as_text=True)
+    assert '<a aria-describedby="tip-term-standard-error-text" class="term"' in html
+    assert ">typical wobble</a>" in html  # [[id|shown text]]
+    assert "<code>[[not-a-term]]</code>" in html and r"<code>\(x\)</code>" in html  # code stays code
+    assert '<figure class="diagram" id="fig-box">' in html and "<figcaption><span class=\"step-label\">Figure:</span>" in html
+    assert '<p class="step in-words">' in html and '<p class="step with-numbers">' in html
+    assert 'data-widget="chance-explorer"' in html
+    assert '<span class="snippet-result"># → 0.0433</span>' in html
+
+
+def test_glossary_back_links_count_uses_per_section(fixture_client):
+    html = fixture_client.get("/demo/glossary/").get_data(as_text=True)
+    chance = re.search(r'<div class="glossary-entry" id="chance">(.*?)</div>', html, re.S).group(1)
+    assert 'href="/demo/#use-term-chance-1">Introduction</a> (2×)' in chance
+    assert 'href="/demo/#use-term-chance-3">Second thoughts</a>' in chance
+    assert 'href="#standard-error">standard error</a>' in chance  # see also
+
+
+def broken_copy(tmp_path, section_text: str):
+    content = tmp_path / "content"
+    shutil.copytree(FIXTURES / "content", content)
+    (content / "demo" / "03-broken.md").write_text(section_text, encoding="utf-8")
+    return create_app(dict(FIXTURE_CONFIG, CONTENT_DIR=content))
+
+
+@pytest.mark.parametrize("body, message", [
+    ("[[no-such-term]]", "unknown glossary term"),
+    (r"\( \g{no-such-symbol}{x} \)", "unknown symbol"),
+    (r"$$ \nosuchcommand $$", "unsupported command"),
+    ("[[diagram no-such-diagram]]", "no diagram"),
+])
+def test_unknown_ids_fail_loudly(tmp_path, body, message):
+    app = broken_copy(tmp_path, f'---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n{body}\n')
+    with app.test_request_context("/"), pytest.raises(ContentError, match=message):
+        app.extensions["content"].paper("demo")
+
+
+def test_a_content_error_reaches_the_reader_as_a_friendly_500(tmp_path):
+    app = broken_copy(tmp_path, '---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n[[no-such-term]]\n')
+    response = app.test_client().get("/demo/")
+    assert response.status_code == 500
+    body = response.get_data(as_text=True)
+    assert "Something went wrong" in body and "Traceback" not in body and "no-such-term" not in body
+
+
+def test_front_matter_errors_name_the_file(tmp_path):
+    app = broken_copy(tmp_path, "no front matter here\n")
+    with app.test_request_context("/"), pytest.raises(ContentError, match="03-broken.md: must start with"):
+        app.extensions["content"].paper("demo")
+
+
+def test_glossary_entries_are_checked(tmp_path):
+    app = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
+    glossary = tmp_path / "content" / "glossary.toml"
+    glossary.write_text(glossary.read_text() + '\n[terms.lonely]\nterm = "lonely"\nshort = "x"\nsee_also = ["nobody"]\n')
+    with app.test_request_context("/"), pytest.raises(ContentError, match="see_also names unknown term 'nobody'"):
+        app.extensions["content"].paper("demo")

@@ -1,0 +1,83 @@
+"""Every Python snippet on the annotated pages runs, and prints exactly the results it shows.
+
+A snippet states a result with a line ``<expression>  # → <repr>``. The snippet runs line by
+line in a fresh namespace: the lines before each such line are executed, then the expression
+is evaluated and its repr must equal the text after the arrow. A snippet whose result changes
+fails here, and so does one that states no result at all.
+"""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from content_helpers import fixture_paper, real_app, rendered_paper
+from mmlu_explainer.markdown_ext import split_result
+
+PAPER = rendered_paper()
+SNIPPETS = PAPER.refs.snippets
+
+
+def run_snippet(code: str) -> int:
+    """Run ``code`` as described above; return how many stated results it checked."""
+    namespace: dict = {"__name__": "__snippet__"}
+    pending: list[str] = []
+    start = 1
+    checked = 0
+
+    def execute() -> None:
+        # Leading newlines keep the snippet's own line numbers in any traceback.
+        source = "\n" * (start - 1) + "\n".join(pending)
+        exec(compile(source, "<snippet>", "exec"), namespace)
+
+    for number, line in enumerate(code.split("\n"), 1):
+        stated = split_result(line)
+        if stated is None:
+            assert "# →" not in line, f"line {number}: write a result as `expression  # → repr`"
+            pending.append(line)
+            continue
+        expression, expected = stated
+        assert expression == expression.lstrip(), f"line {number}: a stated result must not be indented"
+        execute()
+        pending, start = [], number + 1
+        actual = repr(eval(compile(expression, f"<snippet line {number}>", "eval"), namespace))
+        assert actual == expected, f"line {number}: {expression.strip()} gives {actual}, the page shows {expected}"
+        checked += 1
+    execute()
+    return checked
+
+
+def test_the_paper_has_snippets_in_many_sections():
+    assert len({snippet.section_id for snippet in SNIPPETS}) >= 5
+
+
+@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"{s.section_id}-{i}" for i, s in enumerate(SNIPPETS)])
+def test_snippet_shows_what_it_computes(snippet):
+    assert run_snippet(snippet.code) >= 1, "every snippet must state at least one result (# → …)"
+
+
+def test_the_page_shows_exactly_the_snippets_that_were_run():
+    page = real_app().test_client().get("/mmlu/").get_data(as_text=True)
+    shown = [
+        html.unescape(re.sub(r"<[^>]+>", "", block))
+        for block in re.findall(r'<code class="language-python">(.*?)</code>', page, re.S)
+    ]
+    assert shown == [snippet.code for snippet in SNIPPETS]
+
+
+def test_a_changed_result_fails():
+    code = fixture_paper().refs.snippets[0].code
+    assert run_snippet(code) == 1
+    with pytest.raises(AssertionError, match="gives 0.0433, the page shows 0.0434"):
+        run_snippet(code.replace("# → 0.0433", "# → 0.0434"))
+
+
+def test_multi_line_statements_run_before_a_stated_result():
+    code = fixture_paper().refs.snippets[1].code
+    assert "for w in words:" in code
+    assert run_snippet(code) == 2
+
+
+def test_a_snippet_with_no_stated_result_is_caught():
+    assert run_snippet("x = 1\ny = x + 1") == 0
