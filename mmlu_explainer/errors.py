@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 from flask import Flask, jsonify, render_template, request
-from werkzeug.exceptions import HTTPException, InternalServerError
+from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, ServiceUnavailable
+
+from .data import DataMissing
 
 
 def wants_json() -> bool:
@@ -17,6 +19,17 @@ def init_app(app: Flask) -> None:
             response.status_code = error.code or 500
             return response
         return render_template("error.html", error=error), error.code
+
+    @app.errorhandler(DataMissing)
+    def handle_missing_data(error: DataMissing):
+        return handle_http_error(ServiceUnavailable(str(error)))
+
+    @app.before_request
+    def refuse_oversized_bodies():
+        # Checked up front for every route, also those that never read their body.
+        limit = app.config["MAX_CONTENT_LENGTH"]
+        if request.content_length is not None and request.content_length > limit:
+            raise RequestEntityTooLarge(f"The request body is larger than {limit // 1024} KiB; send less.")
 
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception):

@@ -88,7 +88,11 @@ def _known_names():
     return names
 
 
+REQUESTS_SENT = [0]
+
+
 def check(response, path: str) -> None:
+    REQUESTS_SENT[0] += 1
     body = response.get_data(as_text=True)
     assert response.status_code < 500, f"{response.status_code} for {path!r}: {body[:300]}"
     if response.status_code >= 400 and (path.startswith("/api/") or path.startswith("/oembed")):
@@ -151,3 +155,10 @@ def test_oversized_bodies_are_refused_in_words(client, routes):
         assert response.status_code == 413, rule.rule
         if rule.rule.startswith("/api/"):
             assert "error" in response.json
+
+
+def test_zz_the_fuzz_sent_at_least_ten_thousand_requests(request):
+    """Runs last in this file; meaningful when the whole file runs (as in CI)."""
+    if len(request.session.items) < 6:
+        pytest.skip("only part of the fuzz file was selected")
+    assert REQUESTS_SENT[0] >= 10_000, REQUESTS_SENT[0]

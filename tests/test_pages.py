@@ -15,7 +15,7 @@ from mmlu_explainer.markdown_ext import ContentError
 
 # The sections of the page specification (seed 000), in order, by permalink.
 SEED_SECTIONS = ["abstract", "introduction", "related-work", "multitask-test", "four-groups", "try-chance",
-                 "experiments", "setup", "results-size", "results-lopsided", "results-calibration",
+                 "experiments", "setup", "results-size", "results-lopsided", "calibration",
                  "discussion", "conclusion", "appendix-a", "appendix-b", "what-happened-next", "glossary"]
 DIAGRAMS = ["prompt-anatomy", "splits-flow", "four-groups"]
 WIDGETS = ["chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars", "prompt-anatomy"]

@@ -153,6 +153,8 @@ def page():
     status = 200
     if request.method == "POST":
         try:
+            if "subject" not in request.form:  # a bare POST (not our form) must not start the model
+                raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
             result = run_score(form.request_body(values))
         except ScoreFailed as error:
             failure, status = error, error.status

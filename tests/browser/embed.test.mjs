@@ -106,7 +106,7 @@ test('a page on another origin embeds two widgets that render, work and report t
   await page.close();
 });
 
-test('axe-core finds nothing on any embed page', async () => {
+test('axe-core finds nothing on any embed page, nor on the widget gallery', async () => {
   const names = ['chance-explorer', 'calibration-bars', 'scaling-plot', 'group-bars', 'subject-bars',
     'prompt-anatomy', 'release-gate', 'live-scoring'];
   // The pages' own scripts are not loaded (each would start Pyodide): this checks the
@@ -114,9 +114,9 @@ test('axe-core finds nothing on any embed page', async () => {
   const context = await browser.newContext({ viewport: { width: 700, height: 900 } });
   await context.route(/\/static\/js\//, (route) => route.abort());
   const page = await context.newPage();
-  for (const name of names) {
-    await page.goto(`${BASE_URL}/embed/${name}`);
-    assert.deepEqual(await axeOnPage(page), [], `axe-core on /embed/${name}`);
+  for (const path of [...names.map((name) => `/embed/${name}`), '/mmlu/widgets/']) {
+    await page.goto(`${BASE_URL}${path}`);
+    assert.deepEqual(await axeOnPage(page), [], `axe-core on ${path}`);
   }
   await context.close();
 });

@@ -197,11 +197,11 @@ test('the theme toggle switches to dark and the choice survives a reload', async
 test('copy link puts the section permalink on the clipboard', async () => {
   const { context, page } = await openPage(PAPER);
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: BASE_URL });
-  const button = page.locator('#results-calibration .copy-link');
+  const button = page.locator('#calibration .copy-link');
   await button.click();
   await page.locator('#announcer', { hasText: 'Link copied' }).waitFor();
   const copied = await page.evaluate(() => navigator.clipboard.readText());
-  assert.equal(copied, `${PAPER}#results-calibration`);
+  assert.equal(copied, `${PAPER}#calibration`);
 });
 
 test('axe-core finds no violations on the index, paper and glossary pages, light and dark', async () => {
@@ -235,7 +235,7 @@ test('screenshots at 1280 and 360 px, light and dark; nothing scrolls sideways',
       await screenshot(page, `paper-top-${width}-${colorScheme}`);
       await page.locator('#multitask-test .equation').first().scrollIntoViewIfNeeded();
       await screenshot(page, `paper-equation-${width}-${colorScheme}`);
-      await page.locator('#results-calibration').scrollIntoViewIfNeeded();
+      await page.locator('#calibration').scrollIntoViewIfNeeded();
       await screenshot(page, `paper-calibration-${width}-${colorScheme}`);
     }
   }
