@@ -610,7 +610,8 @@ def _gate_view(state: dict, context: dict) -> dict:
     ]
     extent = max(0.05, max(abs(r["delta"]) for r in rows), abs(delta) + multiple * se_c)
     y = Linear((-extent, extent), (230, 20))
-    left, right = 56, 550
+    left, right = 64, 550
+    digits = 0 if extent >= 0.1 else 1
     step = (right - left) / len(rows)
     marks = [
         rect(left, right, y(delta - multiple * se_c), y(delta + multiple * se_c), "fig-band-gate",
@@ -618,7 +619,7 @@ def _gate_view(state: dict, context: dict) -> dict:
     ]
     for tick in (-extent, -extent / 2, 0, extent / 2, extent):
         marks.append(hline(left - 5, left, y(tick), "fig-axis"))
-        marks.append(label(left - 8, y(tick) + 5, f"{tick * 100:+.1f}" if tick else "0", "fig-tick", "end"))
+        marks.append(label(left - 8, y(tick) + 5, f"{tick * 100:+.{digits}f}" if tick else "0", "fig-tick", "end"))
     for i, row in enumerate(rows):
         x0 = left + i * step + 1
         marks.append(rect(x0, x0 + max(step - 2, 1), y(0), y(row["delta"]),
@@ -654,6 +655,11 @@ def _prompt_params(context: dict) -> tuple[Param, ...]:
 
 def _prompt_view(state: dict, context: dict) -> dict:
     """The letter-probability panel of Figure 1; the prompt text itself is data (see the server)."""
+    messages = []
+    size = context.get("subjects", {}).get(state["subject"], {}).get("test")
+    if size is not None and state["q"] > size:
+        messages.append(f"{state['subject'].replace('_', ' ')} has {size} test questions; showing number {size}.")
+        state["q"] = size
     probs = paper_figures()["examples"]["letter_probs"]
     choice = scoring.predict(probs)
     x = Linear((0, 1), (40, 280))
@@ -667,6 +673,7 @@ def _prompt_view(state: dict, context: dict) -> dict:
     return {
         "summary": [f"Illustrative letter probabilities: " + ", ".join(f"{k} {v:.2f}" for k, v in probs.items())
                     + f". The highest is {choice}, so the prediction is {choice}."],
+        "messages": messages,
         "figure": figure(330, 124, "Illustrative probabilities of the four answer letters", marks),
         "numbers": {"prediction": choice, "probs": probs},
     }

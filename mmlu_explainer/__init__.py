@@ -19,20 +19,14 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.config.update(overrides)
     app.extensions["mmlu_data"] = MMLUData(app.config["MMLU_DATA_DIR"])
 
-    from . import caching, content, errors, pages, security
+    from . import api, caching, content, errors, pages, scoring, security, widgets
 
     errors.init_app(app)
     security.init_app(app)
     caching.init_app(app)  # registered after security: runs first, so 304s get security headers too
     content.init_app(app)  # annotated papers: Markdown content rendered and cached
     app.register_blueprint(pages.bp)
-    from . import widgets
-
     app.register_blueprint(widgets.bp)  # interactive widgets: pages, /embed/, /oembed
-    from . import api
-
     api.init_app(app)  # the math core: JSON API, Pyodide's files, the explainers wheel
-    from . import scoring
-
     scoring.init_app(app)  # live scoring: a real model answers questions; /api/score, /mmlu/run
     return app

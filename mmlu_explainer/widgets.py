@@ -98,10 +98,7 @@ def _prompt(view: dict) -> dict:
     data = current_app.extensions["mmlu_data"]
     state = view["state"]
     subject = state["subject"]
-    questions = data.questions(subject, "test")
-    if state["q"] > len(questions):
-        view["messages"].append(f"{subject.replace('_', ' ')} has {len(questions)} test questions; showing number {len(questions)}.")
-        state["q"] = len(questions)
+    questions = data.questions(subject, "test")  # the view model has clamped q to this subject's size
     question = questions[state["q"] - 1]
     shots = data.questions(subject, "dev")[: min(state["shots"], MAX_SHOTS)]
     parts = prompt_parts(subject, question.question, question.choices, shots)

@@ -157,6 +157,7 @@ def test_prompt_anatomy_shows_the_exact_prompt(client, app):
     assert view["prompt"]["key"] == question.answer
     too_far = client.get("/api/widgets/prompt-anatomy?subject=anatomy&q=100000").get_json()
     assert too_far["state"]["q"] == too_far["prompt"]["questions"] and too_far["messages"]
+    assert too_far["query"] == f"subject=anatomy&q={too_far['prompt']['questions']}"
 
 
 def test_browser_and_server_run_the_same_view_function(client):
