@@ -393,7 +393,7 @@ def test_simulate_contamination_fixed_seed_gives_fixed_figures():
 
 # --- paper data and the public registry -------------------------------------------------------
 
-def test_paper_figures_carry_sources_and_no_invented_numbers():
+def test_paper_figures_carry_their_sources():
     figures = ex.paper_figures()
     assert figures["reference_points"]["chance"]["accuracy"] == 25.0
     assert figures["reference_points"]["expert"]["accuracy"] == 89.8
@@ -401,7 +401,7 @@ def test_paper_figures_carry_sources_and_no_invented_numbers():
     for part in ("table_1", "scaling", "subjects", "splits", "calibration"):
         assert figures[part]["source"]
     unifiedqa = figures["table_1"]["rows"][1]
-    assert unifiedqa["model"] == "UnifiedQA" and unifiedqa["average"] == 48.9 and unifiedqa["stem"] is None
+    assert unifiedqa["model"] == "UnifiedQA" and unifiedqa["average"] == 48.9 and unifiedqa["stem"] == 40.2
     gpt3_few = figures["scaling"]["series"][0]["points"]
     assert [p["accuracy"] for p in gpt3_few] == [25.9, 24.9, 26.0, 43.9]
     subjects = {row["name"]: row["accuracy"] for row in figures["subjects"]["rows"]}
@@ -453,3 +453,4 @@ def test_run_batch_reports_each_call_separately():
     assert out[2]["kind"] == "UnknownFunction"
     assert [round(x, 3) for x in out[3]["result"]] == [0.165, 0.335]
     assert out[4]["kind"] == "ValueError"
+
