@@ -2,9 +2,9 @@
 
 - Static files get a content hash in their URL (``?v=…`` added by ``url_for``), so they can be
   cached for a year and a changed file is fetched again under its new URL.
-- Pages rendered from content files are kept in memory after the first render (``cached_page``)
-  and re-rendered only when a content or template file changes (checked on each request only in
-  development, where CONTENT_RELOAD is on).
+- Pages rendered from content files, and widget pages (whose state is their query string), are
+  kept in memory after the first render (``cached_page``) and re-rendered only when a content or
+  template file changes (checked on each request only in development, where CONTENT_RELOAD is on).
 - Every 200 answer to GET carries an ETag; a matching If-None-Match gets 304. Text bodies
   (HTML, CSS, JS, JSON, SVG, WebAssembly) are gzip-compressed for clients that accept it, and
   the compressed bytes of files and cached pages are kept so each is compressed once.
@@ -19,7 +19,7 @@ from email.utils import formatdate
 from functools import wraps
 from pathlib import Path
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, current_app, g, request
 
 ONE_YEAR = 365 * 24 * 3600
 COMPRESSIBLE_TYPES = {
@@ -28,6 +28,7 @@ COMPRESSIBLE_TYPES = {
 }
 MIN_COMPRESS_BYTES = 1024
 COMPRESSED_CACHE_BYTES = 96 * 1024 * 1024
+PAGE_CACHE_BYTES = 32 * 1024 * 1024
 
 
 class _BoundedBytesCache:
@@ -58,6 +59,7 @@ class _BoundedBytesCache:
 
 
 _compressed = _BoundedBytesCache(COMPRESSED_CACHE_BYTES)
+_pages = _BoundedBytesCache(PAGE_CACHE_BYTES)
 _static_hashes: dict[tuple[str, float], str] = {}
 
 
@@ -77,9 +79,10 @@ def content_mtime(app: Flask) -> float:
 
 
 def cached_page(view):
-    """Keep a content page's rendered HTML in memory, keyed by URL path and content version."""
-    cache: dict[str, tuple[float, bytes]] = {}
-    lock = threading.Lock()
+    """Keep a page's rendered HTML in memory, keyed by the content version and the full URL
+    (widget pages carry their state in the query). The store is bounded by bytes, least recently
+    used first out, so made-up query strings cannot grow memory. A view that shows changing
+    state sets ``g.page_uncacheable``."""
 
     @wraps(view)
     def wrapper(*args, **kwargs):
@@ -87,16 +90,16 @@ def cached_page(view):
         if app.config["CONTENT_RELOAD"] or "content_mtime" not in app.extensions:
             app.extensions["content_mtime"] = content_mtime(app)
         version = app.extensions["content_mtime"]
-        with lock:
-            hit = cache.get(request.path)
-        if hit is None or hit[0] != version:
-            body = view(*args, **kwargs)
-            hit = (version, body.encode("utf-8") if isinstance(body, str) else body)
-            with lock:
-                cache[request.path] = hit
-        response = Response(hit[1], mimetype="text/html")
+        key = f"{view.__module__}.{view.__name__}:{version}:{request.url}"
+        body = _pages.get(key)
+        if body is None:
+            rendered = view(*args, **kwargs)
+            body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
+            if not g.get("page_uncacheable"):
+                _pages.put(key, body)
+        response = Response(body, mimetype="text/html")
         response.headers["Last-Modified"] = formatdate(version, usegmt=True)
-        response.set_etag(hashlib.sha256(hit[1]).hexdigest()[:20])
+        response.set_etag(hashlib.sha256(body).hexdigest()[:20])
         return response
 
     return wrapper

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
-from flask import Blueprint, abort, current_app, jsonify, render_template, request, url_for
-from jinja2 import TemplateNotFound
+from flask import Blueprint, abort, current_app, g, jsonify, render_template, request, url_for
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 
 from explainers.widget_models import widget_params, widget_view
 
+from .caching import cached_page
 from .data import GROUPS
 from .prompt import MAX_SHOTS, prompt_parts
 
@@ -161,19 +161,12 @@ def render_widget(name: str, raw: dict, mode: str) -> Markup:
 
 
 def _render_external(widget: Widget, mode: str) -> Markup:
-    """A widget another part of the site provides (live scoring), or a clear slot until it exists."""
-    try:
-        from .scoring import widget_context  # live scoring's own package
+    """Live scoring, drawn from its own package's context. It shows the model's current state,
+    so a page holding it is not kept in the page cache."""
+    from .scoring import widget_context
 
-        extra = widget_context()
-    except (ImportError, AttributeError):
-        extra = None
-    if extra is not None:
-        try:
-            return Markup(render_template(f"widgets/{widget.name}.html", widget=widget, mode=mode, **extra))
-        except TemplateNotFound:
-            pass
-    return Markup(render_template("widgets/coming-soon.html", widget=widget, mode=mode))
+    g.page_uncacheable = True
+    return Markup(render_template(f"widgets/{widget.name}.html", widget=widget, mode=mode, **widget_context()))
 
 
 def render_inline(name: str) -> Markup:
@@ -191,12 +184,14 @@ def _known(name: str) -> Widget:
 
 
 @bp.get(f"/{PAPER_SLUG}/widgets/")
+@cached_page
 def gallery():
     widgets = [(w, share_links(w.name, "")) for w in REGISTRY.values()]
     return render_template("widgets/gallery.html", widgets=widgets)
 
 
 @bp.get(f"/{PAPER_SLUG}/widgets/<name>")
+@cached_page
 def page(name: str):
     widget = _known(name)
     html = render_widget(name, raw_state(request.args), "page")
@@ -205,6 +200,7 @@ def page(name: str):
 
 
 @bp.get("/embed/<name>")
+@cached_page
 def embed(name: str):
     widget = _known(name)
     html = render_widget(name, raw_state(request.args), "embed")

@@ -75,3 +75,29 @@ def test_api_errors_are_json(client):
     response = client.get("/api/no-such-thing")
     assert response.status_code == 404
     assert response.is_json and response.json["error"]
+
+
+def test_widget_pages_are_cached_by_url_but_live_scoring_is_not(client):
+    from mmlu_explainer import caching
+
+    def stored(fragment):
+        return [key for key in caching._pages._items if fragment in key]
+
+    first = client.get("/embed/chance-explorer?n=123&score=0.3")
+    assert first.status_code == 200 and len(stored("n=123")) == 1
+    again = client.get("/embed/chance-explorer?n=123&score=0.3")
+    assert again.data == first.data and len(stored("n=123")) == 1
+    client.get("/embed/chance-explorer?n=124&score=0.3")
+    assert len(stored("chance-explorer?n=12")) == 2
+    assert client.get("/embed/live-scoring").status_code == 200
+    assert stored("/embed/live-scoring") == []
+
+
+def test_page_cache_is_bounded_by_bytes():
+    from mmlu_explainer.caching import _BoundedBytesCache
+
+    cache = _BoundedBytesCache(max_bytes=10)
+    for key in "abcdef":
+        cache.put(key, b"xxxx")
+    assert cache.get("a") is None and cache.get("f") == b"xxxx"
+    assert sum(len(v) for v in cache._items.values()) <= 10

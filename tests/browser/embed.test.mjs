@@ -5,8 +5,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { axeOnPage, settle } from './widget-helpers.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { settle } from './widget-helpers.mjs';
 
 const TEACHER_PAGE = `<!doctype html>
 <html lang="en">
@@ -97,7 +97,7 @@ test('a page on another origin embeds two widgets that render, work and report t
   assert.equal(await refused.locator('section.widget').count(), 0);
 
   for (const frame of [explorer, anatomy]) {
-    assert.deepEqual(await axeOnPage(frame), [], `axe-core on ${frame.url()}`);
+    assert.deepEqual(await axeViolations(frame), [], `axe-core on ${frame.url()}`);
   }
   await page.locator('#anatomy').scrollIntoViewIfNeeded();
   await screenshot(page, 'embed-teacher-page');
@@ -116,7 +116,7 @@ test('axe-core finds nothing on any embed page, nor on the widget gallery', asyn
   const page = await context.newPage();
   for (const path of [...names.map((name) => `/embed/${name}`), '/mmlu/widgets/']) {
     await page.goto(`${BASE_URL}${path}`);
-    assert.deepEqual(await axeOnPage(page), [], `axe-core on ${path}`);
+    assert.deepEqual(await axeViolations(page), [], `axe-core on ${path}`);
   }
   await context.close();
 });

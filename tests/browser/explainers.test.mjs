@@ -4,21 +4,7 @@
 // A second visit must start from the worker's Pyodide memory snapshot and still agree.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-import { BASE_URL, launch, watchConsole, screenshot } from './lib.mjs';
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-// axe-core run through the DevTools protocol (page.evaluate): our CSP rightly refuses the inline
-// <script> that lib.mjs's axeViolations would add.
-async function axeViolations(page) {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(() => window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-  }));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-}
+import { BASE_URL, axeViolations, launch, watchConsole, screenshot } from './lib.mjs';
 
 // widget_view is exercised by the widgets' own browser tests, with the context the server gives it.
 const OWNED_ELSEWHERE = new Set(['widget_view']);

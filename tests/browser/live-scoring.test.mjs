@@ -3,8 +3,7 @@
 // usable at 320 px and in dark mode, with no console errors and no axe violations.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, BASE_URL, screenshot } from './lib.mjs';
-import { axeOnPage as axeViolations } from './widget-helpers.mjs';
+import { axeViolations, launch, BASE_URL, screenshot } from './lib.mjs';
 
 // The first run on a fresh machine converts the model's weights before it can answer.
 const MODEL_WAIT_MS = 420_000;

@@ -1,22 +1,7 @@
 // Helpers for the widget browser tests and the redraw bench.
-import { createRequire } from 'node:module';
-import { readFileSync } from 'node:fs';
-
-const require = createRequire(import.meta.url);
-const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 export function widgetOf(page, name) {
   return page.locator(`section.widget[data-widget="${name}"]`);
-}
-
-// axe-core, injected through the DevTools protocol: the page's CSP forbids inline scripts, so a
-// <script> tag with axe's source would be refused (as it should be).
-export async function axeOnPage(page) {
-  await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-  }));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
 }
 
 // Press Tab until `selector` has focus (keyboard only); returns the widget's redraw count then.

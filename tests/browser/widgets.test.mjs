@@ -4,8 +4,8 @@
 // stays clean. One page per widget (each page starts Pyodide once); widgets run two at a time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { axeOnPage, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let plain; // a context without JavaScript: what a reader without it (or a reopened link) sees
@@ -51,7 +51,7 @@ async function reopenRestores(page, name) {
 
 async function finish(t, { page, problems }, name) {
   await reopenRestores(page, name);
-  assert.deepEqual(await axeOnPage(page), [], `${name}: axe-core violations`);
+  assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations`);
   await screenshot(page, `widget-${name}`);
   // Narrow and dark: nothing may stick out sideways at 320 px; look at the screenshot.
   await page.setViewportSize({ width: 320, height: 900 });
