@@ -15,7 +15,7 @@ BINNINGS = ("equal_count", "fixed_width")
 def average_confidence(confidences: list[float]) -> float:
     """The mean of the confidences: what the model claims its accuracy is."""
     confidences = _checks.probabilities("confidences", confidences)
-    return sum(confidences) / len(confidences)
+    return math.fsum(confidences) / len(confidences)
 
 
 def calibration_gap(confidences: list[float], correct: list[float]) -> float:
@@ -26,7 +26,7 @@ def calibration_gap(confidences: list[float], correct: list[float]) -> float:
     confidences = _checks.probabilities("confidences", confidences)
     correct = _checks.scores("correct", correct)
     n = _checks.same_length(confidences=confidences, correct=correct)
-    return abs(sum(confidences) / n - sum(correct) / n)
+    return abs(math.fsum(confidences) / n - sum(correct) / n)
 
 
 def calibration_bins(
@@ -59,8 +59,8 @@ def calibration_bins(
     return [
         {
             "n": len(g),
-            "confidence": sum(confidences[i] for i in g) / len(g),
-            "accuracy": sum(correct[i] for i in g) / len(g),
+            "confidence": math.fsum(confidences[i] for i in g) / len(g),
+            "accuracy": math.fsum(correct[i] for i in g) / len(g),
         }
         for g in groups
         if g
@@ -79,7 +79,7 @@ def rms_calibration_error(
     """
     groups = calibration_bins(confidences, correct, bins, binning)
     total = sum(g["n"] for g in groups)
-    return math.sqrt(sum(g["n"] / total * (g["accuracy"] - g["confidence"]) ** 2 for g in groups))
+    return math.sqrt(math.fsum(g["n"] / total * (g["accuracy"] - g["confidence"]) ** 2 for g in groups))
 
 
 def confidence_accuracy_correlation(confidences: list[float], accuracies: list[float]) -> float:
@@ -95,10 +95,10 @@ def confidence_accuracy_correlation(confidences: list[float], accuracies: list[f
     for name, values in (("confidences", confidences), ("accuracies", accuracies)):
         if min(values) == max(values):
             raise ValueError(f"{name} are all equal, so a correlation is undefined")
-    mean_c, mean_a = sum(confidences) / n, sum(accuracies) / n
+    mean_c, mean_a = math.fsum(confidences) / n, math.fsum(accuracies) / n
     dev_c = [c - mean_c for c in confidences]
     dev_a = [a - mean_a for a in accuracies]
-    spread_c = math.sqrt(sum(d * d for d in dev_c))
-    spread_a = math.sqrt(sum(d * d for d in dev_a))
-    r = sum(x * y for x, y in zip(dev_c, dev_a)) / (spread_c * spread_a)
+    spread_c = math.sqrt(math.fsum(d * d for d in dev_c))
+    spread_a = math.sqrt(math.fsum(d * d for d in dev_a))
+    r = math.fsum(x * y for x, y in zip(dev_c, dev_a)) / (spread_c * spread_a)
     return max(-1.0, min(1.0, r))

@@ -5,6 +5,8 @@ Full-option scoring (option_logprob, pick_option), what a partly-knowing model s
 """
 from __future__ import annotations
 
+import math
+
 import random
 import re
 
@@ -27,7 +29,7 @@ def option_logprob(token_logprobs: list[float], normalize: str = "none") -> floa
         if lp > 0:
             raise ValueError(f"token_logprobs[{i}] must be a log-probability (zero or below), got {lp}")
     normalize = _checks.choice("normalize", normalize, NORMALIZATIONS)
-    total = sum(token_logprobs)
+    total = math.fsum(token_logprobs)
     return total / len(token_logprobs) if normalize == "per_token" else total
 
 

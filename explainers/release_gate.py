@@ -23,11 +23,11 @@ def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
 
 def _clustered_se(diffs: list[float], clusters: list[str]) -> float:
     n = len(diffs)
-    delta = sum(diffs) / n
+    delta = math.fsum(diffs) / n
     residual_sums: dict[str, float] = {}
     for d, cluster in zip(diffs, clusters):
         residual_sums[cluster] = residual_sums.get(cluster, 0.0) + (d - delta)
-    return math.sqrt(sum(s * s for s in residual_sums.values())) / n
+    return math.sqrt(math.fsum(s * s for s in residual_sums.values())) / n
 
 
 def _checked_clusters(clusters: list[str], n: int) -> list[str]:
@@ -45,7 +45,7 @@ def paired_delta(candidate: list[float], baseline: list[float]) -> float:
     It equals the difference of the two accuracies; what pairing changes is the error bar.
     """
     diffs = _differences(candidate, baseline)
-    return sum(diffs) / len(diffs)
+    return math.fsum(diffs) / len(diffs)
 
 
 def paired_standard_error(candidate: list[float], baseline: list[float]) -> float:
@@ -56,8 +56,8 @@ def paired_standard_error(candidate: list[float], baseline: list[float]) -> floa
     """
     diffs = _differences(candidate, baseline)
     n = len(diffs)
-    delta = sum(diffs) / n
-    return math.sqrt(sum((d - delta) ** 2 for d in diffs) / (n - 1)) / math.sqrt(n)
+    delta = math.fsum(diffs) / n
+    return math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1)) / math.sqrt(n)
 
 
 def clustered_standard_error(candidate: list[float], baseline: list[float], clusters: list[str]) -> float:
@@ -99,7 +99,7 @@ def gate_verdict(
     multiple = _checks.number("multiple", multiple)
     if multiple <= 0:
         raise ValueError(f"multiple must be positive, got {multiple}")
-    delta = sum(diffs) / len(diffs)
+    delta = math.fsum(diffs) / len(diffs)
     clustered = _clustered_se(diffs, clusters)
     return {
         "delta": delta,

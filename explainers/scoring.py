@@ -26,7 +26,7 @@ def softmax(logits: list[float]) -> list[float]:
     logits = _checks.numbers("logits", logits)
     top = max(logits)
     weights = [math.exp(x - top) for x in logits]
-    total = sum(weights)
+    total = math.fsum(weights)
     return [w / total for w in weights]
 
 
@@ -47,7 +47,7 @@ def weighted_accuracy(counts: list[int], accuracies: list[float]) -> float:
     counts = [_checks.whole(f"counts[{i}]", c) for i, c in enumerate(_checks.sequence("counts", counts))]
     accuracies = _checks.probabilities("accuracies", accuracies)
     _checks.same_length(counts=counts, accuracies=accuracies)
-    return sum(n * a for n, a in zip(counts, accuracies)) / sum(counts)
+    return math.fsum(n * a for n, a in zip(counts, accuracies)) / sum(counts)
 
 
 def plain_mean(values: list[float]) -> float:
@@ -56,7 +56,7 @@ def plain_mean(values: list[float]) -> float:
     Groups at 0.6 and 0.3 give 0.45, whatever their sizes.
     """
     values = _checks.numbers("values", values)
-    return sum(values) / len(values)
+    return math.fsum(values) / len(values)
 
 
 def subject_accuracies(predictions: list[str], keys: list[str], subjects: list[str]) -> dict[str, dict]:

@@ -11,6 +11,8 @@ against the widget's schema and clamped or replaced by its default, with a messa
 """
 from __future__ import annotations
 
+import math
+
 import random
 from dataclasses import dataclass
 from urllib.parse import urlencode
@@ -294,7 +296,7 @@ def _calibration_view(state: dict, context: dict) -> dict:
     bins, binning = state["bins"], state["binning"]
     groups = calibration.calibration_bins(conf, correct, bins, binning)
     average = calibration.average_confidence(conf)
-    acc = sum(correct) / len(correct)
+    acc = math.fsum(correct) / len(correct)
     gap = calibration.calibration_gap(conf, correct)
     rms = calibration.rms_calibration_error(conf, correct, bins, binning)
 
@@ -551,7 +553,7 @@ def _gate_params(context: dict) -> tuple[Param, ...]:
 def _irwin_hall(rng: random.Random) -> float:
     """An approximately standard normal number made from 12 uniforms with arithmetic only, so the
     browser (Pyodide) and the server draw bit-identical values."""
-    return sum(rng.random() for _ in range(12)) - 6.0
+    return math.fsum(rng.random() for _ in range(12)) - 6.0
 
 
 def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float, spread: float, draw: int):

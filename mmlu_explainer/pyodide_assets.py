@@ -11,11 +11,11 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, Response, abort, current_app, send_from_directory, url_for
 
+from .caching import ONE_YEAR
 from .wheel import build_wheel
 
 bp = Blueprint("pyodide_assets", __name__)
 
-ONE_YEAR = 365 * 24 * 3600
 # Only the files Pyodide loads at start-up (and the loader's source map), each with its MIME type.
 _FILES = {
     "pyodide.mjs": "text/javascript",

@@ -454,3 +454,14 @@ def test_run_batch_reports_each_call_separately():
     assert [round(x, 3) for x in out[3]["result"]] == [0.165, 0.335]
     assert out[4]["kind"] == "ValueError"
 
+
+
+def test_sums_are_correctly_rounded_so_server_and_browser_agree_to_the_last_bit():
+    # CPython 3.11 (server) adds floats left to right; Pyodide's Python 3.12+ compensates
+    # rounding in sum(), so the two could differ in the last bit, and a value near a rounding
+    # boundary, such as UnifiedQA's plain mean over Table 1's groups (49.25 %), would print
+    # differently. math.fsum is correctly rounded in both.
+    groups = [0.456, 0.566, 0.402, 0.546]
+    assert ex.plain_mean(groups) == math.fsum(groups) / 4
+    assert ex.weighted_accuracy([1, 1, 1, 1], groups) == math.fsum(groups) / 4
+    assert f"{100 * ex.plain_mean(groups):.1f}" == f"{100 * (math.fsum(groups) / 4):.1f}"
