@@ -235,7 +235,7 @@ def oembed():
         abort(400, description="url is required: the address of a widget page, e.g. /oembed?url=…&format=json")
     fmt = request.args.get("format", "json")
     if fmt != "json":
-        abort(501, description="only format=json is offered")
+        abort(400, description="format must be json (the only oEmbed format offered here)")
     widget, query = _widget_from_url(url)
     clean = "" if widget.driver == "external" else widget_view(
         widget.name, raw_state(MultiDict(parse_qsl(query))), widget_context())["query"]

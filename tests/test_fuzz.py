@@ -162,3 +162,31 @@ def test_zz_the_fuzz_sent_at_least_ten_thousand_requests(request):
     if sum(item.fspath == request.node.fspath for item in request.session.items) < 6:
         pytest.skip("only part of the fuzz file was selected")
     assert REQUESTS_SENT[0] >= 10_000, REQUESTS_SENT[0]
+
+
+def test_script_injection_through_each_named_input(client, routes):
+    """Every route, every parameter name we use, every attack: the attack never comes back raw."""
+    for rule in routes:
+        if rule.arguments:
+            paths = [re.sub(r"<(?:[^:<>]+:)?(\w+)>", "chance-explorer", rule.rule),
+                     re.sub(r"<(?:[^:<>]+:)?(\w+)>", quote(INJECTIONS[0], safe=""), rule.rule)]
+        else:
+            paths = [rule.rule]
+        for path in paths:
+            for attack in INJECTIONS:
+                if "GET" in rule.methods:
+                    check(client.get(path, query_string={name: attack for name in PARAM_NAMES}), path)
+                if "POST" in rule.methods:
+                    check(client.post(path, json={name: attack for name in PARAM_NAMES}), path)
+
+
+def test_a_readers_own_question_is_shown_back_escaped(client, routes):
+    """The live-scoring form echoes what the reader typed (in the prompt it shows): escaped."""
+    attack = INJECTIONS[0]
+    form = {"subject": "astronomy", "source": "own", "question": f"Which is right? {attack}",
+            "choice_a": attack, "choice_b": INJECTIONS[1], "choice_c": "plain", "choice_d": INJECTIONS[4],
+            "shots": "0", "method": "letter"}
+    response = client.post("/mmlu/run", data=form)
+    assert response.status_code == 200
+    check(response, "/mmlu/run")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.get_data(as_text=True)

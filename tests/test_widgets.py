@@ -188,7 +188,7 @@ def test_oembed_returns_an_iframe_for_widget_urls(client):
 
 @pytest.mark.parametrize("query, status", [
     ("", 400),
-    ("url=http://localhost/mmlu/widgets/chance-explorer&format=xml", 501),
+    ("url=http://localhost/mmlu/widgets/chance-explorer&format=xml", 400),
     ("url=http://elsewhere.example/mmlu/widgets/chance-explorer", 404),
     ("url=http://localhost/mmlu/widgets/nope", 404),
     ("url=javascript:alert(1)", 404),
