@@ -12,47 +12,13 @@
 //   - the longest main-thread task during start-up (the page must not freeze);
 //   - Pyodide's memory snapshot under Node: its size, and start-up from it against a plain start.
 // No figure here is asserted anywhere; tests check behaviour, this script reports speed.
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { launch } from '../tests/browser/lib.mjs';
+import { observeLongTasks, repo, startServer } from './browser_bench.mjs';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CALLS = 200;
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const child = spawn('python3', ['app.py', '--port', String(port)], { cwd: repo, stdio: 'ignore' });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 150; i += 1) {
-    try {
-      if ((await fetch(`${base}/api/explainers`)).ok) return { base, child };
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill();
-  throw new Error('the server did not start');
-}
-
-// Injected before any page script: record long main-thread tasks (50 ms or more).
-function observeLongTasks() {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
-  }).observe({ type: 'longtask', buffered: true });
-}
 
 async function openAndMeasure(context, base) {
   const page = await context.newPage();
@@ -118,7 +84,7 @@ async function main() {
   console.log(`Hardware: ${cpu[0].model.trim()}, ${cpu.length} logical CPUs, ${Math.round(os.totalmem() / 2 ** 30)} GiB RAM, ${os.platform()} ${os.release()}`);
   const pyodideVersion = JSON.parse(readFileSync(path.join(repo, 'node_modules/pyodide/package.json'), 'utf8')).version;
 
-  const server = process.env.BASE_URL ? { base: process.env.BASE_URL, child: null } : await startServer();
+  const server = process.env.BASE_URL ? { base: process.env.BASE_URL, child: null } : await startServer('/api/explainers');
   const browser = await launch();
   console.log(`Browser: Chromium ${browser.version()} (headless); Pyodide ${pyodideVersion}; Node ${process.version}`);
   try {

@@ -10,50 +10,16 @@
 //     longest main-thread task seen meanwhile (PerformanceObserver "longtask", 50 ms or more),
 //     and how many redraws the drag produced (intermediate states are coalesced, never queued).
 // No figure here is asserted anywhere; tests check behaviour, this script reports speed.
-import { spawn } from 'node:child_process';
 import os from 'node:os';
-import net from 'node:net';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { launch } from '../tests/browser/lib.mjs';
+import { observeLongTasks, startServer } from './browser_bench.mjs';
 
-const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const RUNS = 40;
 const CASES = [
   { widget: 'chance-explorer', slider: '#w-chance-explorer-score-range' },
   { widget: 'calibration-bars', slider: '#w-calibration-bars-bins-range' },
   { widget: 'release-gate', slider: '#w-release-gate-delta-range' }, // simulates 14,042 questions per redraw
 ];
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-async function startServer() {
-  const port = await freePort();
-  const child = spawn('python3', ['app.py', '--port', String(port)], { cwd: repo, stdio: 'ignore' });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 150; i += 1) {
-    try {
-      if ((await fetch(`${base}/mmlu/widgets/`)).ok) return { base, child };
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill();
-  throw new Error('the server did not start');
-}
-
-function observeLongTasks() {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) window.__longTasks.push(entry.duration);
-  }).observe({ type: 'longtask', buffered: true });
-}
 
 function quantile(sorted, q) {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
@@ -99,7 +65,7 @@ async function drag(page, widget, slider) {
 }
 
 const external = process.env.BASE_URL;
-const server = external ? { base: external, child: null } : await startServer();
+const server = external ? { base: external, child: null } : await startServer('/mmlu/widgets/');
 const browser = await launch();
 try {
   const version = browser.version();
