@@ -158,6 +158,15 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await checkAgainstServer(page, name, renders);
     assert.match(await widget.locator('.widget-summary').innerText(), /^4 answers/);
     assert.equal(await widget.locator('.answer-row').count(), 4);
+
+    // A results file from `python -m mmlu_explainer evaluate` (its JSONL fields, as the README lists them).
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.setInputFiles('#w-calibration-bars-file', { name: 'run.jsonl', mimeType: 'application/json',
+      buffer: Buffer.from(evaluateRows('astronomy', [[0.91, true], [0.85, false], [0.4, true]]).join('\n')) });
+    await checkAgainstServer(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /^3 answers/);
+    assert.match(page.url(), /conf=0\.91,0\.85,0\.4/);
+    assert.match(page.url(), /correct=1,0,1/);
     await finish(t, opened, name);
   });
 
@@ -239,12 +248,33 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await settle(page, name, renders);
     assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(40 questions\)/);
     assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
+    // Two runs of `python -m mmlu_explainer evaluate`, paired question by question.
+    renders = Number(await widget.getAttribute('data-renders'));
+    const production = [...evaluateRows('virology', [[0.5, true], [0.6, true], [0.7, false], [0.8, true]]),
+      ...evaluateRows('anatomy', [[0.5, true], [0.6, false]])];
+    const candidate = [...evaluateRows('virology', [[0.5, false], [0.6, true], [0.7, false]]), // one question fewer
+      ...evaluateRows('anatomy', [[0.5, true], [0.6, true]])];
+    await page.setInputFiles('#w-release-gate-baseline-file', { name: 'prod.jsonl', mimeType: 'application/json', buffer: Buffer.from(production.join('\n')) });
+    await page.setInputFiles('#w-release-gate-candidate-file', { name: 'cand.jsonl', mimeType: 'application/json', buffer: Buffer.from(candidate.join('\n')) });
+    await page.click('[data-action="compare-runs"]');
+    await settle(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(5 questions\)/);
+
     renders = Number(await widget.getAttribute('data-renders'));
     await page.click('[data-action="clear-results"]');
     await checkAgainstServer(page, name, renders);
     await finish(t, opened, name);
   });
 });
+
+// Lines shaped like the JSONL `python -m mmlu_explainer evaluate` writes, for one subject.
+function evaluateRows(subject, answers) {
+  return answers.map(([confidence, correct], index) => JSON.stringify({
+    subject, split: 'test', index, method: 'letter', shots: 5,
+    probabilities: { A: confidence, B: (1 - confidence) / 3, C: (1 - confidence) / 3, D: (1 - confidence) / 3 },
+    prediction: 'A', key: correct ? 'A' : 'B', correct, confidence, vocabulary_share: 0.4, model: 'test rows',
+  }));
+}
 
 test('inline on the annotated paper: every widget comes alive on one worker', async () => {
   const page = await shared.newPage();

@@ -21,12 +21,23 @@ function setAnswers(widget, confidences, corrects) {
   list.replaceChildren(...confidences.map((c, i) => row(i + 1, c, corrects[i])));
 }
 
-// Parse "confidence, right" lines; returns [confidences, corrects] or throws with the line named.
+// Parse "confidence, right" lines, or the JSON lines `python -m mmlu_explainer evaluate` writes
+// (their "confidence" and "correct" fields); returns [confidences, corrects] or throws with the
+// line named.
 function parsePairs(text) {
   const confidences = [];
   const corrects = [];
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim()) return;
+    if (line.trim().startsWith('{')) {
+      const row = parseJsonLine(line, i);
+      if (typeof row.confidence !== 'number' || typeof row.correct !== 'boolean') {
+        throw new Error(`line ${i + 1} has no numeric "confidence" and true/false "correct"`);
+      }
+      confidences.push(String(row.confidence));
+      corrects.push(row.correct ? 1 : 0);
+      return;
+    }
     const parts = line.split(/[,;\s]+/).filter(Boolean);
     if (parts.length !== 2 || !/^(0|1)$/.test(parts[1]) || Number.isNaN(Number(parts[0]))) {
       throw new Error(`line ${i + 1} should look like “0.9, 1”`);
@@ -36,6 +47,24 @@ function parsePairs(text) {
   });
   if (!confidences.length) throw new Error('no pairs found');
   return [confidences, corrects];
+}
+
+export function parseJsonLine(line, i) {
+  try {
+    return JSON.parse(line);
+  } catch {
+    throw new Error(`line ${i + 1} is not valid JSON`);
+  }
+}
+
+function loadText(widget, text) {
+  try {
+    const [confidences, corrects] = parsePairs(text);
+    setAnswers(widget, confidences, corrects);
+    widget.request();
+  } catch (error) {
+    widget.engine.textContent = `Could not load the pairs: ${error.message}.`;
+  }
 }
 
 export function load(widget, pairs) {
@@ -57,14 +86,13 @@ export function setup(widget) {
     if (rows.length > 1) rows[rows.length - 1].remove();
     widget.request();
   });
-  widget.el.querySelector('[data-action="load-pairs"]').addEventListener('click', () => {
-    try {
-      const [confidences, corrects] = parsePairs(widget.el.querySelector('[data-role="pairs"]').value);
-      setAnswers(widget, confidences, corrects);
-      widget.request();
-    } catch (error) {
-      widget.engine.textContent = `Could not load the pairs: ${error.message}.`;
-    }
+  const pasted = widget.el.querySelector('[data-role="pairs"]');
+  widget.el.querySelector('[data-action="load-pairs"]').addEventListener('click', () => loadText(widget, pasted.value));
+  widget.el.querySelector('[data-role="pairs-file"]').addEventListener('change', async (event) => {
+    const [file] = event.target.files;
+    if (!file) return;
+    pasted.value = await file.text();
+    loadText(widget, pasted.value);
   });
   widget.el.addEventListener('widget:load-pairs', (event) => load(widget, event.detail.pairs));
 }
