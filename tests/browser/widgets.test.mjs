@@ -224,6 +224,15 @@ test('widgets', { concurrency: 2 }, async (t) => {
     assert.match(await widget.locator('.prompt-text .part-header').innerText(), /about abstract algebra\./);
     const match = await serverMatch(page, name);
     assert.equal(match.livePrompt, match.serverPrompt);
+    // Keyboard users reach each part; its legend entry is its description (what the mouse's title says).
+    await page.keyboard.press('Tab');
+    let focused = null;
+    for (let i = 0; i < 40 && !focused; i += 1) {
+      focused = await page.evaluate(() => (document.activeElement.classList.contains('part-header')
+        ? document.getElementById(document.activeElement.getAttribute('aria-describedby'))?.textContent : null));
+      if (!focused) await page.keyboard.press('Tab');
+    }
+    assert.match(focused ?? '', /^\s*Header\./);
     await finish(t, opened, name);
   });
 

@@ -8,6 +8,10 @@ export function apply(widget, view) {
     const span = document.createElement('span');
     span.className = `part part-${part.kind}`;
     span.title = part.explain;
+    // Focusable, and described by its legend entry, so keyboard and screen-reader users get the
+    // same explanation the mouse gets from the title.
+    span.tabIndex = 0;
+    span.setAttribute('aria-describedby', `${widget.el.id}-legend-${part.kind}`);
     span.textContent = part.text;
     return span;
   }));
