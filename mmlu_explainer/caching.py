@@ -31,35 +31,36 @@ COMPRESSED_CACHE_BYTES = 96 * 1024 * 1024
 PAGE_CACHE_BYTES = 32 * 1024 * 1024
 
 
-class _BoundedBytesCache:
-    """A thread-safe LRU map from a key to bytes, bounded by the total size of its values."""
+class _BoundedCache:
+    """A thread-safe LRU map, bounded by the total byte size its entries were put with."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
-        self._items: OrderedDict[str, bytes] = OrderedDict()
+        self._items: OrderedDict[str, tuple[object, int]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
 
-    def get(self, key: str) -> bytes | None:
+    def get(self, key: str):
         with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
 
-    def put(self, key: str, value: bytes) -> None:
+    def put(self, key: str, value, size: int) -> None:
         with self._lock:
             if key in self._items:
                 return
-            self._items[key] = value
-            self._size += len(value)
+            self._items[key] = (value, size)
+            self._size += size
             while self._size > self.max_bytes and self._items:
-                _, dropped = self._items.popitem(last=False)
-                self._size -= len(dropped)
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._size -= dropped
 
 
-_compressed = _BoundedBytesCache(COMPRESSED_CACHE_BYTES)
-_pages = _BoundedBytesCache(PAGE_CACHE_BYTES)
+_compressed = _BoundedCache(COMPRESSED_CACHE_BYTES)  # ETag -> gzip bytes
+_pages = _BoundedCache(PAGE_CACHE_BYTES)  # page key -> (ETag, HTML bytes)
 _static_hashes: dict[tuple[str, float], str] = {}
 
 
@@ -91,15 +92,18 @@ def cached_page(view):
             app.extensions["content_mtime"] = content_mtime(app)
         version = app.extensions["content_mtime"]
         key = f"{view.__module__}.{view.__name__}:{version}:{request.url}"
-        body = _pages.get(key)
-        if body is None:
+        cached = _pages.get(key)
+        if cached is None:
             rendered = view(*args, **kwargs)
             body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
+            # Hashed once per render, not per request: the ETag is kept with the page.
+            cached = (hashlib.sha256(body).hexdigest()[:20], body)
             if not g.get("page_uncacheable"):
-                _pages.put(key, body)
+                _pages.put(key, cached, len(body))
+        etag, body = cached
         response = Response(body, mimetype="text/html")
         response.headers["Last-Modified"] = formatdate(version, usegmt=True)
-        response.set_etag(hashlib.sha256(body).hexdigest()[:20])
+        response.set_etag(etag)
         return response
 
     return wrapper
@@ -167,7 +171,7 @@ def finalize_response(response: Response) -> Response:
         body = _compressed.get(served_etag)
         if body is None:
             body = gzip.compress(response.get_data(), compresslevel=6, mtime=0)
-            _compressed.put(served_etag, body)
+            _compressed.put(served_etag, body, len(body))
         response.close()
         response.set_data(body)
         response.headers["Content-Encoding"] = "gzip"

@@ -94,10 +94,10 @@ def test_widget_pages_are_cached_by_url_but_live_scoring_is_not(client):
 
 
 def test_page_cache_is_bounded_by_bytes():
-    from mmlu_explainer.caching import _BoundedBytesCache
+    from mmlu_explainer.caching import _BoundedCache
 
-    cache = _BoundedBytesCache(max_bytes=10)
+    cache = _BoundedCache(max_bytes=10)
     for key in "abcdef":
-        cache.put(key, b"xxxx")
+        cache.put(key, b"xxxx", 4)
     assert cache.get("a") is None and cache.get("f") == b"xxxx"
-    assert sum(len(v) for v in cache._items.values()) <= 10
+    assert sum(size for _, size in cache._items.values()) <= 10
