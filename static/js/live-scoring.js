@@ -70,9 +70,14 @@ function enhance(root) {
     return info.count;
   }
 
-  async function loadQuestion(query) {
+  // Each choice of question gets a ticket; an answer that arrives after a newer choice is dropped,
+  // so a slow earlier response can never overwrite what the reader has since typed.
+  let latestChoice = 0;
+
+  async function loadQuestion(query, ticket = ++latestChoice) {
     try {
       const q = await getJSON(`${questionsUrl}/${encodeURIComponent(subject.value)}?split=${split.value}&${query}`);
+      if (ticket !== latestChoice) return;
       index.value = String(q.index);
       renderPreview(q);
     } catch (error) {
@@ -81,10 +86,12 @@ function enhance(root) {
   }
 
   async function onQuestionChange() {
+    const ticket = ++latestChoice;
     try {
       const count = await updateSize();
+      if (ticket !== latestChoice) return;
       if (!/^\d+$/.test(index.value) || Number(index.value) >= count) index.value = '0';
-      await loadQuestion(`index=${index.value}`);
+      await loadQuestion(`index=${index.value}`, ticket);
     } catch (error) {
       previewMessage(error.message);
     }
@@ -92,6 +99,8 @@ function enhance(root) {
   subject.addEventListener('change', onQuestionChange);
   split.addEventListener('change', onQuestionChange);
   index.addEventListener('change', onQuestionChange);
+  // Typing a number is a newer choice too: a question still on its way must not overwrite it.
+  index.addEventListener('input', () => { latestChoice += 1; });
   const randomButton = root.querySelector('[data-ls-random]');
   // With the script, Random only picks a question; as a plain button it is also no longer the
   // form's default button, so Enter in a field runs the model.
