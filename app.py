@@ -1,4 +1,4 @@
-"""Start the annotated-paper explainer.
+"""Start the site: every annotated paper under papers/
 
     python app.py                 # production server (waitress) on http://127.0.0.1:8000
     python app.py --dev           # Flask's reloading server for authors; content re-read on change
@@ -20,7 +20,7 @@ def main() -> None:
     parser.add_argument("--dev", action="store_true", help="development server with reloading")
     args = parser.parse_args()
 
-    from mmlu_explainer import create_app
+    from engine import create_app
 
     if args.dev:
         app = create_app({"CONTENT_RELOAD": True})
@@ -35,7 +35,7 @@ def main() -> None:
         parser.error(f"--threads must exceed SCORER_QUEUE_SIZE + 2 ({app.config['SCORER_QUEUE_SIZE'] + 2}) "
                      "so pages still get a thread while scoring requests wait")
     print(f"Serving on http://{args.host}:{args.port}/ with {threads} threads", flush=True)
-    waitress.serve(app, host=args.host, port=args.port, threads=threads, ident="mmlu-explainer")
+    waitress.serve(app, host=args.host, port=args.port, threads=threads, ident="annotated-papers")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The statistics the annotated MMLU paper teaches, in plain standard-library Python.
+"""The statistics the annotated papers teach, in plain standard-library Python.
 
 The same source runs on the server (to render first values into pages and behind the JSON API
 /api/explainers/<function>) and in the reader's browser under Pyodide (to recompute as inputs
@@ -15,8 +15,7 @@ from .calibration import (
     rms_calibration_error,
 )
 from .lesson import expected_score, ngram_overlap, option_logprob, pick_option, simulate_contamination
-from .paper_data import paper_figures
-from .registry import PUBLIC, UnknownFunction, call_public, run_batch
+from .registry import PUBLIC, UnknownFunction, call_public
 from .release_gate import (
     clustered_standard_error,
     gate_verdict,
@@ -42,8 +41,7 @@ from .stats import (
     normal_quantile,
     standard_error,
 )
-from .widget_models import widget_view
 
 __version__ = "1.0.0"
 
-__all__ = ["PUBLIC", "UnknownFunction", "call_public", "run_batch", *PUBLIC]
+__all__ = ["PUBLIC", "UnknownFunction", "call_public", *PUBLIC]

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import math
 
-from . import _checks
+from . import checks
 
 BINNINGS = ("equal_count", "fixed_width")
 
 
 def average_confidence(confidences: list[float]) -> float:
     """The mean of the confidences: what the model claims its accuracy is."""
-    confidences = _checks.probabilities("confidences", confidences)
+    confidences = checks.probabilities("confidences", confidences)
     return math.fsum(confidences) / len(confidences)
 
 
@@ -23,9 +23,9 @@ def calibration_gap(confidences: list[float], correct: list[float]) -> float:
 
     Ten answers with confidences summing to 6.5 and five right: |0.65 − 0.5| = 0.15.
     """
-    confidences = _checks.probabilities("confidences", confidences)
-    correct = _checks.scores("correct", correct)
-    n = _checks.same_length(confidences=confidences, correct=correct)
+    confidences = checks.probabilities("confidences", confidences)
+    correct = checks.scores("correct", correct)
+    n = checks.same_length(confidences=confidences, correct=correct)
     return abs(math.fsum(confidences) / n - sum(correct) / n)
 
 
@@ -40,11 +40,11 @@ def calibration_bins(
     in [j/bins, (j+1)/bins), the last also holding 1.0; groups no answer falls into are left out.
     Groups come back from least to most confident.
     """
-    confidences = _checks.probabilities("confidences", confidences)
-    correct = _checks.scores("correct", correct)
-    n = _checks.same_length(confidences=confidences, correct=correct)
-    bins = _checks.whole("bins", bins)
-    binning = _checks.choice("binning", binning, BINNINGS)
+    confidences = checks.probabilities("confidences", confidences)
+    correct = checks.scores("correct", correct)
+    n = checks.same_length(confidences=confidences, correct=correct)
+    bins = checks.whole("bins", bins)
+    binning = checks.choice("binning", binning, BINNINGS)
     if binning == "equal_count":
         if bins > n:
             raise ValueError(f"bins must be at most the number of answers ({n}) for equal-count binning, got {bins}")
@@ -89,9 +89,9 @@ def confidence_accuracy_correlation(confidences: list[float], accuracies: list[f
     reports 0.63 zero-shot and 0.81 few-shot for GPT-3. Needs at least two subjects, and neither list
     may be constant.
     """
-    confidences = _checks.probabilities("confidences", confidences, minimum=2)
-    accuracies = _checks.probabilities("accuracies", accuracies, minimum=2)
-    n = _checks.same_length(confidences=confidences, accuracies=accuracies)
+    confidences = checks.probabilities("confidences", confidences, minimum=2)
+    accuracies = checks.probabilities("accuracies", accuracies, minimum=2)
+    n = checks.same_length(confidences=confidences, accuracies=accuracies)
     for name, values in (("confidences", confidences), ("accuracies", accuracies)):
         if min(values) == max(values):
             raise ValueError(f"{name} are all equal, so a correlation is undefined")

@@ -10,7 +10,7 @@ import math
 import random
 import re
 
-from . import _checks
+from . import checks
 
 NORMALIZATIONS = ("none", "per_token")
 MAX_SIMULATED_QUESTIONS = 100_000
@@ -24,11 +24,11 @@ def option_logprob(token_logprobs: list[float], normalize: str = "none") -> floa
     it" (normalize="none"), or "average them" (normalize="per_token"). The sum penalises long
     options, since every extra token adds a negative term; the average removes that bias.
     """
-    token_logprobs = _checks.numbers("token_logprobs", token_logprobs)
+    token_logprobs = checks.numbers("token_logprobs", token_logprobs)
     for i, lp in enumerate(token_logprobs):
         if lp > 0:
             raise ValueError(f"token_logprobs[{i}] must be a log-probability (zero or below), got {lp}")
-    normalize = _checks.choice("normalize", normalize, NORMALIZATIONS)
+    normalize = checks.choice("normalize", normalize, NORMALIZATIONS)
     total = math.fsum(token_logprobs)
     return total / len(token_logprobs) if normalize == "per_token" else total
 
@@ -39,9 +39,9 @@ def pick_option(options: dict[str, list[float]], normalize: str = "none") -> str
     ``options`` maps each letter to its option's token log-probabilities. Ties go to the letter
     listed first.
     """
-    options = _checks.mapping("options", options)
+    options = checks.mapping("options", options)
     scores = {
-        letter: option_logprob(_checks.numbers(f"options[{letter!r}]", lps), normalize)
+        letter: option_logprob(checks.numbers(f"options[{letter!r}]", lps), normalize)
         for letter, lps in options.items()
     }
     return max(scores, key=scores.__getitem__)
@@ -53,8 +53,8 @@ def expected_score(known: float, options: int = 4) -> float:
     In words: "the questions it knows, plus a 1-in-options lucky guess on each of the others":
     k + (1 − k)/options. Knowing nothing still scores the chance floor 1/options (0.25 on MMLU).
     """
-    known = _checks.probability("known", known)
-    options = _checks.whole("options", options, minimum=2)
+    known = checks.probability("known", known)
+    options = checks.whole("options", options, minimum=2)
     return known + (1.0 - known) / options
 
 
@@ -69,9 +69,9 @@ def ngram_overlap(text: str, reference: str, n: int = 8) -> float:
     1.0 means every run of n words in the text appears somewhere in the reference, the signature of a
     leaked question; paraphrases slip under it.
     """
-    text = _checks.text("text", text)
-    reference = _checks.text("reference", reference)
-    n = _checks.whole("n", n)
+    text = checks.text("text", text)
+    reference = checks.text("reference", reference)
+    n = checks.whole("n", n)
     words = _words(text)
     if len(words) < n:
         raise ValueError(f"n must be at most the number of words in text ({len(words)}), got {n}")
@@ -95,13 +95,13 @@ def simulate_contamination(
     ``accuracy``. expected = (1 − f) a + f m; measured is one simulated run (the same for the same
     seed everywhere); inflation = measured − accuracy; leaked counts the leaked questions.
     """
-    accuracy = _checks.probability("accuracy", accuracy)
-    leaked_fraction = _checks.probability("leaked_fraction", leaked_fraction)
-    memorized_accuracy = _checks.probability("memorized_accuracy", memorized_accuracy)
-    questions = _checks.whole("questions", questions)
+    accuracy = checks.probability("accuracy", accuracy)
+    leaked_fraction = checks.probability("leaked_fraction", leaked_fraction)
+    memorized_accuracy = checks.probability("memorized_accuracy", memorized_accuracy)
+    questions = checks.whole("questions", questions)
     if questions > MAX_SIMULATED_QUESTIONS:
         raise ValueError(f"questions must be at most {MAX_SIMULATED_QUESTIONS}, got {questions}")
-    seed = _checks.whole("seed", seed, minimum=0)
+    seed = checks.whole("seed", seed, minimum=0)
     rng = random.Random(seed)
     leaked = right = 0
     for _ in range(questions):

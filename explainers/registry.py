@@ -1,16 +1,14 @@
 """The public functions, callable by name with keyword arguments: used by the JSON API and the browser worker.
 
 Both front ends go through :func:`call_public`, so a bad argument gets the same message on the
-server and in the browser. :func:`run_batch` serves the worker: one JSON string in, one out, so a
-whole batch crosses the JavaScript/Python boundary once.
+server and in the browser (the worker's batches go through ``widgetkit.browser.run_batch``).
 """
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable
 
-from . import calibration, lesson, paper_data, release_gate, scoring, stats, widget_models
+from . import calibration, lesson, release_gate, scoring, stats
 
 PUBLIC: dict[str, Callable] = {
     fn.__name__: fn
@@ -44,8 +42,6 @@ PUBLIC: dict[str, Callable] = {
         lesson.expected_score,
         lesson.ngram_overlap,
         lesson.simulate_contamination,
-        paper_data.paper_figures,
-        widget_models.widget_view,  # the widgets' view models (owned by the widgets helper)
     )
 }
 
@@ -89,19 +85,3 @@ def describe() -> dict:
             params.append(entry)
         described[name] = {"parameters": params, "summary": (fn.__doc__ or "").strip().splitlines()[0]}
     return described
-
-
-def run_batch(calls_json: str) -> str:
-    """Run a JSON list of {"fn", "args"} calls; return a JSON list of {"result": ...} or {"error": ...}.
-
-    One failing call does not stop the others. Used by the browser worker.
-    """
-    results = []
-    for call in json.loads(calls_json):
-        try:
-            if not isinstance(call, dict) or not isinstance(call.get("fn"), str):
-                raise ValueError('each call must be an object {"fn": name, "args": {...}}')
-            results.append({"result": call_public(call["fn"], call.get("args") or {})})
-        except (UnknownFunction, ValueError) as error:
-            results.append({"error": str(error), "kind": type(error).__name__})
-    return json.dumps(results, allow_nan=False)

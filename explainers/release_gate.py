@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import math
 
-from . import _checks
+from . import checks
 
 GATE_SE_MULTIPLE = 2.0
 
 
 def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
-    candidate = _checks.scores("candidate", candidate, minimum=2)
-    baseline = _checks.scores("baseline", baseline, minimum=2)
-    _checks.same_length(candidate=candidate, baseline=baseline)
+    candidate = checks.scores("candidate", candidate, minimum=2)
+    baseline = checks.scores("baseline", baseline, minimum=2)
+    checks.same_length(candidate=candidate, baseline=baseline)
     return [c - b for c, b in zip(candidate, baseline)]
 
 
@@ -31,7 +31,7 @@ def _clustered_se(diffs: list[float], clusters: list[str]) -> float:
 
 
 def _checked_clusters(clusters: list[str], n: int) -> list[str]:
-    clusters = _checks.labels("clusters", clusters)
+    clusters = checks.labels("clusters", clusters)
     if len(clusters) != n:
         raise ValueError(f"clusters must have one subject per question ({n}), got {len(clusters)}")
     if len(set(clusters)) < 2:
@@ -74,7 +74,7 @@ def clustered_standard_error(candidate: list[float], baseline: list[float], clus
 def subject_deltas(candidate: list[float], baseline: list[float], clusters: list[str]) -> list[dict]:
     """Per-subject paired deltas for the dashboard, smallest first: [{"subject", "n", "delta"}]."""
     diffs = _differences(candidate, baseline)
-    clusters = _checks.labels("clusters", clusters)
+    clusters = checks.labels("clusters", clusters)
     if len(clusters) != len(diffs):
         raise ValueError(f"clusters must have one subject per question ({len(diffs)}), got {len(clusters)}")
     sums: dict[str, list[float]] = {}
@@ -96,7 +96,7 @@ def gate_verdict(
     """
     diffs = _differences(candidate, baseline)
     clusters = _checked_clusters(clusters, len(diffs))
-    multiple = _checks.number("multiple", multiple)
+    multiple = checks.number("multiple", multiple)
     if multiple <= 0:
         raise ValueError(f"multiple must be positive, got {multiple}")
     delta = math.fsum(diffs) / len(diffs)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from . import _checks
+from . import checks
 
 
 def predict(letter_probs: dict[str, float]) -> str:
@@ -12,8 +12,8 @@ def predict(letter_probs: dict[str, float]) -> str:
     In words: "the prediction is whichever letter the model thinks most likely to come next after
     the prompt". Ties go to the letter listed first. {"A": 0.06, "B": 0.81, "C": 0.07, "D": 0.06} → "B".
     """
-    letter_probs = _checks.mapping("letter_probs", letter_probs)
-    scores = {letter: _checks.number(f"letter_probs[{letter!r}]", p) for letter, p in letter_probs.items()}
+    letter_probs = checks.mapping("letter_probs", letter_probs)
+    scores = {letter: checks.number(f"letter_probs[{letter!r}]", p) for letter, p in letter_probs.items()}
     return max(scores, key=scores.__getitem__)
 
 
@@ -23,7 +23,7 @@ def softmax(logits: list[float]) -> list[float]:
     The largest logit is subtracted first, which changes nothing in the result but keeps exp from
     overflowing.
     """
-    logits = _checks.numbers("logits", logits)
+    logits = checks.numbers("logits", logits)
     top = max(logits)
     weights = [math.exp(x - top) for x in logits]
     total = math.fsum(weights)
@@ -32,9 +32,9 @@ def softmax(logits: list[float]) -> list[float]:
 
 def accuracy(predictions: list[str], keys: list[str]) -> float:
     """The share of questions where the predicted letter matches the answer key: (1/N) Σ 1(ŷᵢ = yᵢ)."""
-    predictions = _checks.labels("predictions", predictions)
-    keys = _checks.labels("keys", keys)
-    n = _checks.same_length(predictions=predictions, keys=keys)
+    predictions = checks.labels("predictions", predictions)
+    keys = checks.labels("keys", keys)
+    n = checks.same_length(predictions=predictions, keys=keys)
     return sum(1 for guess, key in zip(predictions, keys) if guess == key) / n
 
 
@@ -44,9 +44,9 @@ def weighted_accuracy(counts: list[int], accuracies: list[float]) -> float:
     In words: "each group's accuracy weighted by how many questions the group has":
     Σ n_g a_g / Σ n_g. Groups of 100 at 0.6 and 300 at 0.3 give 0.375.
     """
-    counts = [_checks.whole(f"counts[{i}]", c) for i, c in enumerate(_checks.sequence("counts", counts))]
-    accuracies = _checks.probabilities("accuracies", accuracies)
-    _checks.same_length(counts=counts, accuracies=accuracies)
+    counts = [checks.whole(f"counts[{i}]", c) for i, c in enumerate(checks.sequence("counts", counts))]
+    accuracies = checks.probabilities("accuracies", accuracies)
+    checks.same_length(counts=counts, accuracies=accuracies)
     return math.fsum(n * a for n, a in zip(counts, accuracies)) / sum(counts)
 
 
@@ -55,7 +55,7 @@ def plain_mean(values: list[float]) -> float:
 
     Groups at 0.6 and 0.3 give 0.45, whatever their sizes.
     """
-    values = _checks.numbers("values", values)
+    values = checks.numbers("values", values)
     return math.fsum(values) / len(values)
 
 
@@ -64,10 +64,10 @@ def subject_accuracies(predictions: list[str], keys: list[str], subjects: list[s
 
     The three lists run over the same questions, in the same order.
     """
-    predictions = _checks.labels("predictions", predictions)
-    keys = _checks.labels("keys", keys)
-    subjects = _checks.labels("subjects", subjects)
-    _checks.same_length(predictions=predictions, keys=keys, subjects=subjects)
+    predictions = checks.labels("predictions", predictions)
+    keys = checks.labels("keys", keys)
+    subjects = checks.labels("subjects", subjects)
+    checks.same_length(predictions=predictions, keys=keys, subjects=subjects)
     tally: dict[str, list[int]] = {}
     for guess, key, subject in zip(predictions, keys, subjects):
         right_and_total = tally.setdefault(subject, [0, 0])
@@ -83,19 +83,19 @@ def group_accuracies(subject_results: dict[str, dict], subject_groups: dict[str,
     ``subject_groups`` names each subject's group. A group's accuracy is question-weighted, as in
     the paper's Table 1: {group: {"n": questions, "subjects": count, "accuracy": share}}.
     """
-    subject_results = _checks.mapping("subject_results", subject_results)
-    subject_groups = _checks.mapping("subject_groups", subject_groups)
+    subject_results = checks.mapping("subject_results", subject_results)
+    subject_groups = checks.mapping("subject_groups", subject_groups)
     sums: dict[str, list[float]] = {}
     for subject, result in subject_results.items():
         if subject not in subject_groups:
             raise ValueError(f"subject_groups has no group for subject {subject!r}")
-        group = _checks.text(f"subject_groups[{subject!r}]", subject_groups[subject])
-        result = _checks.mapping(f"subject_results[{subject!r}]", result)
+        group = checks.text(f"subject_groups[{subject!r}]", subject_groups[subject])
+        result = checks.mapping(f"subject_results[{subject!r}]", result)
         for field in ("n", "accuracy"):
             if field not in result:
                 raise ValueError(f"subject_results[{subject!r}] needs {field!r}")
-        n = _checks.whole(f"subject_results[{subject!r}]['n']", result["n"])
-        acc = _checks.probability(f"subject_results[{subject!r}]['accuracy']", result["accuracy"])
+        n = checks.whole(f"subject_results[{subject!r}]['n']", result["n"])
+        acc = checks.probability(f"subject_results[{subject!r}]['accuracy']", result["accuracy"])
         entry = sums.setdefault(group, [0, 0.0, 0])
         entry[0] += n
         entry[1] += n * acc

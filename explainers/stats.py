@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from . import _checks
+from . import checks
 
 INTERVAL_METHODS = ("normal", "wilson")
 BAND_METHODS = ("normal", "exact")
@@ -21,7 +21,7 @@ def normal_quantile(q: float) -> float:
     In words: "how many standard deviations above the mean you must go to leave a share q of the
     bell curve behind you". normal_quantile(0.975) is about 1.96.
     """
-    q = _checks.number("q", q)
+    q = checks.number("q", q)
     if not 0.0 < q < 1.0:
         raise ValueError(f"q must be strictly between 0 and 1, got {q}")
     return NormalDist().inv_cdf(q)
@@ -29,7 +29,7 @@ def normal_quantile(q: float) -> float:
 
 def _z(level: float) -> float:
     """The multiplier for a two-sided interval: 1.96 for level 0.95."""
-    return NormalDist().inv_cdf(0.5 + _checks.level(level) / 2)
+    return NormalDist().inv_cdf(0.5 + checks.level(level) / 2)
 
 
 def standard_error(p: float, n: int) -> float:
@@ -39,8 +39,8 @@ def standard_error(p: float, n: int) -> float:
     of the true rate times its complement, divided by the number of questions":
     SE = √(p (1 − p) / n). standard_error(0.25, 100) is about 0.0433.
     """
-    p = _checks.probability("p", p)
-    n = _checks.whole("n", n)
+    p = checks.probability("p", p)
+    n = checks.whole("n", n)
     return math.sqrt(p * (1.0 - p) / n)
 
 
@@ -60,10 +60,10 @@ def confidence_interval(p: float, n: int, level: float = 0.95, method: str = "no
     better for scores near 0 or 1 on few questions: its centre is pulled toward one half,
     (p + z²/2n) / (1 + z²/n), and its half-width is z √(p(1 − p)/n + z²/4n²) / (1 + z²/n).
     """
-    p = _checks.probability("p", p)
-    n = _checks.whole("n", n)
+    p = checks.probability("p", p)
+    n = checks.whole("n", n)
     z = _z(level)
-    method = _checks.choice("method", method, INTERVAL_METHODS)
+    method = checks.choice("method", method, INTERVAL_METHODS)
     if method == "normal":
         half = z * math.sqrt(p * (1.0 - p) / n)
         return max(0.0, p - half), min(1.0, p + half)
@@ -78,11 +78,11 @@ def confidence_interval(p: float, n: int, level: float = 0.95, method: str = "no
 
 def binomial_cdf(k: int, n: int, p: float) -> float:
     """The probability that n independent tries, each succeeding with probability p, give at most k successes."""
-    n = _checks.whole("n", n)
+    n = checks.whole("n", n)
     if n > MAX_EXACT_N:
         raise ValueError(f"n must be at most {MAX_EXACT_N}, got {n}")
-    k = _checks.whole("k", k, minimum=0)
-    p = _checks.probability("p", p)
+    k = checks.whole("k", k, minimum=0)
+    p = checks.probability("p", p)
     return _binomial_cdf_table(n, p)[min(k, n)]
 
 
@@ -108,15 +108,15 @@ def chance_band(n: int, options: int = 4, level: float = 0.95, method: str = "no
     distribution itself, from the count below which at most (1 − level)/2 of guessers fall to the
     count above which at most as many fall, divided by n.
     """
-    n = _checks.whole("n", n)
-    options = _checks.whole("options", options, minimum=2)
-    method = _checks.choice("method", method, BAND_METHODS)
+    n = checks.whole("n", n)
+    options = checks.whole("options", options, minimum=2)
+    method = checks.choice("method", method, BAND_METHODS)
     chance = 1.0 / options
     if method == "normal":
         return confidence_interval(chance, n, level, "normal")
     if n > MAX_EXACT_N:
         raise ValueError(f"n must be at most {MAX_EXACT_N} for the exact method, got {n}")
-    tail = (1.0 - _checks.level(level)) / 2
+    tail = (1.0 - checks.level(level)) / 2
     cdf = _binomial_cdf_table(n, chance)
     low = next(k for k, c in enumerate(cdf) if c >= tail)
     high = next((k for k, c in enumerate(cdf) if c >= 1.0 - tail), n)
@@ -131,7 +131,7 @@ def is_distinguishable_from_chance(
     True when the score's confidence interval (see confidence_interval) leaves out the chance
     rate 1/options. 30 % on 100 questions: False; 30 % on 1,000 questions: True.
     """
-    options = _checks.whole("options", options, minimum=2)
+    options = checks.whole("options", options, minimum=2)
     low, high = confidence_interval(score, n, level, method)
     chance = 1.0 / options
     return not low <= chance <= high

@@ -1,10 +1,10 @@
-// Optional helper for pages that embed MMLU widgets: add
+// Optional helper for pages that embed our widgets: add
 //   <script src="https://<this site>/static/js/embed-resize.js" async></script>
 // and every widget iframe takes the height its page reports, so it never shows a scroll bar.
 (() => {
   window.addEventListener('message', (event) => {
     const data = event.data;
-    if (!data || data.type !== 'mmlu-widget:height' || !Number.isFinite(data.height)) return;
+    if (!data || data.type !== 'annotated-widget:height' || !Number.isFinite(data.height)) return;
     for (const frame of document.querySelectorAll('iframe')) {
       if (frame.contentWindow !== event.source) continue;
       let origin = '';

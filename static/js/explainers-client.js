@@ -1,5 +1,6 @@
 // The math core in the browser: the same Python explainers package the server runs, in Pyodide,
-// in a Web Worker (explainers-worker.js), behind a small promise client.
+// in a Web Worker (explainers-worker.js), behind a small promise client. The same worker also
+// makes widget views (explainers.view), with the widget kit and the papers' widget modules.
 //
 //   import { explainers } from '/static/js/explainers-client.js';
 //
@@ -76,7 +77,7 @@ class ExplainersClient {
     const failedAt = message.results.findIndex((r) => 'error' in r);
     if (failedAt >= 0) {
       const failed = message.results[failedAt];
-      const fn = waiting.calls[failedAt].fn;
+      const fn = waiting.calls[failedAt].fn || waiting.calls[failedAt].view;
       waiting.reject(new ExplainerError(failed.error, { fn, kind: failed.kind, index: failedAt }));
       return;
     }
@@ -89,7 +90,9 @@ class ExplainersClient {
     if (this.status === 'failed') {
       return Promise.reject(new ExplainerError('the explainers worker is not available', { kind: 'WorkerError' }));
     }
-    const plain = calls.map(({ fn, args }) => ({ fn, args: args || {} }));
+    const plain = calls.map((call) => ('view' in call
+      ? { view: call.view, state: call.state || {}, context: call.context || null }
+      : { fn: call.fn, args: call.args || {}, ...(call.shown ? { shown: true } : {}) }));
     return new Promise((resolve, reject) => {
       const id = this._nextId++;
       this._pending.set(id, { resolve, reject, calls: plain });
@@ -100,6 +103,12 @@ class ExplainersClient {
   /** Run one call; resolves to its result. */
   async call(fn, args = {}) {
     const [result] = await this.batch([{ fn, args }]);
+    return result;
+  }
+
+  /** A widget's view ("<paper>/<widget>"), made by the same Python the server renders it with. */
+  async view(name, state = {}, context = null) {
+    const [result] = await this.batch([{ view: name, state, context }]);
     return result;
   }
 

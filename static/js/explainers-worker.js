@@ -4,7 +4,7 @@
 // origin), loads them, and then answers batches of calls. Pyodide's start-up happens here, off
 // the main thread, so the page never freezes. Talk to it through explainers-client.js.
 //
-// Messages in:  {id, calls: [{fn, args}, ...]}
+// Messages in:  {id, calls: [{fn, args} | {view: 'paper/widget', state, context}, ...]}
 // Messages out: {type: 'ready', timings} | {type: 'failed', error}
 //               {id, results: [{result} | {error, kind}, ...]} | {id, error}
 
@@ -49,7 +49,7 @@ async function fromSnapshot(loadPyodide, indexURL, key) {
     const snapshot = await readSnapshot(key);
     if (!snapshot) return null;
     const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
-    const runBatch = pyodide.pyimport('explainers').run_batch;
+    const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
     if (runBatch(PROBE) !== snapshot.probe) throw new Error('the snapshot answered the probe differently');
     return runBatch;
   } catch (error) {
@@ -83,7 +83,7 @@ async function loadRuntime() {
   // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
   const sitePackages = pyodide.runPython('import sysconfig; sysconfig.get_paths()["purelib"]');
   pyodide.unpackArchive(wheel, 'wheel', { extractDir: sitePackages });
-  const runBatch = pyodide.pyimport('explainers').run_batch;
+  const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
   timings.ready_ms = performance.now() - workerStarted;
   if (canSnapshot) {
     // After `ready` is posted: the snapshot is for the next visit, not this one.

@@ -18,18 +18,9 @@ function same(a, b) {
   return a === b;
 }
 
-// Numbers to 4 significant digits, as the server's column shows them.
-function shown(value) {
-  if (typeof value === 'number') return String(Number.isInteger(value) ? value : Number(value.toPrecision(4)));
-  if (typeof value === 'boolean') return String(value);
-  if (typeof value === 'string') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(shown).join(', ')}]`;
-  return `{${Object.entries(value).map(([k, v]) => `${k}: ${shown(v)}`).join(', ')}}`;
-}
-
-function fill(cell, value, matches) {
+function fill(cell, text, matches) {
   const code = document.createElement('code');
-  code.textContent = shown(value);
+  code.textContent = text;
   const verdict = document.createElement('span');
   verdict.className = matches ? 'math-core-match' : 'math-core-mismatch';
   verdict.textContent = matches ? 'same as server' : 'differs from server';
@@ -39,12 +30,13 @@ function fill(cell, value, matches) {
 async function run() {
   status.textContent = 'Loading Python in your browser…';
   await explainers.ready;
-  const results = await explainers.batch(rows.map((row) => ({ fn: row.dataset.fn, args: JSON.parse(row.dataset.args) })));
+  // Results come back with their text written by Python (widgetkit.words.shown), as the server's column.
+  const results = await explainers.batch(rows.map((row) => ({ fn: row.dataset.fn, args: JSON.parse(row.dataset.args), shown: true })));
   let matching = 0;
-  results.forEach((value, i) => {
+  results.forEach(({ value, shown }, i) => {
     const matches = same(value, JSON.parse(rows[i].dataset.server));
     matching += matches;
-    fill(rows[i].querySelector('[data-browser]'), value, matches);
+    fill(rows[i].querySelector('[data-browser]'), shown, matches);
   });
   const seconds = ((performance.now() - explainers.timings.created_ms) / 1000).toFixed(1);
   status.textContent = `Your browser computed all ${rows.length} examples (Python started in ${seconds} s): `

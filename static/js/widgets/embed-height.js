@@ -7,7 +7,7 @@ function report() {
   const height = Math.ceil(document.documentElement.getBoundingClientRect().height);
   if (height === last || window.parent === window) return;
   last = height;
-  window.parent.postMessage({ type: 'mmlu-widget:height', widget: widget ? widget.dataset.widget : '', height }, '*');
+  window.parent.postMessage({ type: 'annotated-widget:height', widget: widget ? widget.dataset.widget : '', height }, '*');
 }
 
 new ResizeObserver(report).observe(document.documentElement);

@@ -1,14 +1,13 @@
-// Makes every server-rendered widget on the page interactive.
+// Makes every server-rendered widget on the page interactive, for any paper.
 //
 // The server already drew each widget for its state. Here the form controls are wired up: on
-// every input the widget's state goes to the math core (explainers.widget_models.widget_view,
-// run by the Pyodide worker; the prompt anatomy asks the server, since its text is data), and the
-// returned view (SVG marks, sentences, messages, canonical query) is copied into the page. No
-// number is computed here; this file only moves values between the form, the view and the DOM.
-import * as calibrationBars from './calibration-bars.js';
-import * as chanceExplorer from './chance-explorer.js';
-import * as releaseGate from './release-gate.js';
-import * as promptAnatomy from './prompt-anatomy.js';
+// every input the widget's state goes to its view (the widget module's Python, run by the Pyodide
+// worker; a widget drawn by the server, whose view needs the server's data, asks the widget JSON
+// route), and the returned view (SVG marks, sentences, messages, canonical query, server-rendered
+// fragments) is copied into the page. No number is computed here; this file only moves values
+// between the form, the view and the DOM. A widget's own behaviour lives in its optional script
+// beside its module (data-script), with optional setup(widget), onInput(widget, target) and
+// apply(widget, view).
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -19,12 +18,6 @@ function mathCore() {
   mathCoreClient = mathCoreClient || import('../explainers-client.js').then((module) => module.explainers);
   return mathCoreClient;
 }
-const EXTRAS = {
-  'chance-explorer': chanceExplorer,
-  'calibration-bars': calibrationBars,
-  'release-gate': releaseGate,
-  'prompt-anatomy': promptAnatomy,
-};
 
 // Build SVG elements from the view model's marks (text goes in as text, never as markup).
 function buildMarks(marks) {
@@ -54,6 +47,7 @@ function paragraphs(container, sentences, tag = 'p') {
   }));
 }
 
+// The share box's iframe: the server's one snippet template, with this view's address filled in.
 function escapeAttribute(text) {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
@@ -72,6 +66,7 @@ class Widget {
   constructor(el) {
     this.el = el;
     this.name = el.dataset.widget;
+    this.view = `${el.dataset.paper}/${el.dataset.widget}`;
     this.form = el.querySelector('form.widget-controls');
     this.svg = el.querySelector('svg[data-role="figure"]');
     this.summary = el.querySelector('.widget-summary');
@@ -81,10 +76,11 @@ class Widget {
     this.ownsUrl = el.dataset.mode !== 'inline';
     this.busy = false;
     this.pending = false;
-    this.extra = EXTRAS[this.name];
+    this.extra = null;
   }
 
-  start() {
+  async start() {
+    if (this.el.dataset.script) this.extra = await import(this.el.dataset.script);
     for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-copy], [hidden][data-role="js-only"]')) {
       node.hidden = false;
     }
@@ -95,7 +91,7 @@ class Widget {
     for (const button of this.el.querySelectorAll('[data-copy]')) {
       button.addEventListener('click', () => this.copy(button));
     }
-    if (this.extra) this.extra.setup(this);
+    if (this.extra && this.extra.setup) this.extra.setup(this);
     if (this.el.dataset.driver === 'worker') {
       this.engine.textContent = 'Loading the calculator…';
       mathCore().then((explainers) => explainers.ready).then(
@@ -144,14 +140,14 @@ class Widget {
   async compute(state) {
     if (this.el.dataset.driver === 'server' || this.workerFailed) {
       const query = new URLSearchParams(state).toString();
-      const response = await fetch(`/api/widgets/${this.name}?${query}`, { headers: { Accept: 'application/json' } });
+      const response = await fetch(`/api/widgets/${this.view}?${query}`, { headers: { Accept: 'application/json' } });
       const body = await response.json();
       if (!response.ok) throw new Error(body.error || response.statusText);
       return body;
     }
     const explainers = await mathCore();
     await explainers.ready;
-    return explainers.call('widget_view', { widget: this.name, state, context: this.context });
+    return explainers.view(this.view, state, this.context);
   }
 
   apply(view, started) {
@@ -163,6 +159,10 @@ class Widget {
       this.messages.replaceChildren(list);
     } else {
       this.messages.replaceChildren();
+    }
+    // Server-rendered parts of the view (escaped by the server's templates), swapped in whole.
+    for (const [key, html] of Object.entries(view.fragments || {})) {
+      this.el.querySelector(`[data-fragment="${key}"]`).innerHTML = html;
     }
     if (this.extra && this.extra.apply) this.extra.apply(this, view);
     if (!this.pending) this.showState(view.state); // a newer state is on its way: leave the controls alone
@@ -206,8 +206,7 @@ class Widget {
     if (open) open.href = page;
     const snippet = this.el.querySelector('[data-share="iframe"]');
     const lines = snippet.value.split('\n');
-    lines[0] = `<iframe src="${escapeAttribute(embed)}" title="${escapeAttribute(this.el.dataset.title)}" width="100%" `
-      + `height="${this.el.dataset.height}" loading="lazy" style="border:0;max-width:100%"></iframe>`;
+    lines[0] = this.el.dataset.iframe.replace('{src}', escapeAttribute(embed));
     snippet.value = lines.join('\n');
   }
 
@@ -224,10 +223,10 @@ class Widget {
   }
 }
 
-for (const el of document.querySelectorAll('section.widget[data-widget]:not([data-driver="external"])')) {
+for (const el of document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')) {
   if (el.dataset.enhanced) continue;
   el.dataset.enhanced = 'true';
   const widget = new Widget(el);
   el.widget = widget;
-  widget.start();
+  widget.start().catch((error) => { widget.engine.textContent = `This widget could not start: ${error.message || error}`; });
 }

@@ -1,0 +1,237 @@
+"""HTTP caching and compression.
+
+- Static files get a content hash in their URL (``?v=…`` added by ``url_for``), so they can be
+  cached for a year and a changed file is fetched again under its new URL. The hashes are taken
+  once, when the app starts, of the files in the static folder (in development, again when a
+  file's modification time changes); a request path never makes the server read a file to hash it.
+- Pages rendered from content files, and widget pages (whose state is their query string), are
+  kept in memory after the first render (``cached_page``) and re-rendered only when a content or
+  template file changes (checked on each request only in development, where CONTENT_RELOAD is on).
+  A page may hold markers for what changes between requests (a live widget); the app's
+  ``finishers`` fill them in each time the page is served, and the ETag follows what they wrote.
+- Every cache belongs to one app (``app.extensions["caching"]``): two apps in a process share none.
+- Every 200 answer to GET carries an ETag; a matching If-None-Match gets 304. Text bodies
+  (HTML, CSS, JS, JSON, SVG, WebAssembly) are gzip-compressed for clients that accept it, and
+  the compressed bytes of files and cached pages are kept so each is compressed once.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+from collections import OrderedDict
+from email.utils import formatdate
+from functools import wraps
+from pathlib import Path
+
+from flask import Flask, Response, current_app, request
+
+ONE_YEAR = 365 * 24 * 3600
+COMPRESSIBLE_TYPES = {
+    "text/html", "text/css", "text/javascript", "application/javascript", "application/json",
+    "image/svg+xml", "application/wasm", "text/plain", "application/xml", "text/xml",
+}
+MIN_COMPRESS_BYTES = 1024
+COMPRESSED_CACHE_BYTES = 96 * 1024 * 1024
+PAGE_CACHE_BYTES = 32 * 1024 * 1024
+
+
+class _BoundedCache:
+    """A thread-safe LRU map, bounded by the total byte size its entries were put with."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[str, tuple[object, int]] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def get(self, key: str):
+        with self._lock:
+            entry = self._items.get(key)
+            if entry is None:
+                return None
+            self._items.move_to_end(key)
+            return entry[0]
+
+    def put(self, key: str, value, size: int) -> None:
+        with self._lock:
+            if key in self._items:
+                return
+            self._items[key] = (value, size)
+            self._size += size
+            while self._size > self.max_bytes and self._items:
+                _, (_, dropped) = self._items.popitem(last=False)
+                self._size -= dropped
+
+
+class Caches:
+    """One app's caches: compressed bodies, rendered pages, file hashes, and the page finishers."""
+
+    def __init__(self, reload: bool):
+        self.reload = reload
+        self.compressed = _BoundedCache(COMPRESSED_CACHE_BYTES)  # ETag -> gzip bytes
+        self.pages = _BoundedCache(PAGE_CACHE_BYTES)  # page key -> (ETag, HTML bytes, has markers)
+        self.finishers: list = []  # str -> str, applied to every cached page as it is served
+        self.content_version: float | None = None
+        self._hashes: dict[str, tuple[float, str]] = {}  # resolved path -> (mtime, short hash)
+        self._lock = threading.Lock()
+
+    def index(self, folder: Path, suffixes: tuple[str, ...] | None = None) -> None:
+        """Hash every file under ``folder`` (with one of ``suffixes``) now."""
+        for path in Path(folder).rglob("*"):
+            if path.is_file() and (suffixes is None or path.suffix in suffixes):
+                self._hash(path.resolve())
+
+    def _hash(self, path: Path) -> str:
+        mtime = path.stat().st_mtime
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+        with self._lock:
+            self._hashes[str(path)] = (mtime, digest)
+        return digest
+
+    def version(self, path: Path) -> str | None:
+        """The indexed file's short hash, or None for a file that was not indexed."""
+        try:
+            key = str(Path(path).resolve())
+            hit = self._hashes.get(key)
+            if hit is not None and self.reload and Path(key).stat().st_mtime != hit[0]:
+                return self._hash(Path(key))
+        except OSError:  # a name too long for the file system, or a file removed while reloading
+            return None
+        return hit[1] if hit else None
+
+
+def caches() -> Caches:
+    return current_app.extensions["caching"]
+
+
+def static_version(path: Path) -> str | None:
+    """A short hash of an indexed file's bytes (see :meth:`Caches.version`)."""
+    return caches().version(path)
+
+
+def content_mtime(app: Flask) -> float:
+    """The newest modification time among content and template files: a page's only inputs."""
+    roots = [Path(app.template_folder), *(paper.folder for paper in app.extensions["papers"].values())]
+    return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
+
+
+def cached_page(view):
+    """Keep a page's rendered HTML in memory, keyed by the content version and the full URL
+    (widget pages carry their state in the query). The store is bounded by bytes, least recently
+    used first out, so made-up query strings cannot grow memory. Markers a page holds for what
+    changes between requests are filled in by the app's finishers every time it is served."""
+
+    @wraps(view)
+    def wrapper(*args, **kwargs):
+        app, store = current_app, caches()
+        if app.config["CONTENT_RELOAD"] or store.content_version is None:
+            store.content_version = content_mtime(app)
+        version = store.content_version
+        key = f"{view.__module__}.{view.__name__}:{version}:{request.url}"
+        cached = store.pages.get(key)
+        if cached is None:
+            rendered = view(*args, **kwargs)
+            body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
+            # Hashed once per render, not per request: the ETag is kept with the page.
+            cached = (hashlib.sha256(body).hexdigest()[:20], body, b"<!--live-" in body)
+            store.pages.put(key, cached, len(body))
+        etag, body, has_markers = cached
+        if has_markers:
+            text = body.decode("utf-8")
+            for finish in store.finishers:
+                text = finish(text)
+            body = text.encode("utf-8")
+            etag = f"{etag}-{hashlib.sha256(body).hexdigest()[:8]}"
+        response = Response(body, mimetype="text/html")
+        response.headers["Last-Modified"] = formatdate(version, usegmt=True)
+        response.set_etag(etag)
+        return response
+
+    return wrapper
+
+
+def _cache_control(response: Response) -> None:
+    if request.endpoint == "static":
+        response.cache_control.no_cache = False
+        response.cache_control.public = True
+        filename = (request.view_args or {}).get("filename", "")
+        version = caches().version(Path(current_app.static_folder) / filename) if response.status_code == 200 else None
+        if version is not None and request.args.get("v") == version:  # this URL's bytes never change
+            response.cache_control.max_age = ONE_YEAR
+            response.cache_control.immutable = True
+        else:
+            response.cache_control.max_age = 300
+    elif response.cache_control.max_age is None and not response.cache_control.no_store:
+        if response.mimetype == "text/html":
+            # Pages revalidate every time; the ETag makes that a cheap 304.
+            response.cache_control.no_cache = True
+
+
+def _not_modified(response: Response, etag: str) -> bool:
+    if request.if_none_match:
+        return request.if_none_match.contains(etag)
+    if request.if_modified_since and response.last_modified:
+        return response.last_modified <= request.if_modified_since
+    return False
+
+
+def finalize_response(response: Response) -> Response:
+    """Add cache headers, answer conditional GETs with 304, and gzip text bodies."""
+    _cache_control(response)
+    if request.method not in ("GET", "HEAD") or response.status_code != 200:
+        return response
+    if response.direct_passthrough:  # a file from send_file: read it so it can be compressed
+        response.direct_passthrough = False
+    elif response.is_streamed:
+        return response
+    etag, _weak = response.get_etag()
+    if not etag:
+        response.add_etag()
+        etag, _weak = response.get_etag()
+
+    gzip_it = (
+        "gzip" in request.headers.get("Accept-Encoding", "")
+        and response.mimetype in COMPRESSIBLE_TYPES
+        and "Content-Encoding" not in response.headers
+        and (response.content_length or MIN_COMPRESS_BYTES) >= MIN_COMPRESS_BYTES
+    )
+    response.vary.add("Accept-Encoding")
+    served_etag = f"{etag}-gzip" if gzip_it else etag
+    if _not_modified(response, served_etag):
+        not_modified = Response(status=304)
+        for header in ("Cache-Control", "Last-Modified", "Vary"):
+            if header in response.headers:
+                not_modified.headers[header] = response.headers[header]
+        not_modified.set_etag(served_etag)
+        response.close()
+        return not_modified
+    if gzip_it:
+        store = caches()
+        body = store.compressed.get(served_etag)
+        if body is None:
+            body = gzip.compress(response.get_data(), compresslevel=6, mtime=0)
+            store.compressed.put(served_etag, body, len(body))
+        response.close()
+        response.set_data(body)
+        response.headers["Content-Encoding"] = "gzip"
+        response.set_etag(served_etag)
+    return response
+
+
+def init_app(app: Flask) -> None:
+    store = Caches(app.config["CONTENT_RELOAD"])
+    store.index(Path(app.static_folder))
+    app.extensions["caching"] = store
+
+    @app.url_defaults
+    def add_static_version(endpoint: str, values: dict) -> None:
+        if endpoint == "static" and "filename" in values and "v" not in values:
+            version = store.version(Path(app.static_folder) / values["filename"])
+            if version is not None:
+                values["v"] = version
+
+
+def register_after(app: Flask) -> None:
+    """Add cache headers, 304s and compression to every response."""
+    app.after_request(finalize_response)

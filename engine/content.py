@@ -1,0 +1,261 @@
+"""Annotated-paper content: each paper folder's Markdown and TOML files, rendered and kept.
+
+Layout of one paper (see README "Content pipeline")::
+
+    papers/<paper>/paper.toml                 title, authors, year, venue, arxiv, summary, bibtex, …
+    papers/<paper>/content/NN-slug.md         one section each, TOML front matter between --- lines
+    papers/<paper>/content/glossary.toml      [terms.<id>] and [symbols.<id>]
+    papers/<paper>/content/numbers.toml       the ledger of every number the prose states
+    papers/<paper>/content/diagrams/<n>.svg   figures included with [[diagram name]]
+
+Rendering needs no Flask application or request: ``[[widget name]]`` leaves a slot that the page
+fills when it is served. In production every paper is rendered when the app starts, so a content
+error stops the start instead of reaching a reader; with CONTENT_RELOAD on (authors), a paper is
+rendered on request and again after any of its files changes.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from flask import Flask, current_app
+from markupsafe import Markup
+
+from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown
+from .papers import Paper as PaperFolder
+from .papers import read_toml
+
+SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
+SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link"}
+PAPER_KEYS = {"title", "short_title", "cite_as", "credit", "authors", "year", "venue", "arxiv", "summary", "bibtex"}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One rendered section of an annotated paper."""
+
+    id: str
+    title: str
+    number: str
+    quote: str
+    quote_source: str
+    quote_link: str
+    html: Markup
+    source: Path
+
+
+@dataclass(frozen=True)
+class Paper:
+    """An annotated paper, fully rendered: its metadata, sections and what they refer to."""
+
+    slug: str
+    meta: dict
+    sections: list[Section]
+    refs: PageRefs
+    tips: list[Tip]
+    # The glossary as the paper's own "glossary" section lists it (definitions without popovers).
+    glossary_terms: list[Entry]
+    glossary_symbols: list[Entry]
+
+    @property
+    def arxiv_url(self) -> str:
+        return f"https://arxiv.org/abs/{self.meta['arxiv']}"
+
+    @property
+    def pdf_url(self) -> str:
+        return f"https://arxiv.org/pdf/{self.meta['arxiv']}"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A glossary entry as its page shows it, with the places the paper uses it."""
+
+    id: str
+    anchor: str
+    name: Markup
+    short: Markup
+    long: Markup
+    see_also: list[tuple[str, str]]
+    uses: list[tuple[Use, int]]
+
+
+def split_front_matter(text: str, path: Path) -> tuple[dict, str]:
+    """Separate a section file's TOML front matter (between ``---`` lines) from its body."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        raise ContentError(f"{path}: must start with a '---' line opening its front matter")
+    try:
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+    except StopIteration:
+        raise ContentError(f"{path}: front matter is never closed with a '---' line") from None
+    try:
+        meta = tomllib.loads("\n".join(lines[1:end]))
+    except tomllib.TOMLDecodeError as error:
+        raise ContentError(f"{path}: front matter is not valid TOML: {error}") from None
+    missing = {"id", "title", "number"} - meta.keys()
+    unknown = meta.keys() - SECTION_KEYS
+    if missing or unknown:
+        raise ContentError(f"{path}: front matter missing {sorted(missing)} / unknown keys {sorted(unknown)}")
+    return meta, "\n".join(lines[end + 1:])
+
+
+def load_glossary(path: Path) -> Glossary:
+    """Read glossary.toml and check every entry has what a popover needs."""
+    data = read_toml(path) if path.is_file() else {}
+    terms, symbols = data.get("terms", {}), data.get("symbols", {})
+    for term_id, entry in terms.items():
+        if not {"term", "short"} <= entry.keys():
+            raise ContentError(f"{path}: [terms.{term_id}] needs 'term' and 'short'")
+        for other in entry.get("see_also", []):
+            if other not in terms:
+                raise ContentError(f"{path}: [terms.{term_id}] see_also names unknown term {other!r}")
+    for symbol_id, entry in symbols.items():
+        if not {"symbol", "short"} <= entry.keys():
+            raise ContentError(f"{path}: [symbols.{symbol_id}] needs 'symbol' and 'short'")
+    return Glossary(terms, symbols)
+
+
+def section_files(paper_dir: Path) -> list[Path]:
+    return sorted(p for p in paper_dir.glob("*.md") if SECTION_FILE.match(p.name))
+
+
+def render_paper(folder: PaperFolder, glossary: Glossary, glossary_url: str) -> Paper:
+    """Read and render every section of one paper folder."""
+    meta = folder.meta
+    missing = PAPER_KEYS - meta.keys()
+    if missing:
+        raise ContentError(f"{folder.folder / 'paper.toml'}: missing {sorted(missing)}")
+    diagrams_dir = folder.diagrams_dir
+    refs = PageRefs(glossary, glossary_url, diagrams_dir, widgets=frozenset(folder.widgets))
+    sections: list[Section] = []
+    for path in section_files(folder.content_dir):
+        front, body = split_front_matter(path.read_text(encoding="utf-8"), path)
+        if any(s.id == front["id"] for s in sections):
+            raise ContentError(f"{path}: section id {front['id']!r} is used twice")
+        refs.start_section(front["id"], front["title"])
+        try:
+            html = render_markdown(body, refs)
+        except ContentError as error:
+            raise ContentError(f"{path}: {error}") from None
+        sections.append(Section(
+            id=front["id"], title=front["title"], number=str(front["number"]),
+            quote=front.get("quote", ""), quote_source=front.get("quote_source", ""),
+            quote_link=front.get("quote_link", ""), html=html, source=path,
+        ))
+    plain = PageRefs(glossary, glossary_url, diagrams_dir, tracked=False)
+    terms, symbols = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")
+    return Paper(folder.slug, meta, sections, refs, refs.tips(), terms, symbols)
+
+
+def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,
+                     anchor_prefix: str = "") -> tuple[list[Entry], list[Entry]]:
+    """Every term and symbol (alphabetical), definitions rendered with ``refs``, and back-links
+    to where the page behind ``used`` uses each one."""
+
+    def uses(found: dict[str, list[Use]], item_id: str) -> list[tuple[Use, int]]:
+        # One back-link per section (to its first use there), with how often it is used there.
+        by_section: dict[str, list[Use]] = {}
+        for use in found.get(item_id, []):
+            by_section.setdefault(use.section_id, []).append(use)
+        return [(group[0], len(group)) for group in by_section.values()]
+
+    def render(text: str) -> Markup:
+        return render_markdown(text, refs) if text else Markup("")
+
+    terms = []
+    for term_id, entry in sorted(glossary.terms.items(), key=lambda item: item[1]["term"].lower()):
+        refs.start_section("glossary", "Glossary")
+        terms.append(Entry(
+            id=term_id, anchor=f"{anchor_prefix}{term_id}", name=Markup.escape(entry["term"]),
+            short=render(entry["short"]), long=render(entry.get("long", "")),
+            see_also=[(f"{anchor_prefix}{other}", glossary.terms[other]["term"]) for other in entry.get("see_also", [])],
+            uses=uses(used.term_uses, term_id),
+        ))
+    symbols = []
+    for symbol_id, entry in sorted(glossary.symbols.items()):  # by id: "y-hat", not "\\hat{y}"
+        refs.start_section("glossary", "Glossary")
+        symbols.append(Entry(
+            id=symbol_id, anchor=f"{anchor_prefix}symbol-{symbol_id}", name=Markup(refs.symbol_label(symbol_id)),
+            short=render(entry["short"]), long=render(entry.get("long", "")), see_also=[],
+            uses=uses(used.symbol_uses, symbol_id),
+        ))
+    return terms, symbols
+
+
+class ContentLibrary:
+    """Every paper's rendered content, made on first use (or all at once by ``prerender``) and kept."""
+
+    def __init__(self, papers: dict[str, PaperFolder], reload: bool):
+        self.papers = papers
+        self.reload = reload
+        self._lock = threading.RLock()  # a paper build asks for the glossary inside the lock
+        self._cache: dict[str, tuple[float, object]] = {}
+
+    def _fingerprint(self, slug: str) -> float:
+        """The newest modification time among a paper's content files (when reloading)."""
+        if not self.reload:
+            return 0.0
+        files = [*self.papers[slug].content_dir.rglob("*"), self.papers[slug].folder / "paper.toml"]
+        return max((p.stat().st_mtime_ns for p in files if p.is_file()), default=0)
+
+    def _cached(self, slug: str, kind: str, build):
+        stamp = self._fingerprint(slug)
+        with self._lock:
+            hit = self._cache.get(f"{kind}:{slug}")
+            if hit is None or hit[0] != stamp:
+                hit = (stamp, build())
+                self._cache[f"{kind}:{slug}"] = hit
+            return hit[1]
+
+    def slugs(self) -> list[str]:
+        return list(self.papers)
+
+    def glossary(self, slug: str) -> Glossary:
+        return self._cached(slug, "glossary", lambda: load_glossary(self.papers[slug].content_dir / "glossary.toml"))
+
+    def glossary_url(self, slug: str) -> str:
+        return f"/{slug}/glossary/"
+
+    def paper(self, slug: str) -> Paper | None:
+        if slug not in self.papers:
+            return None
+        return self._cached(slug, "paper", lambda: render_paper(
+            self.papers[slug], self.glossary(slug), self.glossary_url(slug)))
+
+    def glossary_page(self, slug: str) -> tuple[Paper, list[Entry], list[Entry], list[Tip]] | None:
+        """The paper, its glossary's terms and symbols, and the popovers their definitions use."""
+        paper = self.paper(slug)
+        if paper is None:
+            return None
+
+        def build():
+            refs = PageRefs(paper.refs.glossary, self.glossary_url(slug), self.papers[slug].diagrams_dir)
+            terms, symbols = glossary_entries(paper.refs.glossary, refs, paper.refs)
+            return terms, symbols, refs.tips()
+
+        terms, symbols, tips = self._cached(slug, "glossary-page", build)
+        return paper, terms, symbols, tips
+
+    def prerender(self) -> None:
+        """Render every paper and glossary page now: a content error raises here, at start-up."""
+        for slug in self.papers:
+            self.glossary_page(slug)
+
+    def numbers(self, slug: str) -> dict:
+        """The paper's numbers ledger (``cited`` and ``computed`` entries)."""
+        path = self.papers[slug].content_dir / "numbers.toml"
+        return read_toml(path) if path.is_file() else {"cited": [], "computed": []}
+
+
+def init_app(app: Flask) -> None:
+    library = ContentLibrary(app.extensions["papers"], app.config["CONTENT_RELOAD"])
+    app.extensions["content"] = library
+    if not app.config["CONTENT_RELOAD"]:
+        library.prerender()
+
+
+def library() -> ContentLibrary:
+    return current_app.extensions["content"]

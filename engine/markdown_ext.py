@@ -1,0 +1,460 @@
+"""Python-Markdown extensions for annotated pages.
+
+One extension, :class:`AnnotationExtension`, adds everything the content format needs on top of
+plain Markdown:
+
+* ``[[term-id]]`` / ``[[term-id|shown text]]``: a glossary term, a link to its glossary entry that
+  the page's script turns into a popover;
+* ``$$ … $$`` (display) and ``\\( … \\)`` (inline): LaTeX rendered to MathML on the server, with
+  ``\\g{symbol-id}{…}`` symbols made focusable and explained like glossary terms;
+* fenced ``python`` blocks: shown with their ``# → result`` comments highlighted, and recorded so
+  the test suite can run them;
+* ``[[diagram name]]`` (an inline SVG figure, captioned by a following ``Figure:`` paragraph) and
+  ``[[widget name]]`` (a widget slot: a marker that the page fills at request time, so what a
+  widget shows, such as the live model's state, is never frozen into rendered content);
+* paragraphs starting ``Note:`` (margin notes), ``In words:``, ``With the numbers``, ``Reading it:``
+  and ``Try it:`` (styled steps), and ladder headings (``### Everyday picture`` …).
+
+Everything a page uses is recorded in a :class:`PageRefs` shared by all its sections: which
+terms and symbols appear where (for popovers and glossary back-links) and which snippets it shows.
+An unknown term, symbol, diagram or LaTeX command raises :class:`ContentError`.
+"""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import markdown
+from markdown.blockprocessors import BlockProcessor
+from markdown.extensions import Extension
+from markdown.inlinepatterns import InlineProcessor
+from markdown.preprocessors import Preprocessor
+from markdown.treeprocessors import Treeprocessor
+from markupsafe import Markup, escape
+
+from .mathml import MathSyntaxError, to_mathml
+
+
+class ContentError(ValueError):
+    """Content that cannot be rendered: names the file or id to fix."""
+
+
+@dataclass(frozen=True)
+class Glossary:
+    """The terms and equation symbols that explain themselves, by id."""
+
+    terms: dict[str, dict]
+    symbols: dict[str, dict]
+
+    def term(self, term_id: str) -> dict:
+        if term_id not in self.terms:
+            raise ContentError(f"unknown glossary term [[{term_id}]]: add [terms.{term_id}] to glossary.toml")
+        return self.terms[term_id]
+
+    def symbol(self, symbol_id: str) -> dict:
+        if symbol_id not in self.symbols:
+            raise ContentError(f"unknown symbol \\g{{{symbol_id}}}: add [symbols.{symbol_id}] to glossary.toml")
+        return self.symbols[symbol_id]
+
+
+@dataclass(frozen=True)
+class Use:
+    """One place a term or symbol appears: the element id there, and its section."""
+
+    anchor: str
+    section_id: str
+    section_title: str
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A Python snippet exactly as shown on the page."""
+
+    section_id: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Tip:
+    """A popover: the element id its triggers point at, a title, the definition, the entry's URL."""
+
+    id: str
+    title: str
+    text: Markup
+    href: str
+
+
+@dataclass
+class PageRefs:
+    """What one page's Markdown refers to, collected while its sections render.
+
+    ``tracked`` pages (the paper) record uses and make terms and symbols interactive;
+    untracked text (a popover's own definition) renders terms as plain words, so popovers
+    never nest.
+    """
+
+    glossary: Glossary
+    glossary_url: str
+    diagrams_dir: Path
+    tracked: bool = True
+    widgets: frozenset[str] = frozenset()  # the names [[widget name]] may use (the paper's widget list)
+    term_uses: dict[str, list[Use]] = field(default_factory=dict)
+    symbol_uses: dict[str, list[Use]] = field(default_factory=dict)
+    snippets: list[Snippet] = field(default_factory=list)
+    section_id: str = ""
+    section_title: str = ""
+    equation_count: int = 0
+    heading_ids: set[str] = field(default_factory=set)
+
+    def unique_id(self, wanted: str) -> str:
+        """``wanted``, or ``wanted-2``, ``-3``… if a heading on the page already has it."""
+        candidate, n = wanted, 1
+        while candidate in self.heading_ids:
+            n += 1
+            candidate = f"{wanted}-{n}"
+        self.heading_ids.add(candidate)
+        return candidate
+
+    def start_section(self, section_id: str, section_title: str) -> None:
+        self.section_id, self.section_title = section_id, section_title
+
+    def _record(self, uses: dict[str, list[Use]], kind: str, item_id: str) -> str:
+        anchor = f"use-{kind}-{item_id}-{len(uses.get(item_id, [])) + 1}"
+        uses.setdefault(item_id, []).append(Use(anchor, self.section_id, self.section_title))
+        return anchor
+
+    def term_element(self, term_id: str, shown: str | None) -> etree.Element:
+        entry = self.glossary.term(term_id)
+        text = shown if shown is not None else entry["term"]
+        if not self.tracked:
+            span = etree.Element("span", {"class": "term-plain"})
+            span.text = text
+            return span
+        anchor = self._record(self.term_uses, "term", term_id)
+        link = etree.Element("a", {
+            "class": "term", "id": anchor, "href": f"{self.glossary_url}#{term_id}",
+            "data-tip": f"tip-term-{term_id}", "aria-describedby": f"tip-term-{term_id}-text",
+        })
+        link.text = text
+        return link
+
+    def symbol_markup(self, symbol_id: str, mathml: str) -> str:
+        self.glossary.symbol(symbol_id)
+        if not self.tracked:
+            return mathml
+        anchor = self._record(self.symbol_uses, "sym", symbol_id)
+        return (f'<mrow class="sym" id="{anchor}" tabindex="0" data-tip="tip-sym-{symbol_id}" '
+                f'aria-describedby="tip-sym-{symbol_id}-text">{mathml}</mrow>')
+
+    def definition(self, text: str) -> Markup:
+        """A definition's Markdown as HTML, its terms as plain words (no popovers inside popovers)."""
+        plain = PageRefs(self.glossary, self.glossary_url, self.diagrams_dir, tracked=False)
+        return render_inline(text, plain)
+
+    def tips(self) -> list[Tip]:
+        """One popover per term and symbol this page uses, in order of first use."""
+        tips = [
+            Tip(f"tip-term-{term_id}", escape(self.glossary.terms[term_id]["term"]),
+                self.definition(self.glossary.terms[term_id]["short"]), f"{self.glossary_url}#{term_id}")
+            for term_id in self.term_uses
+        ]
+        tips += [
+            Tip(f"tip-sym-{symbol_id}", Markup(self.symbol_label(symbol_id)),
+                self.definition(self.glossary.symbols[symbol_id]["short"]),
+                f"{self.glossary_url}#symbol-{symbol_id}")
+            for symbol_id in self.symbol_uses
+        ]
+        return tips
+
+    def symbol_label(self, symbol_id: str) -> str:
+        """A symbol as MathML on its own: from LaTeX (``\\hat{y}``) or plain text (``SE``, ``p``)."""
+        written = self.glossary.symbol(symbol_id)["symbol"]
+        if re.search(r"[\\^_{]", written):
+            return to_mathml(written)
+        return f'<math xmlns="http://www.w3.org/1998/Math/MathML"><mi>{escape(written)}</mi></math>'
+
+    def math(self, latex: str, display: bool) -> str:
+        try:
+            return to_mathml(latex, display=display, wrap_symbol=self.symbol_markup)
+        except MathSyntaxError as error:
+            raise ContentError(f"section {self.section_id!r}: {error}") from None
+
+
+# -- Python snippets -------------------------------------------------------------------------
+RESULT_LINE = re.compile(r"^(?P<expression>.*?\S)\s+# → (?P<result>.*)$")
+_PYTHON_FENCE = re.compile(r"^```[ ]*python[ ]*\n(?P<code>.*?)\n```[ ]*$", re.M | re.S)
+
+
+def split_result(line: str) -> tuple[str, str] | None:
+    """``(expression, shown repr)`` for a line ``expression  # → repr``, else None."""
+    match = RESULT_LINE.match(line)
+    return (match.group("expression"), match.group("result").strip()) if match else None
+
+
+def _snippet_html(code: str) -> str:
+    lines = []
+    for line in code.split("\n"):
+        if split_result(line):
+            marker = line.rindex("# → ")
+            lines.append(f'{escape(line[:marker])}<span class="snippet-result">{escape(line[marker:])}</span>')
+        elif line.lstrip().startswith("#"):
+            lines.append(f'<span class="snippet-comment">{escape(line)}</span>')
+        else:
+            lines.append(escape(line))
+    body = "\n".join(lines)
+    return (f'<div class="snippet"><p class="snippet-label">Python</p>'
+            f'<pre tabindex="0"><code class="language-python">{body}</code></pre></div>')
+
+
+class SnippetPreprocessor(Preprocessor):
+    """Take fenced python blocks before Markdown sees them; record each one for the tests."""
+
+    def __init__(self, md: markdown.Markdown, refs: PageRefs):
+        super().__init__(md)
+        self.refs = refs
+
+    def run(self, lines: list[str]) -> list[str]:
+        def replace(match: re.Match) -> str:
+            code = match.group("code")
+            self.refs.snippets.append(Snippet(self.refs.section_id, code))
+            return "\n\n" + self.md.htmlStash.store(_snippet_html(code)) + "\n\n"
+
+        return _PYTHON_FENCE.sub(replace, "\n".join(lines)).split("\n")
+
+
+# -- math ------------------------------------------------------------------------------------
+class DisplayMathPreprocessor(Preprocessor):
+    """``$$ … $$`` on lines of their own becomes a numbered, captioned MathML block."""
+
+    def __init__(self, md: markdown.Markdown, refs: PageRefs):
+        super().__init__(md)
+        self.refs = refs
+
+    def run(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        collecting: list[str] | None = None
+        for line in lines:
+            stripped = line.strip()
+            if collecting is None and stripped.startswith("$$"):
+                collecting = []
+                stripped = stripped[2:]
+                if stripped.endswith("$$"):
+                    out.extend(self._block(stripped[:-2]))
+                    collecting = None
+                else:
+                    collecting.append(stripped)
+            elif collecting is not None:
+                if stripped.endswith("$$"):
+                    collecting.append(stripped[:-2])
+                    out.extend(self._block(" ".join(collecting)))
+                    collecting = None
+                else:
+                    collecting.append(stripped)
+            else:
+                out.append(line)
+        if collecting is not None:
+            raise ContentError(f"section {self.refs.section_id!r}: a $$ equation is never closed")
+        return out
+
+    def _block(self, latex: str) -> list[str]:
+        refs = self.refs
+        before = {key: len(value) for key, value in refs.symbol_uses.items()}
+        mathml = refs.math(latex.strip(), display=True)
+        refs.equation_count += 1
+        used = [key for key, value in refs.symbol_uses.items() if len(value) > before.get(key, 0)]
+        html = f'<div class="equation" id="eq-{refs.equation_count}">{mathml}{self._symbol_key(used)}</div>'
+        return ["", self.md.htmlStash.store(html), ""]
+
+    def _symbol_key(self, symbol_ids: list[str]) -> str:
+        """A collapsed list of the equation's symbols: their meaning without JavaScript or a mouse."""
+        if not symbol_ids:
+            return ""
+        items = "".join(
+            f'<dt>{self.refs.symbol_label(s)}</dt>'
+            f'<dd>{self.refs.definition(self.refs.glossary.symbols[s]["short"])} '
+            f'<a href="{self.refs.glossary_url}#symbol-{s}">Glossary entry</a></dd>'
+            for s in symbol_ids
+        )
+        return (f'<details class="symbol-key"><summary>What the symbols mean</summary>'
+                f'<dl>{items}</dl></details>')
+
+
+class InlineMathProcessor(InlineProcessor):
+    """``\\( … \\)`` inside a paragraph becomes inline MathML."""
+
+    def __init__(self, md: markdown.Markdown, refs: PageRefs):
+        super().__init__(r"\\\((?P<latex>.+?)\\\)", md)
+        self.refs = refs
+
+    def handleMatch(self, m: re.Match, data: str):
+        # The wrapper scrolls sideways if an inline equation is wider than a narrow screen.
+        mathml = self.refs.math(m.group("latex").strip(), display=False)
+        return self.md.htmlStash.store(f'<span class="math-inline">{mathml}</span>'), m.start(0), m.end(0)
+
+
+# -- glossary terms --------------------------------------------------------------------------
+class TermProcessor(InlineProcessor):
+    """``[[term-id]]`` or ``[[term-id|shown text]]``."""
+
+    def __init__(self, md: markdown.Markdown, refs: PageRefs):
+        super().__init__(r"\[\[(?P<id>[A-Za-z0-9_-]+)(?:\|(?P<shown>[^\]|]+))?\]\]", md)
+        self.refs = refs
+
+    def handleMatch(self, m: re.Match, data: str):
+        return self.refs.term_element(m.group("id"), m.group("shown")), m.start(0), m.end(0)
+
+
+# -- diagrams and widgets --------------------------------------------------------------------
+class EmbedProcessor(BlockProcessor):
+    """``[[diagram name]]`` (with its ``Figure:`` caption) and ``[[widget name]]`` blocks."""
+
+    PATTERN = re.compile(r"^\[\[(?P<kind>diagram|widget) (?P<name>[a-z0-9-]+)\]\]$")
+
+    def __init__(self, parser, refs: PageRefs):
+        super().__init__(parser)
+        self.refs = refs
+
+    def test(self, parent, block: str) -> bool:
+        return bool(self.PATTERN.match(block.strip()))
+
+    def run(self, parent, blocks: list[str]) -> None:
+        match = self.PATTERN.match(blocks.pop(0).strip())
+        kind, name = match.group("kind"), match.group("name")
+        if kind == "widget":
+            if name not in self.refs.widgets:
+                raise ContentError(f"section {self.refs.section_id!r}: no widget {name!r} in the paper's widget list "
+                                   f"(paper.toml widgets = {sorted(self.refs.widgets)})")
+            slot = etree.SubElement(parent, "div", {"class": "widget-wrap"})
+            slot.text = self.parser.md.htmlStash.store(widget_slot(name))
+            return
+        figure = etree.SubElement(parent, "figure", {"class": "diagram", "id": f"fig-{name}"})
+        art = etree.SubElement(figure, "div", {"class": "diagram-art"})
+        art.text = self.parser.md.htmlStash.store(self._svg(name))
+        if blocks and blocks[0].startswith("Figure:"):
+            caption = etree.SubElement(figure, "figcaption")
+            label = etree.SubElement(caption, "span", {"class": "step-label"})
+            label.text = "Figure:"
+            label.tail = blocks.pop(0)[len("Figure:"):]
+
+    def _svg(self, name: str) -> str:
+        path = self.refs.diagrams_dir / f"{name}.svg"
+        if not path.is_file():
+            raise ContentError(f"section {self.refs.section_id!r}: no diagram {path}")
+        svg = path.read_text(encoding="utf-8")
+        svg = re.sub(r"^\s*<\?xml[^>]*\?>\s*", "", svg)
+        if "<title" not in svg:
+            raise ContentError(f"diagram {path} needs a <title> (its text alternative)")
+        if not re.search(r"<svg[^>]*\srole=", svg):
+            svg = svg.replace("<svg", '<svg role="img"', 1)
+        return svg
+
+
+# -- paragraph steps, margin notes and ladder headings ----------------------------------------
+# Paragraph openings that mark a step of the ladder; the label keeps any "(illustrative)".
+STEP_LABEL = re.compile(r"^(?P<label>In words:|With the numbers[^:]{0,40}:|Reading it:|Try it:)")
+STEP_CLASSES = {"In words": "in-words", "With the numbers": "with-numbers", "Reading it": "reading-it",
+                "Try it": "try-it"}
+LADDER_RUNGS = ("Everyday picture", "Tiny example", "Diagram", "Reading it", "The math",
+                "In Python", "Why it matters")
+
+
+def slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+class StepTreeprocessor(Treeprocessor):
+    """Label step paragraphs, turn ``Note:`` into margin notes, mark ladder headings."""
+
+    def __init__(self, md: markdown.Markdown, refs: PageRefs):
+        super().__init__(md)
+        self.refs = refs
+
+    def run(self, root: etree.Element) -> None:
+        for element in root.iter():
+            if element.tag == "p" and element.text:
+                self._paragraph(element)
+            elif element.tag == "h3":
+                self._heading(element)
+
+    def _paragraph(self, p: etree.Element) -> None:
+        text = p.text
+        if text.startswith("Note:"):
+            p.tag = "aside"
+            p.set("class", "margin-note")
+            p.set("role", "note")
+            self._label(p, "Note:")
+            return
+        match = STEP_LABEL.match(text)
+        if match:
+            label = match.group("label")
+            css = next(css for opening, css in STEP_CLASSES.items() if label.startswith(opening))
+            p.set("class", f"step {css}")
+            self._label(p, label)
+
+    @staticmethod
+    def _label(p: etree.Element, label: str) -> None:
+        span = etree.Element("span", {"class": "step-label"})
+        span.text = label
+        span.tail = p.text[len(label):]
+        p.text = ""
+        p.insert(0, span)
+
+    def _heading(self, h3: etree.Element) -> None:
+        title = "".join(h3.itertext())
+        h3.set("id", self.refs.unique_id(f"{self.refs.section_id}--{slugify(title)}"))
+        for rung in LADDER_RUNGS:
+            if title.startswith(rung):
+                h3.set("class", f"rung rung-{slugify(rung)}")
+
+
+class AnnotationExtension(Extension):
+    """Register every piece above, bound to one page's :class:`PageRefs`."""
+
+    def __init__(self, refs: PageRefs):
+        super().__init__()
+        self.refs = refs
+
+    def extendMarkdown(self, md: markdown.Markdown) -> None:
+        refs = self.refs
+        # Snippets before fenced_code (25) claims them; display math after, so code stays code.
+        md.preprocessors.register(SnippetPreprocessor(md, refs), "python_snippets", 27)
+        md.preprocessors.register(DisplayMathPreprocessor(md, refs), "display_math", 24)
+        # Inline math above backslash escapes (180) so \( \) and _ inside math stay LaTeX;
+        # code spans (190) still win, so `\(` in backticks is shown literally.
+        md.inlinePatterns.register(InlineMathProcessor(md, refs), "inline_math", 186)
+        md.inlinePatterns.register(TermProcessor(md, refs), "glossary_term", 175)
+        md.parser.blockprocessors.register(EmbedProcessor(md.parser, refs), "embeds", 75)
+        # After inline processing (20), so labels see the final text.
+        md.treeprocessors.register(StepTreeprocessor(md, refs), "steps", 15)
+
+
+def render_markdown(text: str, refs: PageRefs) -> Markup:
+    """Render one section's Markdown body to HTML, recording its uses in ``refs``."""
+    md = markdown.Markdown(
+        extensions=[AnnotationExtension(refs), "fenced_code", "tables", "sane_lists", "smarty"],
+        output_format="html",
+    )
+    return Markup(md.convert(text))
+
+
+_SLOT = re.compile(r"<!--widget:(?P<name>[a-z0-9-]+)-->")
+
+
+def widget_slot(name: str) -> str:
+    """The marker a ``[[widget name]]`` line leaves in rendered HTML."""
+    return f"<!--widget:{name}-->"
+
+
+def fill_widget_slots(html: str, render) -> Markup:
+    """Replace every widget marker in ``html`` with ``render(name)`` (the widget's HTML now)."""
+    return Markup(_SLOT.sub(lambda m: str(render(m.group("name"))), str(html)))
+
+
+def render_inline(text: str, refs: PageRefs) -> Markup:
+    """Render a one-paragraph definition without its <p> wrapper."""
+    html = str(render_markdown(text, refs)).strip()
+    if html.startswith("<p>") and html.endswith("</p>") and html.count("<p>") == 1:
+        html = html[3:-4]
+    return Markup(html)

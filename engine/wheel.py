@@ -1,0 +1,104 @@
+"""Build the Python the browser runs into one pure-Python wheel, in memory, with the standard library only.
+
+The wheel holds the math core (explainers/), the widget kit (widgetkit/) and each paper's package
+except its server/ folder (its widget modules and the data they use): everything a widget's view
+needs, so the reader's browser runs the very source the server runs. It is built when the app starts (no manual step to forget) and is byte-for-byte
+reproducible: files are sorted and stamped with a fixed date, so the same source gives the same
+digest, which the wheel's URL carries for safe long-term caching. A pure wheel needs no
+pyodide-build (which would download a cross-build environment); Pyodide unpacks it as it is.
+
+    python -m engine.wheel OUT_DIR     # write the wheel to a folder (tests, bench)
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import re
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import REPO_ROOT, default_config
+from .papers import Paper, load_papers
+
+NAME = "browser_python"
+VERSIONED_BY = REPO_ROOT / "explainers"  # the wheel carries the math core's version
+# 1980-01-01, the earliest date a zip entry can hold: fixed so rebuilding changes no byte.
+_FIXED_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+@dataclass(frozen=True)
+class Wheel:
+    filename: str
+    data: bytes
+
+    @property
+    def digest(self) -> str:
+        """A short content hash, for cache-busting URLs."""
+        return hashlib.sha256(self.data).hexdigest()[:16]
+
+
+def _version(package_dir: Path) -> str:
+    match = re.search(r'^__version__ = "([^"]+)"', (package_dir / "__init__.py").read_text(), re.MULTILINE)
+    if not match:
+        raise RuntimeError(f"{package_dir / '__init__.py'} must set __version__")
+    return match.group(1)
+
+
+def _record_line(path: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{path},sha256={digest},{len(data)}"
+
+
+def _python_files(root: Path, under: str, skip: str | None = None) -> list[tuple[str, bytes]]:
+    """Every .py file below ``root``, as (path inside the wheel, bytes), sorted."""
+    return [
+        (f"{under}/{path.relative_to(root).as_posix()}", path.read_bytes())
+        for path in sorted(root.rglob("*.py"))
+        if "__pycache__" not in path.parts and (skip is None or path.relative_to(root).parts[0] != skip)
+    ]
+
+
+def build_wheel(papers: dict[str, Paper]) -> Wheel:
+    """Zip the browser's packages with the dist-info metadata a wheel needs (METADATA, WHEEL, RECORD)."""
+    version = _version(VERSIONED_BY)
+    dist_info = f"{NAME}-{version}.dist-info"
+    files = _python_files(REPO_ROOT / "explainers", "explainers") + _python_files(REPO_ROOT / "widgetkit", "widgetkit")
+    files.append(("papers/__init__.py", (REPO_ROOT / "papers" / "__init__.py").read_bytes()))
+    for paper in papers.values():
+        files += _python_files(paper.folder, f"papers/{paper.folder.name}", skip="server")
+    files.append((f"{dist_info}/METADATA", (
+        f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n"
+        "Summary: The math core, the widget kit and the papers' widgets, standard library only.\n"
+        "Requires-Python: >=3.11\n"
+    ).encode()))
+    files.append((f"{dist_info}/WHEEL", (
+        "Wheel-Version: 1.0\nGenerator: engine.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    ).encode()))
+    record = "\n".join(_record_line(path, data) for path, data in files) + f"\n{dist_info}/RECORD,,\n"
+    files.append((f"{dist_info}/RECORD", record.encode()))
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for path, data in files:
+            info = zipfile.ZipInfo(path, date_time=_FIXED_DATE)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data)
+    return Wheel(f"{NAME}-{version}-py3-none-any.whl", buffer.getvalue())
+
+
+def main(argv: list[str]) -> None:
+    if len(argv) != 1:
+        sys.exit("usage: python -m engine.wheel OUT_DIR")
+    wheel = build_wheel(load_papers(default_config()["PAPERS_DIR"]))
+    out = Path(argv[0])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / wheel.filename).write_bytes(wheel.data)
+    print(out / wheel.filename)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

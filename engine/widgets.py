@@ -1,0 +1,297 @@
+"""Interactive widgets, for every paper: rendered fully on the server, then driven in the browser.
+
+A widget's numbers, sentences and SVG scene come from its module's view (``widgetkit.run_view``),
+the same function the browser's Pyodide worker runs, so this blueprint only gathers the data the
+view declares (from the paper's server hooks), renders the paper's template for it, and serves:
+
+    /<paper>/widgets/                  the paper's widgets, with their embed snippets (for teachers)
+    /<paper>/widgets/<name>?<state>    one widget on a page of its own
+    /embed/<paper>/<name>?<state>      the widget alone, for an <iframe> on any site
+    /embed/<name>?<state>              an older embed address: redirects to the first paper with that widget
+    /oembed?url=<widget URL>           oEmbed (type "rich") for those URLs
+    /api/widgets/<paper>/<name>?<state>  the widget's view as JSON (widgets drawn by the server use it)
+    /<paper>/assets/<file>             a widget's own script or style sheet, from the paper's widgets/ folder
+
+A live widget (it shows the server's changing state) is drawn by its paper's ``live_widget`` hook
+each time a page holding it is served, never from a cached copy: cached pages keep a marker in its
+place (see ``caching.cached_page``).
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+from flask import (
+    Blueprint, Flask, abort, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for,
+)
+from markupsafe import Markup
+from werkzeug.datastructures import MultiDict
+
+from widgetkit import Widget, run_view
+
+from .caching import ONE_YEAR, cached_page, static_version
+from .markdown_ext import fill_widget_slots
+from .papers import Paper
+
+bp = Blueprint("widgets", __name__)
+
+ASSET_TYPES = {".js": "text/javascript", ".css": "text/css"}
+_LIVE = re.compile(r"<!--live-widget:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)/(?P<mode>inline|page|embed)-->")
+
+
+def papers() -> dict[str, Paper]:
+    return current_app.extensions["papers"]
+
+
+def paper_of(slug: str) -> Paper:
+    paper = papers().get(slug)
+    if paper is None:
+        abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
+    return paper
+
+
+def widget_of(paper: Paper, name: str) -> Widget:
+    widget = paper.widgets.get(name)
+    if widget is None:
+        abort(404, description=f"There is no widget called “{name}”. The list of widgets is at /{paper.slug}/widgets/.")
+    return widget
+
+
+def paper_context(paper: Paper) -> dict:
+    """The data the paper's widgets may declare (its server hook's ``widget_context``), made once per app."""
+    made = current_app.extensions["widget_contexts"]
+    if paper.slug not in made:
+        hook = getattr(paper.server, "widget_context", None)
+        made[paper.slug] = hook(current_app) if hook else {}
+    return made[paper.slug]
+
+
+def context_for(paper: Paper, widget: Widget) -> dict:
+    """Only the keys this widget declares."""
+    context = paper_context(paper)
+    return {key: context[key] for key in (*widget.needs, *widget.accepts) if key in context}
+
+
+def raw_state(args) -> dict:
+    """Query arguments as a view wants them: a repeated name becomes one comma list."""
+    return {key: ",".join(args.getlist(key)) for key in args}
+
+
+def view_of(paper: Paper, widget: Widget, raw: dict) -> dict:
+    """The widget's view for raw settings (never raises for bad settings)."""
+    return run_view(widget, raw, context_for(paper, widget))
+
+
+def asset_url(paper: Paper, filename: str) -> str:
+    """A widget file's URL, with a content hash so it can be cached for a year."""
+    path = paper.folder / "widgets" / filename
+    return url_for("widgets.asset", slug=paper.slug, filename=filename, v=static_version(path))
+
+
+def paper_asset(slug: str, filename: str) -> str:
+    """``asset_url`` for templates: {{ paper_asset("<paper>", "<widget>.js") }}."""
+    return asset_url(papers()[slug], filename)
+
+
+def iframe_snippet(src: str, title: str, width: str, height: int) -> Markup:
+    """The <iframe> a teacher pastes (one template, which the page's script also fills in)."""
+    return Markup(render_template("widgets/_iframe.html", src=src, title=title, width=width, height=height).strip())
+
+
+def share_links(paper: Paper, widget: Widget, query: str, width: str = "100%", height: int | None = None) -> dict:
+    """The plain link and the <iframe> snippet that reproduce the widget in its current state."""
+    suffix = f"?{query}" if query else ""
+    page = url_for("widgets.page", slug=paper.slug, name=widget.name, _external=True) + suffix
+    embed = url_for("widgets.embed", slug=paper.slug, name=widget.name, _external=True) + suffix
+    # Without the ?v= cache-busting version: a teacher's copy must keep working as the file changes.
+    script = url_for("static", filename="js/embed-resize.js", _external=True).split("?")[0]
+    return {
+        "page": page, "embed": embed,
+        # Plain text (escaped where a page shows it), and the same snippet with "{src}" for the page's script.
+        "iframe": str(iframe_snippet(embed, widget.title, width, height or widget.height)),
+        "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height)),
+        "script": f'<script src="{script}" async></script>',
+    }
+
+
+def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
+    """The widget's HTML: ``mode`` is "inline" (inside the paper), "page" or "embed"."""
+    if widget.driver == "live":
+        return Markup(f"<!--live-widget:{paper.slug}/{widget.name}/{mode}-->")
+    context = context_for(paper, widget)
+    view = run_view(widget, raw, context)
+    return Markup(render_template(
+        paper.template(f"widgets/{widget.name}.html"), widget=widget, view=view, mode=mode, paper=paper,
+        params={p["name"]: p for p in widget.param_dicts(context)},
+        context=context if widget.driver == "worker" else None,
+        share=share_links(paper, widget, view["query"]),
+        action=url_for("widgets.page", slug=paper.slug, name=widget.name),
+        script=asset_url(paper, f"{widget.name}.js") if widget.script else None,
+    ))
+
+
+def render_live(paper: Paper, widget: Widget, mode: str) -> Markup:
+    """A live widget as it is now, from its paper's ``live_widget`` hook."""
+    variables = paper.server.live_widget(widget, mode)
+    return Markup(render_template(
+        paper.template(f"widgets/{widget.name}.html"), widget=widget, mode=mode, paper=paper,
+        script=asset_url(paper, f"{widget.name}.js") if widget.script else None, **variables,
+    ))
+
+
+def fill_slots(paper: Paper, html: Markup) -> Markup:
+    """A rendered section with each ``[[widget name]]`` slot filled (default state, inline)."""
+    return fill_widget_slots(html, lambda name: render_widget(paper, paper.widgets[name], {}, "inline"))
+
+
+def fill_live(body: str) -> str:
+    """Replace live-widget markers in a served page with the widgets as they are now."""
+    def live(match: re.Match) -> str:
+        paper = papers()[match.group("slug")]
+        return str(render_live(paper, paper.widgets[match.group("name")], match.group("mode")))
+
+    return _LIVE.sub(live, body)
+
+
+def _page_template(paper: Paper, widget: Widget, mode: str, html: Markup):
+    if mode == "embed":
+        return render_template("embed.html", widget=widget, html=html, paper=paper)
+    oembed = url_for("widgets.oembed", url=request.url, format="json", _external=True)
+    return render_template("widgets/page.html", widget=widget, html=html, oembed=oembed, paper=paper)
+
+
+def _widget_page(slug: str, name: str, mode: str):
+    paper = paper_of(slug)
+    widget = widget_of(paper, name)
+    return _page_template(paper, widget, mode, render_widget(paper, widget, raw_state(request.args), mode))
+
+
+@bp.get("/<slug>/widgets/")
+@cached_page
+def gallery(slug: str):
+    paper = paper_of(slug)
+    widgets = [(w, share_links(paper, w, "")) for w in paper.widgets.values()]
+    return render_template("widgets/gallery.html", widgets=widgets, paper=paper)
+
+
+@bp.get("/<slug>/widgets/<name>")
+@cached_page
+def page(slug: str, name: str):
+    return _widget_page(slug, name, "page")
+
+
+@bp.get("/embed/<slug>/<name>")
+@cached_page
+def embed(slug: str, name: str):
+    return _widget_page(slug, name, "embed")
+
+
+@bp.get("/embed/<name>")
+def embed_by_name(name: str):
+    """Embed addresses from before papers had their own (/embed/<name>): teachers have pasted them."""
+    for paper in papers().values():
+        if name in paper.widgets:
+            query = request.query_string.decode("latin-1")
+            target = url_for("widgets.embed", slug=paper.slug, name=name) + (f"?{query}" if query else "")
+            return redirect(target, 301)
+    abort(404, description=f"There is no widget called “{name}”. The papers' widget lists are linked from the home page.")
+
+
+@bp.get("/<slug>/assets/<filename>")
+def asset(slug: str, filename: str):
+    paper = paper_of(slug)
+    kind = ASSET_TYPES.get(Path(filename).suffix)
+    folder = paper.folder / "widgets"
+    if kind is None or "/" in filename or not (folder / filename).is_file():
+        abort(404, description=f"No widget file {filename} in {slug}.")
+    response = send_from_directory(folder, filename, mimetype=kind)
+    response.cache_control.no_cache = False
+    response.cache_control.public = True
+    if request.args.get("v") == static_version(folder / filename):  # this URL's bytes never change
+        response.cache_control.max_age = ONE_YEAR
+        response.cache_control.immutable = True
+    else:
+        response.cache_control.max_age = 300
+    return response
+
+
+@bp.get("/api/widgets/<slug>/<name>")
+def view_json(slug: str, name: str):
+    paper = paper_of(slug)
+    widget = widget_of(paper, name)
+    if widget.driver == "live":
+        abort(404, description=f"{name} shows the server's state and is not drawn by this API.")
+    view = view_of(paper, widget, raw_state(request.args))
+    fragments = {key: render_template(paper.template(f"widgets/{template}"), view=view, widget=widget, paper=paper)
+                 for key, template in widget.fragments.items()}
+    return jsonify({**view, "fragments": fragments} if fragments else view)
+
+
+def _slug_and_name(path: str) -> tuple[str, str] | None:
+    """(paper, widget) of /<paper>/widgets/<name>, /embed/<paper>/<name> or the older /embed/<name>."""
+    segments = path.strip("/").split("/")
+    if len(segments) == 3 and segments[1] == "widgets":
+        return segments[0], segments[2]
+    if len(segments) == 3 and segments[0] == "embed":
+        return segments[1], segments[2]
+    if len(segments) == 2 and segments[0] == "embed":
+        return next(((slug, segments[1]) for slug, p in papers().items() if segments[1] in p.widgets), None)
+    return None
+
+
+def _example_url() -> str:
+    """A real widget page of this site, for error messages."""
+    for paper in papers().values():
+        for name in paper.widgets:
+            return url_for("widgets.page", slug=paper.slug, name=name, _external=True)
+    return request.host_url
+
+
+def _widget_from_url(url: str) -> tuple[Paper, Widget, str]:
+    """The widget a page or embed URL of this site shows, and the URL's query."""
+    parts = urlsplit(url)
+    example = _example_url()
+    if parts.scheme not in ("http", "https") or parts.netloc != urlsplit(request.host_url).netloc:
+        abort(404, description=f"url must be a widget page of this site, e.g. {example}")
+    found = _slug_and_name(parts.path)
+    paper = papers().get(found[0]) if found else None
+    if paper is None or found[1] not in paper.widgets:
+        abort(404, description=f"{parts.path} is not a widget URL; widget URLs look like {example}.")
+    return paper, paper.widgets[found[1]], parts.query
+
+
+def _pixels(key: str, largest: int) -> int:
+    raw = request.args.get(key)
+    if raw is None:
+        return largest
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        abort(400, description=f"{key} must be a positive whole number of pixels, got {raw[:20]!r}")
+    return min(largest, int(raw))
+
+
+@bp.get("/oembed")
+def oembed():
+    """oEmbed 1.0 for widget URLs: {"type": "rich", "html": "<iframe …>"}; JSON only."""
+    url = request.args.get("url", "")
+    if not url:
+        abort(400, description="url is required: the address of a widget page, e.g. /oembed?url=…&format=json")
+    if request.args.get("format", "json") != "json":
+        abort(400, description="format must be json (the only oEmbed format offered here)")
+    paper, widget, query = _widget_from_url(url)
+    clean = "" if widget.driver == "live" else view_of(paper, widget, raw_state(MultiDict(parse_qsl(query))))["query"]
+    width, height = _pixels("maxwidth", 640), _pixels("maxheight", widget.height)
+    html = share_links(paper, widget, clean, width=str(width), height=height)["iframe"]
+    return jsonify(
+        version="1.0", type="rich", title=widget.title, provider_name="Annotated papers",
+        provider_url=request.host_url, html=html, width=width, height=height, cache_age=86400,
+    )
+
+
+def init_app(app: Flask) -> None:
+    for paper in app.extensions["papers"].values():
+        app.extensions["caching"].index(paper.folder / "widgets", tuple(ASSET_TYPES))
+    app.extensions["widget_contexts"] = {}
+    app.extensions["caching"].finishers.append(fill_live)
+    app.jinja_env.globals["paper_asset"] = paper_asset
+    app.register_blueprint(bp)

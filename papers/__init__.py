@@ -1,0 +1,1 @@
+"""The documents the engine serves, one folder (one Python package) each; see README.md here."""

@@ -1,0 +1,98 @@
+"""The MMLU paper's server side: its dataset, its widgets' data, live scoring of its questions, its commands.
+
+The engine calls these hooks (see engine/papers.py): ``init_app`` (the dataset and the routes in
+run.py), ``widget_context`` (subject and group sizes for the widgets), ``live_widget`` (the live
+scoring widget as the model is now), ``math_examples`` (worked examples for /math-core);
+``COMMANDS`` are ``python -m engine mmlu <command>``; ``UNAVAILABLE`` errors become 503s.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask, current_app
+
+from ..dataset import DataMissing, MMLUData
+from ..figures import paper_figures
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
+UNAVAILABLE = (DataMissing,)
+COMMANDS = {
+    "download": ("download", "fetch the official MMLU release into MMLU_DATA_DIR"),
+    "evaluate": ("evaluate", "score real MMLU questions with the live-scoring model; write JSONL"),
+}
+
+
+def data_dir(config) -> Path:
+    """Where the real MMLU CSVs live (dev/, val/, test/, subjects.csv): MMLU_DATA_DIR. Read-only."""
+    return Path(config.get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
+
+
+def dataset() -> MMLUData:
+    return current_app.extensions["mmlu_data"]
+
+
+def init_app(app: Flask, paper) -> None:
+    import livescoring
+
+    from . import run
+
+    app.config["MMLU_DATA_DIR"] = data_dir(app.config)
+    app.extensions["mmlu_data"] = MMLUData(app.config["MMLU_DATA_DIR"])
+    livescoring.init_app(app)
+    app.register_blueprint(run.bp)
+
+
+def widget_context(app: Flask) -> dict:
+    """What the widgets may declare: subjects with their test sizes, sizes by subject and by group,
+    and (for widgets drawn by the server) the dataset itself."""
+    data = app.extensions["mmlu_data"]
+    subjects = data.subjects
+    return {
+        "subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in subjects.items()},
+        "subject_sizes": {name: s.sizes["test"] for name, s in subjects.items()},
+        "group_sizes": data.group_sizes("test"),
+        "dataset": data,
+    }
+
+
+def live_widget(widget, mode: str) -> dict:
+    """Template variables for the live-scoring widget, as the model is now."""
+    from .form import context, default_values
+
+    return {"ls": context(default_values(dataset()))}
+
+
+def math_examples() -> list[tuple[str, dict, str]]:
+    """The page's worked examples as (function, keyword arguments, where it comes from); paper
+    numbers come from figures.py, so they are written once."""
+    figures = paper_figures()
+    examples = figures["examples"]
+    calibration = {"confidences": examples["calibration"]["confidences"], "correct": examples["calibration"]["correct"]}
+    gpt3 = figures["table_1"]["rows"][0]
+    return [
+        ("standard_error", {"p": 0.25, "n": 100}, "§3: a guesser on a 100-question subject"),
+        ("chance_band", {"n": 100}, "§3: where 95 % of guessing runs land"),
+        ("chance_band", {"n": 100, "method": "exact"}, "the same band from the binomial distribution itself"),
+        ("margin_of_error", {"p": gpt3["average"] / 100, "n": figures["splits"]["test"]},
+         "§3: GPT-3's 43.9 % on the whole test"),
+        ("confidence_interval", {"p": 0.3, "n": 100}, "the chance explorer's starting point"),
+        ("confidence_interval", {"p": 0.3, "n": 100, "method": "wilson"}, "the same, Wilson interval"),
+        ("is_distinguishable_from_chance", {"score": 0.3, "n": 1000}, "the explorer with 1,000 questions"),
+        ("predict", {"letter_probs": examples["letter_probs"]}, "§4.1: Figure 1's letter probabilities"),
+        ("accuracy", {"predictions": ["B", "C", "A", "D", "B"], "keys": ["B", "A", "A", "D", "C"]},
+         "§4.1: five questions"),
+        ("weighted_accuracy", dict(examples["groups"]), "§4.1: question-weighted average"),
+        ("plain_mean", {"values": [gpt3[k] for k in ("humanities", "social_sciences", "stem", "other")]},
+         "Table 1: GPT-3 X-Large's four groups"),
+        ("average_confidence", {"confidences": calibration["confidences"]}, "§4.2: the ten-answer example"),
+        ("calibration_gap", calibration, "§4.2: claimed minus delivered"),
+        ("rms_calibration_error", {**calibration, "bins": 2}, "§4.2: two confidence groups"),
+        ("margin_of_error", {"p": 0.85, "n": 14042}, "release gate: 85 % on 14,042 questions"),
+        ("gate_verdict", {"candidate": [1, 1, 0, 1, 0, 1, 1, 0], "baseline": [1, 0, 0, 1, 1, 0, 1, 0],
+                          "clusters": ["law", "law", "law", "math", "math", "math", "art", "art"]},
+         "release gate: eight questions, three subjects"),
+        ("expected_score", {"known": 0.5}, "a model that knows half the answers"),
+        ("simulate_contamination", {"accuracy": 0.45, "leaked_fraction": 0.1, "questions": 1000, "seed": 1},
+         "10 % of questions leaked"),
+    ]

@@ -1,0 +1,82 @@
+"""The "Run it yourself" form: read its fields, turn them into an API body, and build the template context.
+
+The same template serves the page (/mmlu/run), the widget inside the annotated paper, and the
+embeddable widget; without JavaScript the form posts to /mmlu/run and the server renders the result.
+"""
+from __future__ import annotations
+
+import random
+
+from flask import current_app, url_for
+
+from livescoring.scorer import METHODS
+
+from ..dataset import LETTERS, MMLUData
+from ..prompt import MAX_SHOTS
+from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS
+
+DEFAULT_SUBJECT = "astronomy"
+CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
+
+
+def default_values(data: MMLUData) -> dict:
+    subjects = data.subjects
+    subject = DEFAULT_SUBJECT if DEFAULT_SUBJECT in subjects else next(iter(subjects))
+    return {"subject": subject, "source": "real", "split": "test", "index": "0", "question": "",
+            "choices": ["", "", "", ""], "answer": "", "shots": "0", "method": "letter"}
+
+
+def values_from(source, data: MMLUData) -> dict:
+    """The form's values as typed (still unchecked); "random" picks a question index here."""
+    values = default_values(data)
+    for name in ("subject", "source", "split", "index", "question", "answer", "shots", "method"):
+        if name in source:
+            values[name] = source.get(name, "")
+    values["choices"] = [source.get(name, "") for name in CHOICE_FIELDS]
+    if source.get("action") == "random" and values["subject"] in data.subjects and values["split"] in QUESTION_SPLITS:
+        values["source"] = "real"
+        values["index"] = str(random.randrange(len(data.questions(values["subject"], values["split"]))))
+    return values
+
+
+def request_body(values: dict) -> dict:
+    """The /api/score body the form stands for."""
+    body = {"subject": values["subject"], "shots": values["shots"], "method": values["method"]}
+    if values["source"] == "own":
+        body.update(question=values["question"], choices=values["choices"], answer=values["answer"])
+    else:
+        body.update(split=values["split"], index=values["index"])
+    return body
+
+
+def _preview(values: dict, data: MMLUData):
+    """The real question the form points at, if it points at one."""
+    try:
+        return data.question(values["subject"], values["split"], int(values["index"]))
+    except (KeyError, ValueError, IndexError):
+        return None
+
+
+def context(values: dict, result: dict | None = None, failure=None) -> dict:
+    """Everything widgets/live-scoring.html needs."""
+    data = current_app.extensions["mmlu_data"]
+    service = current_app.extensions["scoring"]
+    question = _preview(values, data)
+    return {
+        "values": values,
+        "subjects": [(s.name, s.title) for s in data.subjects.values()],
+        "splits": QUESTION_SPLITS,
+        "split_size": len(data.questions(values["subject"], values["split"])) if question else None,
+        "preview": question,
+        "letters": LETTERS,
+        "choice_fields": CHOICE_FIELDS,
+        "max_shots": MAX_SHOTS,
+        "methods": METHODS,
+        "limits": {"question": MAX_QUESTION_CHARS, "choice": MAX_CHOICE_CHARS},
+        "result": result,
+        "failure": failure,
+        "status": service.status(),
+        "action": url_for("mmlu_live.page"),
+        "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load"),
+                "questions": url_for("mmlu_live.subjects")},
+    }

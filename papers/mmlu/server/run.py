@@ -1,0 +1,150 @@
+"""HTTP for live scoring of MMLU questions: the JSON API and the "Run it yourself" page.
+
+    POST /api/score                  score one question (JSON; see validation.score_arguments)
+    GET  /api/questions              the subjects, with their test and val sizes
+    GET  /api/questions/<subject>    ?split=test&index=N (one question), ?random=1, or
+                                     ?offset=0&limit=50 (a page of short previews)
+    GET  /mmlu/run                   the page; POST /mmlu/run runs the form without JavaScript
+                                     (with ?fragment=1 only the results panel comes back, always as a 200, for the script)
+"""
+from __future__ import annotations
+
+import random
+import time
+
+from flask import Blueprint, abort, jsonify, render_template, request
+
+from livescoring import service
+from livescoring.model import ModelUnavailable
+from livescoring.scorer import PromptTooLong
+from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
+
+from ..dataset import DataMissing
+from . import dataset as data
+from .validation import QUESTION_SPLITS, InvalidRequest, score_arguments
+
+bp = Blueprint("mmlu_live", __name__)
+
+PREVIEW_CHARS = 140
+MAX_PAGE = 100
+
+
+class ScoreFailed(Exception):
+    """A score request that ends in an error response: status, message, field, extra headers."""
+
+    def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None,
+                 state: str | None = None):
+        super().__init__(message)
+        self.status, self.message, self.field, self.headers, self.state = status, message, field, headers or {}, state
+
+
+def run_score(body) -> dict:
+    """Validate, queue, wait; return the result with split, index and timings, or raise ScoreFailed."""
+    started = time.perf_counter()
+    try:
+        arguments = score_arguments(body, data())
+    except InvalidRequest as error:
+        raise ScoreFailed(400, str(error), field=error.field) from None
+    except DataMissing as error:
+        raise ScoreFailed(503, str(error)) from None
+    split, index = arguments.pop("split"), arguments.pop("index")
+    try:
+        result = service().score(**arguments)
+    except PromptTooLong as error:
+        raise ScoreFailed(400, str(error), field="question") from None
+    except QueueFull as error:
+        raise ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)}) from None
+    except StillLoading as error:
+        raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}, state="loading") from None
+    except ModelUnavailable as error:
+        raise ScoreFailed(503, f"Live scoring is unavailable: {error}", state="failed") from None
+    except ScoringTimeout as error:
+        raise ScoreFailed(504, str(error)) from None
+    result.update(split=split, index=index, ms=round((time.perf_counter() - started) * 1000, 1))
+    return result
+
+
+@bp.post("/api/score")
+def score():
+    body = request.get_json(silent=True)
+    try:
+        result = run_score(body)
+    except ScoreFailed as failure:
+        payload = {"error": failure.message, "status": failure.status}
+        if failure.field:
+            payload["field"] = failure.field
+        if failure.state:
+            payload["state"] = failure.state
+        return jsonify(payload), failure.status, failure.headers
+    return jsonify(result)
+
+
+def _split_arg() -> str:
+    split = request.args.get("split", "test")
+    if split not in QUESTION_SPLITS:
+        abort(400, description=f"split must be one of {', '.join(QUESTION_SPLITS)}")
+    return split
+
+
+def _int_arg(name: str, default: int, low: int, high: int) -> int:
+    raw = request.args.get(name, str(default))
+    if not raw.isdigit() or not low <= int(raw) <= high:
+        abort(400, description=f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
+
+
+def question_json(question) -> dict:
+    return {"subject": question.subject, "split": question.split, "index": question.index,
+            "question": question.question, "choices": list(question.choices), "answer": question.answer}
+
+
+@bp.get("/api/questions")
+def subjects():
+    return jsonify(subjects=[
+        {"name": s.name, "title": s.title, "group": s.group, "test": s.sizes["test"], "val": s.sizes["val"]}
+        for s in data().subjects.values()
+    ])
+
+
+@bp.get("/api/questions/<subject>")
+def questions(subject: str):
+    if subject not in data().subjects:
+        abort(404, description=f"unknown subject {subject!r}; GET /api/questions lists them")
+    split = _split_arg()
+    rows = data().questions(subject, split)
+    if request.args.get("random") == "1":
+        return jsonify(question_json(random.choice(rows)))
+    if "index" in request.args:
+        return jsonify(question_json(rows[_int_arg("index", 0, 0, len(rows) - 1)]))
+    offset = _int_arg("offset", 0, 0, len(rows) - 1)
+    limit = _int_arg("limit", 50, 1, MAX_PAGE)
+    return jsonify(subject=subject, split=split, count=len(rows), offset=offset, items=[
+        {"index": q.index, "preview": q.question[:PREVIEW_CHARS] + ("…" if len(q.question) > PREVIEW_CHARS else "")}
+        for q in rows[offset:offset + limit]
+    ])
+
+
+# -- the page ----------------------------------------------------------------------------------
+@bp.route("/mmlu/run", methods=["GET", "POST"])
+def page():
+    from . import form
+
+    source = request.form if request.method == "POST" else request.args
+    values = form.values_from(source, data())
+    result = failure = None
+    status = 200
+    if request.method == "POST":
+        try:
+            if "subject" not in request.form:  # a bare POST (not our form) must not start the model
+                raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
+            result = run_score(form.request_body(values))
+        except ScoreFailed as error:
+            failure, status = error, error.status
+    context = form.context(values, result, failure)
+    headers = failure.headers if failure else {}
+    if request.args.get("fragment") == "1":
+        # The script's request: always 200, so a reader's typo is not a browser console error; the
+        # panel itself carries the real status, state and Retry-After as data attributes.
+        mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
+        return render_template("mmlu/widgets/live-scoring-results.html", ls=context, mode=mode)
+    return render_template("mmlu/server/run-page.html", ls=context), status, headers

@@ -1,0 +1,5 @@
+"""The MMLU paper's widgets: one module each (its ``WIDGET``), with its template and optional script.
+
+The list in ../paper.toml says which are shown and in what order. Standard library only: these
+modules also run in the reader's browser, in Pyodide.
+"""

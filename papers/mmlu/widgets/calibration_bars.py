@@ -1,0 +1,89 @@
+"""Calibration bars: what a model claimed (confidence) against how often it was right, per group."""
+from __future__ import annotations
+
+import math
+
+from explainers import calibration
+from widgetkit import Param, Widget
+from widgetkit.scene import Linear, figure, label, percent_axis_y, rect
+from widgetkit.words import plural, points
+
+from ..figures import paper_figures
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    example = paper_figures()["examples"]["calibration"]
+    return (
+        Param("conf", "Confidence of each answer", "numbers", tuple(example["confidences"]), 0.0, 1.0, 0.01),
+        Param("correct", "Whether each answer was right", "flags", tuple(example["correct"])),
+        Param("bins", "Number of confidence groups", "int", 2, 1, 10, 1),
+        Param("binning", "How groups are formed", "choice", "equal_count",
+              choices=(("equal_count", "equal numbers of answers"), ("fixed_width", "equal confidence ranges"))),
+    )
+
+
+def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
+    """Pair confidences with right/wrong marks, and fit the number of groups to the answers."""
+    conf, correct, bins = state["conf"], state["correct"], state["bins"]
+    messages = []
+    if len(conf) != len(correct):
+        used = min(len(conf), len(correct))
+        messages.append(f"There are {len(conf)} confidences and {len(correct)} right/wrong marks; the first {used} pairs are used.")
+        conf, correct = conf[:used], correct[:used]
+    if state["binning"] == "equal_count" and bins > len(conf):
+        messages.append(f"At most {len(conf)} groups fit {len(conf)} answers; using {len(conf)}.")
+        bins = len(conf)
+    return {**state, "conf": conf, "correct": correct, "bins": bins}, messages
+
+
+def view(state: dict, context: dict) -> dict:
+    conf, correct, bins, binning = state["conf"], state["correct"], state["bins"], state["binning"]
+    groups = calibration.calibration_bins(conf, correct, bins, binning)
+    average = calibration.average_confidence(conf)
+    acc = math.fsum(correct) / len(correct)
+    gap = calibration.calibration_gap(conf, correct)
+    rms = calibration.rms_calibration_error(conf, correct, bins, binning)
+
+    direction = "more" if average > acc else "less"
+    summary = [
+        f"{len(conf)} answers: average confidence {average:.2f}, accuracy {acc:.2f}; "
+        f"the model claims {points(abs(average - acc))} {direction} than it delivers (gap {gap:.2f}).",
+        f"RMS calibration error over {plural(len(groups), 'confidence group')}: {rms:.3f}.",
+    ] + [
+        f"Group {i + 1} ({plural(g['n'], 'answer')}): claimed {g['confidence']:.2f}, right {g['accuracy']:.2f}, "
+        f"gap {g['accuracy'] - g['confidence']:+.2f}."
+        for i, g in enumerate(groups)
+    ]
+
+    y = Linear((0, 1), (220, 20))
+    left, right = 56, 550
+    slot = (right - left) / len(groups)
+    bar = min(34, slot / 3)
+    marks = percent_axis_y(y, left, right)
+    for i, g in enumerate(groups):
+        centre = left + slot * (i + 0.5)
+        claimed_x, actual_x = centre - bar - 2, centre + 2
+        marks += [
+            rect(claimed_x, claimed_x + bar, y(0), y(g["confidence"]), "fig-bar-claimed",
+                 f"Group {i + 1}: claimed confidence {g['confidence']:.2f}"),
+            rect(actual_x, actual_x + bar, y(0), y(g["accuracy"]), "fig-bar-actual",
+                 f"Group {i + 1}: accuracy {g['accuracy']:.2f}"),
+        ]
+        if abs(g["confidence"] - g["accuracy"]) > 1e-9:
+            marks.append(rect(actual_x, actual_x + bar, y(g["accuracy"]), y(g["confidence"]), "fig-gap",
+                              f"Group {i + 1}: gap {g['accuracy'] - g['confidence']:+.2f}"))
+        marks.append(label(centre, 240, f"{g['confidence']:.2f} ({g['n']})", "fig-group-label"))
+    marks.append(label((left + right) / 2, 262, "average claimed confidence of each group (answers in it)", "fig-caption"))
+    return {
+        "summary": summary,
+        "figure": figure(560, 270, f"Claimed confidence and accuracy in {len(groups)} confidence groups", marks),
+        "numbers": {"average_confidence": average, "accuracy": acc, "gap": gap, "rms": rms, "groups": groups},
+    }
+
+
+WIDGET = Widget(
+    name="calibration-bars",
+    title="Calibration bars: claimed confidence against accuracy",
+    blurb="Each pair of bars is one confidence group: what the model claimed, and how often it was right.",
+    height=980, params=params, normalise=normalise, view=view, script=True,
+)

@@ -1,0 +1,92 @@
+"""Chance explorer: is a score on a subject of n questions above guessing?"""
+from __future__ import annotations
+
+from explainers import stats
+from widgetkit import Param, Widget
+from widgetkit.context import titled_sizes
+from widgetkit.intervals import BANDS, level_param
+from widgetkit.scene import Linear, figure, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.words import count, level_text, pct, points
+
+from ..figures import reference
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    subjects = context.get("subjects", {})
+    return (
+        Param("n", "Questions in the subject", "int", 100, 1, 20000, 1,
+              help="MMLU subjects have 100 to 1,534 test questions; the whole test has 14,042."),
+        Param("score", "Measured score", "number", 0.3, 0.0, 1.0, 0.005, percent=True),
+        Param("subject", "Take the number of questions from a subject", "choice", "",
+              choices=(("", "(none: set it yourself)"),) + tuple(
+                  (name, f"{info['title']} ({count(info['test'])})") for name, info in sorted(subjects.items()))),
+        Param("options", "Answer options per question", "choice", "4",
+              choices=(("4", "4 (MMLU)"), ("10", "10 (MMLU-Pro)"))),
+        level_param(),
+        Param("band", "Score band", "choice", "normal", choices=BANDS),
+        Param("guess", "Guessing range", "choice", "normal",
+              choices=(("normal", "normal approximation"), ("exact", "exact binomial"))),
+    )
+
+
+def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
+    """A chosen subject sets the number of questions from the data."""
+    if state["subject"]:
+        return {**state, "n": context["subjects"][state["subject"]]["test"]}, []
+    return state, []
+
+
+def view(state: dict, context: dict) -> dict:
+    subjects = context.get("subjects", {})
+    n, score = state["n"], state["score"]
+    options, level = int(state["options"]), float(state["level"])
+    low, high = stats.confidence_interval(score, n, level, state["band"])
+    guess_low, guess_high = stats.chance_band(n, options, level, state["guess"])
+    distinct = stats.is_distinguishable_from_chance(score, n, options, level, state["band"])
+    se = stats.standard_error(score, n)
+    chance, expert = 1 / options, reference("expert")
+
+    where = (f"on {subjects[state['subject']]['title']} ({count(n)} test questions)" if state["subject"]
+             else f"on {count(n)} questions")
+    verdict = (
+        f"The band leaves out the chance rate of {pct(chance, 0)}, so this score can be told apart from guessing."
+        if distinct else
+        f"The band covers the chance rate of {pct(chance, 0)}, so this score cannot be told apart from guessing."
+    )
+    summary = [
+        f"A score of {pct(score)} {where} has a {level_text(level)} band from {pct(low)} to {pct(high)} "
+        f"(standard error {points(se)}).",
+        verdict,
+        f"A pure guesser with {options} options would land between {pct(guess_low)} and {pct(guess_high)} "
+        f"in {level_text(level)} of runs; the paper's estimated expert level is {pct(expert)} (Section 3).",
+    ]
+
+    x = Linear((0, 1), (30, 530))
+    marks = [
+        rect(x(guess_low), x(guess_high), 46, 66, "fig-band-guess",
+             f"Guessing range: {pct(guess_low)} to {pct(guess_high)}"),
+        label(x(0) + 2, 60, "guessing", "fig-tick", "start"),
+        rect(x(low), x(high), 80, 100, "fig-band-score distinct" if distinct else "fig-band-score",
+             f"Score band: {pct(low)} to {pct(high)}"),
+        label(x(0) + 2, 94, "score", "fig-tick", "start"),
+        mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"}, children=[title(f"Score {pct(score)}")]),
+        vline(x(chance), 28, 110, "fig-ref fig-chance"),
+        label(x(chance), 22, f"chance {pct(chance, 0)}", "fig-ref-label"),
+        vline(x(expert), 28, 110, "fig-ref fig-expert"),
+        label(x(expert), 22, f"expert {pct(expert)}", "fig-ref-label"),
+    ] + percent_axis_x(x, 112)
+    return {
+        "summary": summary,
+        "figure": figure(560, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} against chance and expert lines", marks),
+        "numbers": {"low": low, "high": high, "se": se, "guess_low": guess_low, "guess_high": guess_high,
+                    "distinguishable": distinct, "n": n},
+    }
+
+
+WIDGET = Widget(
+    name="chance-explorer",
+    title="Chance explorer: is a score above guessing?",
+    blurb="Set a subject's number of questions and a score; the band is the range the score could come from by luck.",
+    height=720, params=params, normalise=normalise, view=view,
+    accepts={"subjects": titled_sizes}, script=True,
+)

@@ -1,0 +1,128 @@
+"""Release gate: is a candidate's score change against production real, or noise?
+
+The default view simulates a whole MMLU test run of two models (or uses two runs a reader loads)
+and applies the gate: investigate when the paired delta is beyond two standard errors clustered
+by subject.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+from explainers import release_gate
+from widgetkit import Param, Widget
+from widgetkit.context import paired_results, sizes
+from widgetkit.scene import Linear, figure, hline, label, rect, vline
+from widgetkit.words import count, points
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    return (
+        Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True),
+        Param("corr", "Correlation between the two models' answers", "number", 0.6, 0.0, 0.95, 0.05),
+        Param("spread", "How much subjects differ in their change", "number", 0.02, 0.0, 0.1, 0.005, percent=True),
+        Param("base", "Production model's accuracy", "number", 0.85, 0.3, 0.95, 0.01, percent=True),
+        Param("draw", "Random draw", "int", 1, 1, 999, 1, help="Another draw of the simulated questions."),
+    )
+
+
+def _irwin_hall(rng: random.Random) -> float:
+    """An approximately standard normal number made from 12 uniforms with arithmetic only, so the
+    browser (Pyodide) and the server draw bit-identical values."""
+    return math.fsum(rng.random() for _ in range(12)) - 6.0
+
+
+def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float, spread: float, draw: int):
+    """Simulated per-question results of a production and a candidate model (1 right, 0 wrong).
+
+    Each subject gets its own production accuracy (base ± up to 10 points) and its own true change
+    (delta plus a normal amount with standard deviation ``spread``); within a question the two
+    models' answers have correlation ``corr``. Returns (candidate, baseline, clusters).
+    """
+    rng = random.Random(draw)
+    candidate, baseline, clusters = [], [], []
+    for subject in sorted(sizes):
+        p_base = min(0.99, max(0.01, base + 0.1 * (2 * rng.random() - 1)))
+        p_cand = min(0.99, max(0.01, p_base + delta + spread * _irwin_hall(rng)))
+        both = p_base * p_cand + corr * (p_base * (1 - p_base) * p_cand * (1 - p_cand)) ** 0.5
+        both = min(max(both, max(0.0, p_base + p_cand - 1)), min(p_base, p_cand))
+        only_base, only_cand = p_base - both, p_cand - both
+        for _ in range(sizes[subject]):
+            u = rng.random()
+            if u < both:
+                b, c = 1, 1
+            elif u < both + only_base:
+                b, c = 1, 0
+            elif u < both + only_base + only_cand:
+                b, c = 0, 1
+            else:
+                b, c = 0, 0
+            baseline.append(b)
+            candidate.append(c)
+            clusters.append(subject)
+    return candidate, baseline, clusters
+
+
+def view(state: dict, context: dict) -> dict:
+    results = context.get("results")
+    if results:
+        candidate, baseline, clusters = results["candidate"], results["baseline"], results["subjects"]
+        source = f"your loaded results ({count(len(candidate))} questions)"
+    else:
+        candidate, baseline, clusters = simulate_pair(
+            context["subject_sizes"], state["base"], state["delta"], state["corr"], state["spread"], state["draw"])
+        source = f"a simulated run over MMLU's {count(len(candidate))} test questions (draw {state['draw']})"
+    gate = release_gate.gate_verdict(candidate, baseline, clusters)
+    rows = release_gate.subject_deltas(candidate, baseline, clusters)
+    delta, se_c, se_p = gate["delta"], gate["clustered_se"], gate["paired_se"]
+    verdict = "noise" if gate["verdict"] == "ship" else "investigate"
+    multiple = release_gate.GATE_SE_MULTIPLE
+    summary = [
+        f"Verdict: {verdict}. From {source}: paired delta {delta * 100:+.2f} points, "
+        f"clustered standard error {points(se_c, 2)} (paired, unclustered: {points(se_p, 2)}).",
+        (f"The delta is within {multiple:g} clustered standard errors of zero (±{points(multiple * se_c, 2)}): ship it."
+         if verdict == "noise" else
+         f"The delta is beyond {multiple:g} clustered standard errors (±{points(multiple * se_c, 2)}): a person should look."),
+        f"Subjects moved from {rows[0]['delta'] * 100:+.1f} points ({rows[0]['subject'].replace('_', ' ')}) "
+        f"to {rows[-1]['delta'] * 100:+.1f} points ({rows[-1]['subject'].replace('_', ' ')}).",
+    ]
+    extent = max(0.05, max(abs(r["delta"]) for r in rows), abs(delta) + multiple * se_c)
+    y = Linear((-extent, extent), (230, 20))
+    left, right = 64, 550
+    digits = 0 if extent >= 0.1 else 1
+    step = (right - left) / len(rows)
+    marks = [
+        rect(left, right, y(delta - multiple * se_c), y(delta + multiple * se_c), "fig-band-gate",
+             f"Delta ± {multiple:g} clustered standard errors"),
+    ]
+    for tick in (-extent, -extent / 2, 0, extent / 2, extent):
+        marks.append(hline(left - 5, left, y(tick), "fig-axis"))
+        marks.append(label(left - 8, y(tick) + 5, f"{tick * 100:+.{digits}f}" if tick else "0", "fig-tick", "end"))
+    for i, row in enumerate(rows):
+        x0 = left + i * step + 1
+        marks.append(rect(x0, x0 + max(step - 2, 1), y(0), y(row["delta"]),
+                          "fig-bar-down" if row["delta"] < 0 else "fig-bar-up",
+                          f"{row['subject'].replace('_', ' ')}: {row['delta'] * 100:+.1f} points over {row['n']} questions"))
+    marks += [
+        vline(left, 20, 230, "fig-axis"),
+        hline(left, right, y(0), "fig-axis"),
+        hline(left, right, y(delta), "fig-ref fig-delta"),
+        label(right - 4, y(delta) - 6, f"delta {delta * 100:+.2f}", "fig-ref-label", "end"),
+        label(left, 250, "subjects, sorted by their change (points, candidate minus production)", "fig-caption", "start"),
+    ]
+    return {
+        "summary": summary,
+        "figure": figure(560, 260, f"Per-subject deltas sorted, with the clustered band; verdict {verdict}", marks),
+        "numbers": {"delta": delta, "clustered_se": se_c, "paired_se": se_p, "verdict": verdict,
+                    "subjects": len(rows)},
+    }
+
+
+
+WIDGET = Widget(
+    name="release-gate",
+    title="Release gate: is a score change real?",
+    blurb="A candidate against production, question by question, with a standard error clustered by subject.",
+    height=900, params=params, view=view,
+    needs={"subject_sizes": sizes}, accepts={"results": paired_results}, script=True,
+)

@@ -1,0 +1,87 @@
+"""Accuracy against model size: GPT-3 at chance until 175B, UnifiedQA above it (Table 1, Appendix A)."""
+from __future__ import annotations
+
+from widgetkit import Param, Widget
+from widgetkit.scene import Linear, Log10, figure, hline, label, mark, percent_axis_y, vline
+from widgetkit.words import pct
+
+from ..figures import paper_figures, reference
+
+_SERIES = (
+    ("fewshot", "GPT-3 few-shot", "GPT-3", "few-shot"),
+    ("zeroshot", "GPT-3 zero-shot", "GPT-3", "zero-shot"),
+    ("unifiedqa", "UnifiedQA (transfer)", "UnifiedQA", "transfer"),
+)
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    return (
+        Param("show", "Series shown", "set", tuple(key for key, *_ in _SERIES),
+              choices=tuple((key, name) for key, name, *_ in _SERIES)),
+    )
+
+
+def _size(parameters: float) -> str:
+    if parameters >= 1e9:
+        return f"{parameters / 1e9:g}B"
+    return f"{parameters / 1e6:g}M"
+
+
+def view(state: dict, context: dict) -> dict:
+    data = paper_figures()["scaling"]["series"]
+    chance, expert = reference("chance"), reference("expert")
+    x = Log10((1e7, 1e12), (60, 540))
+    y = Linear((0, 1), (270, 20))
+    marks = percent_axis_y(y, 60, 540)
+    marks.append(hline(60, 540, 270, "fig-axis"))
+    for power in range(7, 13):
+        marks.append(vline(x(10 ** power), 270, 275, "fig-axis"))
+        marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
+    marks.append(label(300, 312, "parameters (log scale: each step is ten times more)", "fig-caption"))
+    marks += [
+        hline(60, 540, y(chance), "fig-ref fig-chance"), label(538, y(chance) - 6, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),
+        hline(60, 540, y(expert), "fig-ref fig-expert"), label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
+    ]
+    summary = []
+    for key, name, model, setting in _SERIES:
+        series = next(s for s in data if s["model"] == model and s["setting"] == setting)
+        pts = series["points"]
+        described = ", ".join(f"{_size(p['parameters'])} {p['accuracy']:.1f}%{' (about)' if p.get('approximate') else ''}" for p in pts)
+        if key not in state["show"]:
+            summary.append(f"{name}: hidden.")
+            continue
+        summary.append(f"{name}: {described}.")
+        coords = [(x(p["parameters"]), y(p["accuracy"] / 100)) for p in pts]
+        if len(coords) > 1:
+            marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
+                                           "class": f"fig-line series-{key}"}))
+        for p, (cx, cy) in zip(pts, coords):
+            text = f"{name}, {_size(p['parameters'])} parameters: {p['accuracy']:.1f}%"
+            marks.append(mark("g", {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}, children=[
+                mark("circle", {"cx": cx, "cy": cy, "r": 6}),
+                mark("text", {"x": min(cx, 420), "y": cy - 12, "class": "fig-point-label", "text-anchor": "middle"},
+                     f"{_size(p['parameters'])}: {p['accuracy']:.1f}%"),
+            ]))
+    legend_x = 70
+    for key, name, *_ in _SERIES:
+        if key in state["show"]:
+            marks.append(mark("circle", {"cx": legend_x, "cy": 332, "r": 5, "class": f"fig-legend series-{key}"}))
+            marks.append(label(legend_x + 9, 337, name, "fig-tick", "start"))
+            legend_x += 160
+    summary.append(f"Chance is {pct(chance, 0)} and the estimated expert level {pct(expert)} (Section 3); "
+                   "accuracies from Table 1 and Appendix A.")
+    return {
+        "summary": summary,
+        "figure": figure(560, 346, "Accuracy against number of parameters, log scale", marks, role="group"),
+        "numbers": {"shown": state["show"]},
+    }
+
+
+
+
+WIDGET = Widget(
+    name="scaling-plot",
+    title="Accuracy against model size",
+    blurb="Few-shot GPT-3 sits at chance until 175 billion parameters; UnifiedQA starts above it (Table 1, Appendix A).",
+    height=640, params=params, view=view,
+)

@@ -1,0 +1,65 @@
+"""Lopsided knowledge: GPT-3's scores on the subjects Section 4.2 names, each with a band from its test size."""
+from __future__ import annotations
+
+from explainers import stats
+from widgetkit import Param, Widget
+from widgetkit.context import sizes
+from widgetkit.intervals import interval_params
+from widgetkit.scene import Linear, figure, hwhisker, label, percent_axis_x, rect, vline
+from widgetkit.words import count, level_text, pct
+
+from ..figures import paper_figures, reference
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    return interval_params()
+
+
+def subject_sizes(name: str, value: object) -> dict[str, int]:
+    """Test questions per subject, including every subject the figure names."""
+    found = sizes(name, value)
+    for row in paper_figures()["subjects"]["rows"]:
+        if row["subject"] not in found:
+            raise ValueError(f"{name} needs {row['subject']!r}")
+    return found
+
+
+def view(state: dict, context: dict) -> dict:
+    level, method = float(state["level"]), state["band"]
+    rows = paper_figures()["subjects"]["rows"]
+    counts = context["subject_sizes"]
+    x = Linear((0, 1), (190, 540))
+    chance, expert = reference("chance"), reference("expert")
+    marks = []
+    summary = []
+    numbers = {}
+    for i, row in enumerate(rows):
+        acc, n = row["accuracy"] / 100, counts[row["subject"]]
+        low, high = stats.confidence_interval(acc, n, level, method)
+        top = 16 + i * 36
+        about = "about " if row.get("approximate") else ""
+        marks.append(label(182, top + 18, row["name"], "fig-group-label", "end"))
+        marks.append(rect(x(0), x(acc), top + 4, top + 26, "fig-bar-model-a", f"{row['name']}: {about}{acc * 100:.1f}% of {count(n)} questions"))
+        marks.append(hwhisker(x(low), x(high), top + 15))
+        summary.append(f"{row['name']}: {about}{acc * 100:.1f}% on {count(n)} test questions, {level_text(level)} band {pct(low)} to {pct(high)}.")
+        numbers[row["subject"]] = {"low": low, "high": high, "n": n}
+    bottom = 16 + len(rows) * 36
+    marks += [
+        vline(x(chance), 8, bottom, "fig-ref fig-chance"), label(x(chance), bottom + 34, f"chance {pct(chance, 0)}", "fig-ref-label"),
+        vline(x(expert), 8, bottom, "fig-ref fig-expert"), label(x(expert), bottom + 34, f"expert {pct(expert)}", "fig-ref-label"),
+    ]
+    marks += percent_axis_x(x, bottom, step=20)
+    summary.append("GPT-3 X-Large, few-shot; scores named in Section 4.2; bands from each subject's test size in our data files.")
+    return {
+        "summary": summary,
+        "figure": figure(560, bottom + 42, "GPT-3 accuracy on five named subjects with error bands", marks),
+        "numbers": numbers,
+    }
+
+
+WIDGET = Widget(
+    name="subject-bars",
+    title="Lopsided knowledge: five named subjects",
+    blurb="GPT-3's scores on the subjects Section 4.2 names, each with a band from its real test size.",
+    height=560, params=params, view=view, needs={"subject_sizes": subject_sizes},
+)
