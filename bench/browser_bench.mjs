@@ -1,34 +1,25 @@
-// Shared by the browser benchmarks: start the real server on a free loopback port, and record
+// Shared by the browser benchmarks: start the real server (through tools/launcher.py), and record
 // long main-thread tasks in the page.
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
+// Start the real server through the one launcher the tests use too (tools/launcher.py):
+// `python3 -m tools.launcher --print-url` picks a free loopback port, starts `python3 app.py`,
+// waits until `readyPath` answers and prints the base URL. Resolves to {base, child}; kill the
+// child to stop the server (the launcher also stops it if this process dies and its stdin closes).
+export function startServer(readyPath = '/') {
+  const child = spawn('python3', ['-m', 'tools.launcher', '--print-url', '--until-stdin-closes', '--ready-path', readyPath],
+    { cwd: repo, stdio: ['pipe', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (base) => resolve({ base: base.trim(), child }));
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the server launcher exited with status ${code} before the server was up (its message is above)`)));
   });
-}
-
-// Start `python3 app.py`; resolves to {base, child} once `readyPath` answers 200.
-export async function startServer(readyPath) {
-  const port = await freePort();
-  const child = spawn('python3', ['app.py', '--port', String(port)], { cwd: repo, stdio: 'ignore' });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 150; i += 1) {
-    try {
-      if ((await fetch(`${base}${readyPath}`)).ok) return { base, child };
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill();
-  throw new Error('the server did not start');
 }
 
 // Injected before any page script: record long main-thread tasks (50 ms or more).

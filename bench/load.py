@@ -102,7 +102,8 @@ def scoring_load(base: str, seconds: int, clients: int, pid: int) -> None:
         t.join()
     done = statuses.get(200, 0)
     print(f"  scoring, {clients} clients, {seconds} s: {done / seconds:.2f} answered questions/s, "
-          f"p50 {percentile(latencies, 50):.0f} ms, p99 {percentile(latencies, 99):.0f} ms; statuses {dict(sorted(statuses.items()))}; "
+          f"p50 {percentile(latencies, 50):.0f} ms, p99 {percentile(latencies, 99):.0f} ms; "
+          f"statuses {dict(sorted(statuses.items()))}; "
           f"429 without Retry-After: {retry_after_missing}")
     print(f"  /mmlu/ while scoring: p50 {percentile(page_latencies, 50):.1f} ms, p99 {percentile(page_latencies, 99):.1f} ms "
           f"over {len(page_latencies)} requests; server RSS peak {max(peak_rss):.0f} MiB")
@@ -117,10 +118,13 @@ def main() -> None:
     if not shutil.which("wrk"):
         sys.exit("wrk is not installed: apt-get install wrk")
     print(f"hardware: {hardware()}")
-    with running_server() as (base, proc):
+    with running_server() as server:
+        base, proc = server.url, server.process
+        print(f"  server log: {server.log_path}")
         for path in GET_TARGETS:
             run_wrk(base + path, 2, 4)  # warm caches
-            print(f"  {path:45s} {run_wrk(base + path, args.seconds, args.connections)}  ({args.connections} connections, {args.seconds} s)")
+            figures = run_wrk(base + path, args.seconds, args.connections)
+            print(f"  {path:45s} {figures}  ({args.connections} connections, {args.seconds} s)")
         print(f"  server RSS after page load: {rss_mib(proc.pid):.0f} MiB")
         warm = http.client.HTTPConnection(urlparse(base).hostname, urlparse(base).port, timeout=300)
         warm.request("POST", "/api/score", json.dumps(SCORE_BODY), {"Content-Type": "application/json"})

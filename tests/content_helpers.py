@@ -4,7 +4,7 @@ from the real content/ or from the fixture content the pipeline's own tests run 
 One app per content folder serves every test module, so the real paper renders once."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from flask import Flask
@@ -16,12 +16,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE_CONFIG = {"TESTING": True, "CONTENT_DIR": FIXTURES / "content", "DIAGRAMS_DIR": FIXTURES / "diagrams"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def real_app() -> Flask:
     return create_app({"TESTING": True})
 
 
-@lru_cache(maxsize=None)
+@cache
 def fixture_app() -> Flask:
     return create_app(FIXTURE_CONFIG)
 

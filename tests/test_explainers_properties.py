@@ -84,7 +84,7 @@ def test_normal_chance_band_matches_scipy(n, options, level):
 
 @given(st.lists(st.tuples(st.integers(1, 2000), shares), min_size=1, max_size=60))
 def test_weighted_and_plain_means_match_numpy(groups):
-    counts, accs = zip(*groups)
+    counts, accs = zip(*groups, strict=True)
     assert isclose(ex.weighted_accuracy(list(counts), list(accs)), float(np.average(accs, weights=counts)))
     assert isclose(ex.plain_mean(list(accs)), float(np.mean(accs)))
 
@@ -96,7 +96,7 @@ def test_softmax_matches_scipy(logits):
 
 @given(st.lists(st.tuples(st.sampled_from("ABCD"), st.sampled_from("ABCD")), min_size=1, max_size=200))
 def test_accuracy_matches_numpy(pairs):
-    predictions, keys = (list(x) for x in zip(*pairs))
+    predictions, keys = (list(x) for x in zip(*pairs, strict=True))
     assert isclose(ex.accuracy(predictions, keys), float(np.mean(np.array(predictions) == np.array(keys))))
 
 
@@ -110,14 +110,14 @@ def numpy_rms_equal_count(conf: np.ndarray, right: np.ndarray, bins: int) -> flo
     size = len(conf) // bins
     edges = [j * size for j in range(bins)] + [len(conf)]
     total = 0.0
-    for start, stop in zip(edges[:-1], edges[1:]):
+    for start, stop in zip(edges[:-1], edges[1:], strict=True):
         total += (stop - start) * (right[start:stop].mean() - conf[start:stop].mean()) ** 2
     return math.sqrt(total / len(conf))
 
 
 @given(answers, st.data())
 def test_rms_equal_count_matches_numpy(pairs, data):
-    conf, right = (np.array(x, dtype=float) for x in zip(*pairs))
+    conf, right = (np.array(x, dtype=float) for x in zip(*pairs, strict=True))
     bins = data.draw(st.integers(1, len(conf)))
     got = ex.rms_calibration_error(conf.tolist(), right.tolist(), bins=bins)
     assert isclose(got, numpy_rms_equal_count(conf, right, bins), abs_=1e-9)
@@ -125,7 +125,7 @@ def test_rms_equal_count_matches_numpy(pairs, data):
 
 @given(answers, st.integers(1, 20))
 def test_rms_fixed_width_matches_numpy(pairs, bins):
-    conf, right = (np.array(x, dtype=float) for x in zip(*pairs))
+    conf, right = (np.array(x, dtype=float) for x in zip(*pairs, strict=True))
     which = np.minimum((conf * bins).astype(int), bins - 1)
     total = sum(
         (which == j).sum() * (right[which == j].mean() - conf[which == j].mean()) ** 2
@@ -137,13 +137,13 @@ def test_rms_fixed_width_matches_numpy(pairs, bins):
 
 @given(answers)
 def test_calibration_gap_matches_numpy(pairs):
-    conf, right = (np.array(x, dtype=float) for x in zip(*pairs))
+    conf, right = (np.array(x, dtype=float) for x in zip(*pairs, strict=True))
     assert isclose(ex.calibration_gap(conf.tolist(), right.tolist()), abs(conf.mean() - right.mean()), abs_=1e-12)
 
 
 @given(st.lists(st.tuples(shares, shares), min_size=2, max_size=57))
 def test_correlation_matches_scipy(pairs):
-    conf, acc = (list(x) for x in zip(*pairs))
+    conf, acc = (list(x) for x in zip(*pairs, strict=True))
     assume(max(conf) - min(conf) > 1e-6 and max(acc) - min(acc) > 1e-6)
     assert isclose(ex.confidence_accuracy_correlation(conf, acc), sps.pearsonr(conf, acc).statistic, abs_=1e-7)
 
@@ -156,7 +156,7 @@ paired_runs = st.lists(
 
 @given(paired_runs)
 def test_paired_delta_and_se_match_scipy(rows):
-    cand, base, _ = (list(x) for x in zip(*rows))
+    cand, base, _ = (list(x) for x in zip(*rows, strict=True))
     d = np.array(cand, dtype=float) - np.array(base, dtype=float)
     assert isclose(ex.paired_delta(cand, base), float(d.mean()), abs_=1e-12)
     assert isclose(ex.paired_standard_error(cand, base), float(sps.sem(d)), abs_=1e-12)
@@ -164,7 +164,7 @@ def test_paired_delta_and_se_match_scipy(rows):
 
 @given(paired_runs)
 def test_clustered_se_matches_direct_numpy(rows):
-    cand, base, subjects = (list(x) for x in zip(*rows))
+    cand, base, subjects = (list(x) for x in zip(*rows, strict=True))
     assume(len(set(subjects)) >= 2)
     d = np.array(cand, dtype=float) - np.array(base, dtype=float)
     subject = np.array(subjects)

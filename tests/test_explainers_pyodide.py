@@ -9,9 +9,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
 import test_explainers
 
 from mmlu_explainer.wheel import build_wheel
+
+pytestmark = pytest.mark.slow  # starts Pyodide under Node
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent

@@ -21,6 +21,8 @@ from mmlu_explainer.prompt import format_shot
 from mmlu_explainer.scoring.model import ModelSettings, cache_location, load, packaged_gguf
 from mmlu_explainer.scoring.scorer import PromptTooLong, Scorer
 
+pytestmark = pytest.mark.model
+
 EXPECTED_0_SHOT = (
     "The following are multiple choice questions (with answers) about astronomy.\n\n"
     "Why is the sky blue?\n"
@@ -39,7 +41,8 @@ EXPECTED_5_SHOT = (
     "A. Shang\nB. Zhou\nC. Han\nD. Xia\nAnswer: B\n\n"
     "Which Japanese government promoted a kind of national cult based on the emperor and his associations with kami?\n"
     "A. Honen\nB. Tanaka\nC. Tokugawa\nD. Meiji\nAnswer: D\n\n"
-    "How can the Upanishads be characterized?\nA. Ritual texts\nB. Philosophical texts\nC. Hymns\nD. Origin stories\nAnswer: B\n\n"
+    "How can the Upanishads be characterized?\n"
+    "A. Ritual texts\nB. Philosophical texts\nC. Hymns\nD. Origin stories\nAnswer: B\n\n"
     "What can murtis be translated as?\nA. Offerings\nB. Prayers\nC. Apparitions\nD. Idols\nAnswer:"
 )
 
@@ -128,7 +131,7 @@ def test_full_option_method_picks_the_highest_summed_log_probability(scorer, sky
     assert result["prediction"] == max(by_letter, key=lambda letter: by_letter[letter]["logprob"])
     # Each option's sum, recomputed independently with one full forward pass per option.
     context_ids = scorer.encode(EXPECTED_0_SHOT)
-    for letter, choice in zip("ABCD", sky.choices):
+    for letter, choice in zip("ABCD", sky.choices, strict=True):
         continuation = scorer.encode(EXPECTED_0_SHOT + " " + choice)[len(context_ids):]
         ids = torch.tensor([context_ids + continuation])
         with torch.inference_mode():
@@ -153,7 +156,8 @@ def test_shots_are_dropped_when_the_prompt_does_not_fit(scorer, data):
 
 
 def test_api_scores_a_real_question_and_reports_everything(scoring_app):
-    response = scoring_app.test_client().post("/api/score", json={"subject": "astronomy", "split": "test", "index": 2, "shots": 0})
+    response = scoring_app.test_client().post(
+        "/api/score", json={"subject": "astronomy", "split": "test", "index": 2, "shots": 0})
     assert response.status_code == 200
     body = response.get_json()
     assert body["prompt"]["text"] == EXPECTED_0_SHOT
@@ -199,7 +203,7 @@ def test_a_full_queue_answers_429_with_retry_after(scoring_app):
     for t in threads:
         t.join()
     assert 429 in client_statuses and 200 in client_statuses
-    assert all(h and int(h) >= 1 for s, h in zip(client_statuses, headers) if s == 429)
+    assert all(h and int(h) >= 1 for s, h in zip(client_statuses, headers, strict=True) if s == 429)
 
 
 def test_the_batch_command_writes_jsonl_and_a_summary(scorer, data, tmp_path):

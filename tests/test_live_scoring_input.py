@@ -79,7 +79,8 @@ def test_question_listing_serves_real_questions(client):
 
 def test_the_page_shows_a_form_error_in_words_without_loading_the_model(client):
     response = client.post("/mmlu/run", data={"subject": "astronomy", "source": "own", "question": "", "shots": "0",
-                                              "method": "letter", "choice_a": "a", "choice_b": "b", "choice_c": "c", "choice_d": "d"})
+                                              "method": "letter",
+                                              "choice_a": "a", "choice_b": "b", "choice_c": "c", "choice_d": "d"})
     assert response.status_code == 400
     assert "question is empty" in response.get_data(as_text=True)
 

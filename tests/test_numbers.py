@@ -86,7 +86,8 @@ def stated_numbers(page_html: str) -> list[tuple[str, str]]:
         if REFERENCE.search(before):
             continue
         plain = digits.replace(",", "")
-        if re.fullmatch(r"\d+", plain) and (int(plain) <= 10 or (len(plain) == 4 and 1900 <= int(plain) <= 2099 and "," not in digits)):
+        if re.fullmatch(r"\d+", plain) and (
+                int(plain) <= 10 or (len(plain) == 4 and 1900 <= int(plain) <= 2099 and "," not in digits)):
             continue
         context = text[max(0, match.start() - 40):match.end() + 30]
         found.append((normalise(digits), context))

@@ -13,16 +13,15 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
+
+from tools.launcher import rss_mib
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]
+
 CLIENTS = 16
 SECONDS = 12
 QUESTION = {"subject": "high_school_geography", "split": "test", "index": 3, "shots": 0}
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS line")
 
 
 def server_pid(base: str) -> int:

@@ -171,7 +171,8 @@ def test_browser_and_server_run_the_same_view_function(client):
 
 
 def test_widget_view_rejects_bad_context_in_words(client):
-    response = client.post("/api/explainers/widget_view", json={"widget": "release-gate", "context": {"subject_sizes": {"a": -1}}})
+    response = client.post("/api/explainers/widget_view",
+                           json={"widget": "release-gate", "context": {"subject_sizes": {"a": -1}}})
     assert response.status_code == 400 and "subject_sizes" in response.get_json()["error"]
     response = client.post("/api/explainers/widget_view", json={"widget": "nope"})
     assert response.status_code == 400 and "unknown widget" in response.get_json()["error"]
