@@ -3,7 +3,7 @@
 The numbers are taken from the rendered /mmlu/ page as a reader sees it: its prose, lists,
 captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
 code blocks (the snippet tests check those), headings, the table of contents, the citation
-block, widget controls or popovers (which repeat glossary definitions). Each must appear in
+block, the Sources list (titles and ids of the works cited), widget controls or popovers (which repeat glossary definitions). Each must appear in
 content/<paper>/numbers.toml, either [[cited]] with a source or [[computed]] with an
 expression that ``from explainers import *`` evaluates to that value.
 
@@ -24,7 +24,7 @@ from content_helpers import fixture_app, real_app
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
 SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
-                   "paper-quote", "kicker", "authors", "sec-num"}
+                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
 NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
