@@ -2,7 +2,8 @@
 
 Layout of one paper (see README "Content pipeline")::
 
-    papers/<paper>/paper.toml                 title, authors, year, venue, arxiv, summary, bibtex, …
+    papers/<paper>/paper.toml                 title, authors, year, venue, arxiv, summary, bibtex, …,
+                                              [[sources]] (title, url, note): the works the page cites
     papers/<paper>/content/NN-slug.md         one section each, TOML front matter between --- lines
     papers/<paper>/content/glossary.toml      [terms.<id>] and [symbols.<id>]
     papers/<paper>/content/numbers.toml       the ledger of every number the prose states
@@ -59,6 +60,11 @@ class Paper:
     # The glossary as the paper's own "glossary" section lists it (definitions without popovers).
     glossary_terms: list[Entry]
     glossary_symbols: list[Entry]
+
+    @property
+    def sources(self) -> list[dict]:
+        """The works the page cites (paper.toml ``[[sources]]``), listed at the end of the page."""
+        return self.meta.get("sources", [])
 
     @property
     def arxiv_url(self) -> str:
@@ -118,6 +124,18 @@ def load_glossary(path: Path) -> Glossary:
     return Glossary(terms, symbols)
 
 
+def check_sources(meta: dict, path: Path) -> None:
+    """An optional ``[[sources]]`` list: each entry a title and an http(s) address, maybe a note."""
+    sources = meta.get("sources", [])
+    if not isinstance(sources, list):
+        raise ContentError(f"{path}: 'sources' must be a list of [[sources]] tables")
+    for number, source in enumerate(sources, 1):
+        if not isinstance(source, dict) or not {"title", "url"} <= source.keys():
+            raise ContentError(f"{path}: [[sources]] entry {number} needs 'title' and 'url'")
+        if not str(source["url"]).startswith(("https://", "http://")):
+            raise ContentError(f"{path}: [[sources]] entry {number} ({source['title']!r}) needs an http(s) url")
+
+
 def section_files(paper_dir: Path) -> list[Path]:
     return sorted(p for p in paper_dir.glob("*.md") if SECTION_FILE.match(p.name))
 
@@ -128,6 +146,7 @@ def render_paper(folder: PaperFolder, glossary: Glossary, glossary_url: str) -> 
     missing = PAPER_KEYS - meta.keys()
     if missing:
         raise ContentError(f"{folder.folder / 'paper.toml'}: missing {sorted(missing)}")
+    check_sources(meta, folder.folder / "paper.toml")
     diagrams_dir = folder.diagrams_dir
     refs = PageRefs(glossary, glossary_url, diagrams_dir, widgets=frozenset(folder.widgets))
     sections: list[Section] = []

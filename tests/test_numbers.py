@@ -3,7 +3,7 @@
 The numbers are taken from the rendered /mmlu/ page as a reader sees it: its prose, lists,
 captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
 code blocks (the snippet tests check those), headings, the table of contents, the citation
-block, widget controls or popovers (which repeat glossary definitions). Each must appear in
+block, the Sources list (titles and ids of the works cited), widget controls or popovers (which repeat glossary definitions). Each must appear in
 content/<paper>/numbers.toml, either [[cited]] with a source or [[computed]] with an
 expression that ``from explainers import *`` evaluates to that value.
 
@@ -24,7 +24,7 @@ from content_helpers import fixture_app, real_app
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
 SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
-                   "paper-quote", "kicker", "authors", "sec-num"}
+                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
 NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
@@ -129,9 +129,56 @@ def test_every_number_on_the_page_is_cited_or_computed():
     assert not missing, "numbers not in content/mmlu/numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
 
 
-def test_cited_numbers_name_their_source():
-    for entry in REAL_LEDGER.get("cited", []):
-        assert entry.get("source", "").strip(), f"cited number {entry['value']} has no source"
+# A [[cited]] source must name a primary source (README "Page content"): the paper's own section,
+# table, figure or appendix; another paper by arXiv id; a dataset card, our copy of the released data
+# (``data:``, whose SOURCE.md names the commit) or a repository commit; a named web page by its
+# address; or, for the page's own teaching numbers, the word "illustrative". A seed document is a
+# lead, never a source, so a source that names only a seed (or nothing) fails.
+PRIMARY_SOURCE = re.compile(
+    r"§\s*\d"                                              # §3, §4.1
+    r"|\b(?:Table|Figure|Appendix)\s+[0-9A-Z]"             # Table 1, Figure 11, Appendix A
+    r"|\bAbstract\b"
+    r"|\barXiv:?\s*\d{4}\.\d{4,5}"                          # arXiv 2406.01574 §1
+    r"|\bdataset card\b|\bmodel card\b"
+    r"|^data: \S"                                           # our copy of the release (data/mmlu/SOURCE.md)
+    r"|\bcommit [0-9a-f]{7,40}\b|@[0-9a-f]{7,40}\b"        # a repository commit
+    r"|https://\S+"                                        # a named page, by its address
+    r"|^illustrative\b"                                     # the page's own worked examples
+)
+SEED = re.compile(r"\bseed\s*\d{3}\b|\bseeds?/", re.IGNORECASE)
+
+
+def names_a_primary_source(source: str) -> bool:
+    """True when ``source`` names a primary source; a seed mention does not count towards one."""
+    return bool(PRIMARY_SOURCE.search(SEED.sub("", source or "").strip()))
+
+
+@pytest.mark.parametrize("source, ok", [
+    ("§3: 57 subjects", True),
+    ("Table 1: GPT-3 X-Large few-shot average", True),
+    ("Appendix A, Figure 11: few-shot calibration", True),
+    ("arXiv 2406.01574 §1: GPT-4o improves by about 1%", True),
+    ("data: ../shared/data/mmlu/SOURCE.md, released test rows", True),
+    ("github.com/hendrycks/test commit 8d4768d: 1,543 val rows", True),
+    ("TIGER-Lab/MMLU-Pro dataset card: 12,032 test questions", True),
+    ("https://huggingface.co/blog/evaluating-mmlu-leaderboard: LLaMA 65B, HELM", True),
+    ("illustrative letter probability", True),
+    ("seed 002: GPT-4o on MMLU", False),
+    ("seed 001", False),
+    ("Seed 000, the calibration example", False),
+    ("", False),
+    ("   ", False),
+    ("year", False),
+    ("GPT-3's 43.9%, rounded", False),
+])
+def test_the_primary_source_rule(source, ok):
+    assert names_a_primary_source(source) is ok
+
+
+def test_cited_numbers_name_a_primary_source():
+    bad = [f"{entry['value']}: {entry.get('source', '')!r}" for entry in REAL_LEDGER.get("cited", [])
+           if not names_a_primary_source(entry.get("source", ""))]
+    assert not bad, "cited numbers without a primary source in content/mmlu/numbers.toml:\n" + "\n".join(bad)
 
 
 COMPUTED = REAL_LEDGER.get("computed", [])

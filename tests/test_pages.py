@@ -267,3 +267,41 @@ def test_glossary_entries_are_checked(tmp_path):
     glossary.write_text(glossary.read_text() + '\n[terms.lonely]\nterm = "lonely"\nshort = "x"\nsee_also = ["nobody"]\n')
     with app.test_request_context("/"), pytest.raises(ContentError, match="see_also names unknown term 'nobody'"):
         app.extensions["content"].paper("demo")
+
+
+# -- the Sources block: every work the page cites, with a link ----------------------------------
+def test_sources_block_ends_the_page_and_links_every_work(paper_html):
+    paper = rendered_paper()
+    assert len(paper.sources) >= 10
+    block = re.search(r'<section class="paper-section paper-sources" id="sources".*?</section>', paper_html, re.S)
+    assert block, "no Sources block"
+    assert paper_html.index('id="sources"') > paper_html.index('id="glossary"')  # at the end of the page
+    toc = re.search(r'<nav class="toc".*?</nav>', paper_html, re.S).group()
+    assert 'href="#sources"' in toc
+    for source in paper.sources:
+        assert f'<a href="{source["url"]}">' in block.group(), source["title"]
+
+
+def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources():
+    paper = rendered_paper()
+    listed = {m for s in paper.sources for m in re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", s["url"])}
+    named = set()
+    for section in paper.sections:
+        named |= set(re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", section.source.read_text(encoding="utf-8")))
+    with real_app().test_request_context("/"):
+        ledger = real_app().extensions["content"].numbers("mmlu")
+    for entry in ledger.get("cited", []):
+        named |= set(re.findall(r"arXiv:?\s*(\d{4}\.\d{4,5})", entry["source"]))
+    assert named and not named - listed, f"cited but not under Sources: {sorted(named - listed)}"
+
+
+@pytest.mark.parametrize("sources, message", [
+    ('[[sources]]\ntitle = "No address"\n', "needs 'title' and 'url'"),
+    ('[[sources]]\ntitle = "Odd"\nurl = "ftp://example.org/x"\n', "needs an http"),
+])
+def test_sources_entries_are_checked(tmp_path, sources, message):
+    app = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
+    paper_toml = tmp_path / "content" / "demo" / "paper.toml"
+    paper_toml.write_text(paper_toml.read_text() + "\n" + sources)
+    with app.test_request_context("/"), pytest.raises(ContentError, match=message):
+        app.extensions["content"].paper("demo")
