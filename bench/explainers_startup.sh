@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-EXPLAINERS_WHEEL="$(python3 -m mmlu_explainer.wheel "$out")" node bench/explainers_startup.mjs
+EXPLAINERS_WHEEL="$(python3 -m engine.wheel "$out")" node bench/explainers_startup.mjs

@@ -15,7 +15,7 @@ from urllib.parse import urljoin, urlparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mmlu_explainer import create_app  # noqa: E402
+from engine import create_app  # noqa: E402
 
 ASSET = re.compile(r'<(?:link[^>]+rel="stylesheet"[^>]+href|script[^>]+src)="([^"]+)"')
 JS_IMPORT = re.compile(r'(?:^|\n)\s*import\s+(?:[^"\']+from\s+)?["\']([^"\']+)["\']')

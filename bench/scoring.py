@@ -20,11 +20,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import hardware  # noqa: E402
-from mmlu_explainer.config import default_config  # noqa: E402
-from mmlu_explainer.data import MMLUData  # noqa: E402
-from mmlu_explainer.evaluate import evaluate  # noqa: E402
-from mmlu_explainer.scoring.model import ModelSettings, load  # noqa: E402
-from mmlu_explainer.scoring.scorer import Scorer  # noqa: E402
+from engine.config import default_config  # noqa: E402
+from papers.mmlu import prompt  # noqa: E402
+from papers.mmlu.dataset import MMLUData  # noqa: E402
+from papers.mmlu.server import data_dir  # noqa: E402
+from papers.mmlu.server.evaluate import evaluate  # noqa: E402
+from livescoring.model import ModelSettings, load  # noqa: E402
+from livescoring.scorer import Scorer  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
 
@@ -39,7 +41,7 @@ def latency(scorer: Scorer, data: MMLUData, shots: int, count: int) -> list[floa
     questions = [q for s in SUBJECTS for q in data.questions(s, "test")][:count]
     for q in questions:
         started = time.perf_counter()
-        scorer.score(q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:shots], "letter", q.answer)
+        scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:shots], "letter", q.answer)
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -58,7 +60,7 @@ def main() -> None:
         config["SCORER_DEVICE"] = args.device
     if args.threads:
         config["SCORER_THREADS"] = args.threads
-    data = MMLUData(config["MMLU_DATA_DIR"])
+    data = MMLUData(data_dir(config))
     print(f"hardware: {hardware()}")
     if not args.skip_cold:
         with tempfile.TemporaryDirectory() as empty:

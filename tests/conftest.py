@@ -13,7 +13,7 @@ ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
 
 @pytest.fixture(scope="session")
 def app():
-    from mmlu_explainer import create_app
+    from engine import create_app
 
     return create_app({"TESTING": True})
 

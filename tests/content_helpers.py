@@ -1,7 +1,7 @@
-"""Shared by the content tests: papers rendered by the same pipeline and app the site uses
-(widgets render inside the page, so rendering needs an application and a request context),
-from the real content/ or from the fixture content the pipeline's own tests run on.
-One app per content folder serves every test module, so the real paper renders once."""
+"""Shared by the content tests: papers rendered by the same pipeline and app the site uses,
+from the real papers/ or from the fixture paper the pipeline's own tests run on
+(tests/fixtures/papers/demo, a paper folder with its own widget). One app per papers folder
+serves every test module, so the real paper renders once."""
 from __future__ import annotations
 
 from functools import cache
@@ -9,11 +9,11 @@ from pathlib import Path
 
 from flask import Flask
 
-from mmlu_explainer import create_app
-from mmlu_explainer.content import Paper
+from engine import create_app
+from engine.content import Paper
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-FIXTURE_CONFIG = {"TESTING": True, "CONTENT_DIR": FIXTURES / "content", "DIAGRAMS_DIR": FIXTURES / "diagrams"}
+FIXTURE_CONFIG = {"TESTING": True, "PAPERS_DIR": FIXTURES / "papers"}
 
 
 @cache
@@ -27,8 +27,7 @@ def fixture_app() -> Flask:
 
 
 def paper_of(app: Flask, slug: str) -> Paper:
-    with app.test_request_context("/"):
-        return app.extensions["content"].paper(slug)
+    return app.extensions["content"].paper(slug)  # content renders without a request
 
 
 def rendered_paper() -> Paper:

@@ -10,5 +10,5 @@ if ! command -v chromium >/dev/null; then
 fi
 npm ci --no-audit --no-fund --loglevel=error
 python3 -m pip install -q -r requirements.txt -r tests/requirements.txt
-python3 -m pip install -q --no-deps -r mmlu_explainer/scoring/requirements-nodeps.txt
+python3 -m pip install -q --no-deps -r livescoring/requirements-nodeps.txt
 python3 -m pytest "$@"

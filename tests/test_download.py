@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mmlu_explainer.config import default_config
+from engine.config import default_config
+from papers.mmlu.server import data_dir
 
-SHARED = default_config()["MMLU_DATA_DIR"]
+SHARED = data_dir(default_config())
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,7 +36,7 @@ def served_release(tmp_path):
 
 
 def run_download(*args):
-    return subprocess.run([sys.executable, "-m", "mmlu_explainer", "download", *args],
+    return subprocess.run([sys.executable, "-m", "engine", "mmlu", "download", *args],
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
 
 

@@ -1,4 +1,4 @@
-"""The math core over HTTP: /api/explainers, the Pyodide files and the explainers wheel."""
+"""The math core over HTTP: /api/explainers, the Pyodide files and the browser's wheel."""
 from __future__ import annotations
 
 import hashlib
@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 import explainers
-from mmlu_explainer.wheel import build_wheel
+from engine.config import default_config
+from engine.papers import load_papers
+from engine.wheel import build_wheel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,7 +47,9 @@ def test_get_with_query_parameters(client):
         "result": explainers.standard_error(0.25, 100)
     }
     assert client.get("/api/explainers/chance_band?n=100&method=exact").get_json() == {"result": [0.17, 0.34]}
-    assert client.get("/api/explainers/paper_figures").get_json()["result"] == explainers.paper_figures()
+    assert client.get("/api/explainers/paper_figures").status_code == 404  # paper data is not math
+    listed = client.get("/api/explainers").get_json()["functions"]
+    assert "widget_view" not in listed and "paper_figures" not in listed and set(listed) == set(explainers.PUBLIC)
 
 
 @pytest.mark.parametrize(
@@ -128,25 +132,28 @@ def test_served_wheel_is_built_from_the_current_source(client):
     assert response.status_code == 200 and "immutable" in response.headers["Cache-Control"]
     with zipfile.ZipFile(io.BytesIO(response.data)) as wheel:
         names = set(wheel.namelist())
-        for source in (REPO_ROOT / "explainers").glob("*.py"):
-            assert wheel.read(f"explainers/{source.name}") == source.read_bytes()
-        assert f"explainers-{explainers.__version__}.dist-info/WHEEL" in names
-        record = wheel.read(f"explainers-{explainers.__version__}.dist-info/RECORD").decode()
-    assert "explainers/stats.py,sha256=" in record
+        for package in ("explainers", "widgetkit", "papers/mmlu/widgets"):
+            for source in (REPO_ROOT / package).glob("*.py"):
+                assert wheel.read(f"{package}/{source.name}") == source.read_bytes()
+        assert not [name for name in names if name.startswith("papers/mmlu/server/")]  # the server side stays here
+        assert f"browser_python-{explainers.__version__}.dist-info/WHEEL" in names
+        record = wheel.read(f"browser_python-{explainers.__version__}.dist-info/RECORD").decode()
+    assert "explainers/stats.py,sha256=" in record and "papers/mmlu/figures.py,sha256=" in record
     assert client.get(url.replace("/wheels/", "/wheels/0")).status_code == 404
 
 
 def test_wheel_build_is_reproducible():
-    first, second = build_wheel(), build_wheel()
+    papers = load_papers(default_config()["PAPERS_DIR"])
+    first, second = build_wheel(papers), build_wheel(papers)
     assert first.data == second.data
     assert first.digest == hashlib.sha256(first.data).hexdigest()[:16]
 
 
 def test_math_core_page_renders_every_example_on_the_server(client):
-    from mmlu_explainer.math_core_page import EXAMPLES
+    from papers.mmlu.server import math_examples
 
     html = client.get("/math-core").get_data(as_text=True)
-    assert html.count("data-explainer-row") == len(EXAMPLES)
+    assert html.count("data-explainer-row") == len(math_examples())
     for shown in ("0.0433", "[0.1651, 0.3349]", "[0.17, 0.34]", "0.375", "44.17", "0.2121", "0.005906"):
         assert f"<code>{shown}</code>" in html
     assert "<script>" not in html and "style=" not in html

@@ -196,8 +196,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=6) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
     max_leaves=12,
 )
-# widget_view is fuzzed by the widgets' own tests, with the context the server gives it.
-FUZZED = sorted(name for name in ex.PUBLIC if name != "widget_view")
+FUZZED = sorted(ex.PUBLIC)
 
 
 @pytest.mark.parametrize("name", FUZZED)

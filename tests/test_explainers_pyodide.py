@@ -1,18 +1,20 @@
-"""Run tests/test_explainers.py inside Pyodide under Node, against the wheel the site serves.
+"""Run tests/test_explainers.py and tests/test_widgetkit.py inside Pyodide under Node, against the wheel the site serves.
 
-This is the proof that the browser runs the same maths as the server: the same test file, the
-same explainers source (packed by mmlu_explainer.wheel), a different Python (WebAssembly).
+This is the proof that the browser runs the same maths and the same widgets as the server: the
+same test files, the same source (packed by engine.wheel), a different Python (WebAssembly).
 """
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 from pathlib import Path
 
 import pytest
-import test_explainers
 
-from mmlu_explainer.wheel import build_wheel
+from engine.config import default_config
+from engine.papers import load_papers
+from engine.wheel import build_wheel
 
 pytestmark = pytest.mark.slow  # starts Pyodide under Node
 
@@ -20,12 +22,13 @@ TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parent
 
 
-def test_unit_tests_pass_inside_pyodide(tmp_path):
-    wheel = build_wheel()
+@pytest.mark.parametrize("module", ["test_explainers", "test_widgetkit"])
+def test_unit_tests_pass_inside_pyodide(tmp_path, module):
+    wheel = build_wheel(load_papers(default_config()["PAPERS_DIR"]))
     wheel_path = tmp_path / wheel.filename
     wheel_path.write_bytes(wheel.data)
     completed = subprocess.run(
-        ["node", str(TESTS_DIR / "pyodide" / "run_in_pyodide.mjs"), str(wheel_path), str(TESTS_DIR / "test_explainers.py")],
+        ["node", str(TESTS_DIR / "pyodide" / "run_in_pyodide.mjs"), str(wheel_path), str(TESTS_DIR / f"{module}.py")],
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
@@ -36,5 +39,5 @@ def test_unit_tests_pass_inside_pyodide(tmp_path):
     assert report["explainers_file"].endswith("site-packages/explainers/__init__.py")  # the wheel, not the source tree
     failures = [f"{r['name']}:\n{r['error']}" for r in report["results"] if not r["ok"]]
     assert not failures, "\n\n".join(failures)
-    expected = [name for name in vars(test_explainers) if name.startswith("test_")]
+    expected = [name for name in vars(importlib.import_module(module)) if name.startswith("test_")]
     assert [r["name"] for r in report["results"]] == expected

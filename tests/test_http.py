@@ -23,7 +23,7 @@ def test_every_response_has_security_headers(client, path):
 
 
 def test_embed_paths_may_be_framed_by_anyone(app):
-    from mmlu_explainer.security import content_security_policy
+    from engine.security import content_security_policy
 
     assert content_security_policy("/embed/chance-explorer").endswith("frame-ancestors *")
     assert content_security_policy("/mmlu/").endswith("frame-ancestors 'none'")
@@ -77,24 +77,48 @@ def test_api_errors_are_json(client):
     assert response.is_json and response.json["error"]
 
 
-def test_widget_pages_are_cached_by_url_but_live_scoring_is_not(client):
-    from mmlu_explainer import caching
-
+def test_widget_pages_are_cached_by_url(app, client):
     def stored(fragment):
-        return [key for key in caching._pages._items if fragment in key]
+        return [key for key in app.extensions["caching"].pages._items if fragment in key]
 
-    first = client.get("/embed/chance-explorer?n=123&score=0.3")
+    first = client.get("/embed/mmlu/chance-explorer?n=123&score=0.3")
     assert first.status_code == 200 and len(stored("n=123")) == 1
-    again = client.get("/embed/chance-explorer?n=123&score=0.3")
+    again = client.get("/embed/mmlu/chance-explorer?n=123&score=0.3")
     assert again.data == first.data and len(stored("n=123")) == 1
-    client.get("/embed/chance-explorer?n=124&score=0.3")
+    client.get("/embed/mmlu/chance-explorer?n=124&score=0.3")
     assert len(stored("chance-explorer?n=12")) == 2
-    assert client.get("/embed/live-scoring").status_code == 200
-    assert stored("/embed/live-scoring") == []
+
+
+def test_the_model_state_is_never_frozen_into_a_cached_page(tmp_path):
+    """Once the model has failed, the paper, the widget page and the embed all say so, although
+    each was cached before (pages keep a marker where the live widget goes)."""
+    from engine import create_app
+
+    app = create_app({"TESTING": True})
+    client = app.test_client()
+    urls = ("/mmlu/", "/mmlu/widgets/live-scoring", "/embed/mmlu/live-scoring")
+    before = {url: client.get(url) for url in urls}
+    assert all('data-state="not loaded"' in r.get_data(as_text=True) for r in before.values())
+    app.extensions["scoring"]._fail("the model file is unreadable")
+    for url in urls:
+        after = client.get(url, headers={"If-None-Match": before[url].headers["ETag"]})
+        assert after.status_code == 200, url  # a changed state is a changed page, not a 304
+        assert 'data-state="failed"' in after.get_data(as_text=True), url
+
+
+def test_two_apps_in_one_process_keep_their_own_pages():
+    from engine import create_app
+    from tests.content_helpers import FIXTURE_CONFIG
+
+    real, fixture = create_app({"TESTING": True}), create_app(FIXTURE_CONFIG)
+    assert "Measuring Massive Multitask" in real.test_client().get("/").get_data(as_text=True)
+    listed = fixture.test_client().get("/").get_data(as_text=True)
+    assert "A Demonstration Paper" in listed and "Measuring Massive Multitask" not in listed
+    assert real.extensions["caching"] is not fixture.extensions["caching"]
 
 
 def test_page_cache_is_bounded_by_bytes():
-    from mmlu_explainer.caching import _BoundedCache
+    from engine.caching import _BoundedCache
 
     cache = _BoundedCache(max_bytes=10)
     for key in "abcdef":

@@ -14,12 +14,13 @@ import threading
 
 import pytest
 
-from mmlu_explainer import create_app
-from mmlu_explainer.__main__ import main as cli_main
-from mmlu_explainer.evaluate import evaluate
-from mmlu_explainer.prompt import format_shot
-from mmlu_explainer.scoring.model import ModelSettings, cache_location, load, packaged_gguf
-from mmlu_explainer.scoring.scorer import PromptTooLong, Scorer
+from engine import create_app
+from engine.__main__ import main as cli_main
+from papers.mmlu.server.evaluate import evaluate
+from papers.mmlu import prompt
+from papers.mmlu.prompt import format_shot
+from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
+from livescoring.scorer import PromptTooLong, Scorer
 
 pytestmark = pytest.mark.model
 
@@ -74,7 +75,7 @@ def sky(data):
 
 @pytest.fixture(scope="module")
 def sky_letters(scorer, sky):
-    return scorer.score("astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    return scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
 
 
 def test_zero_shot_prompt_is_byte_for_byte_the_harness_prompt(sky_letters):
@@ -84,7 +85,7 @@ def test_zero_shot_prompt_is_byte_for_byte_the_harness_prompt(sky_letters):
 
 def test_five_shot_prompt_is_byte_for_byte_the_harness_prompt(scorer, data):
     q = data.question("world_religions", "test", 0)
-    parts, context_ids, _ = scorer.fit_prompt("world_religions", q.question, q.choices,
+    parts, context_ids, _ = scorer.fit_prompt(prompt, "world_religions", q.question, q.choices,
                                               list(data.questions("world_religions", "dev")[:5]), [" A", " B", " C", " D"])
     assert "".join(p.text for p in parts) == EXPECTED_5_SHOT
     assert context_ids == scorer.encode(EXPECTED_5_SHOT)
@@ -101,7 +102,7 @@ def test_probabilities_sum_to_one_and_the_prediction_is_their_argmax(sky_letters
 
 
 def test_scoring_the_same_question_twice_gives_the_same_result(scorer, sky, sky_letters):
-    again = scorer.score("astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    again = scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
     assert again["probabilities"] == sky_letters["probabilities"]
     assert again["prediction"] == sky_letters["prediction"]
 
@@ -126,7 +127,7 @@ def test_letter_method_matches_a_direct_next_token_log_softmax(scorer, sky_lette
 def test_full_option_method_picks_the_highest_summed_log_probability(scorer, sky):
     import torch
 
-    result = scorer.score("astronomy", sky.question, sky.choices, (), "option", sky.answer)
+    result = scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "option", sky.answer)
     by_letter = {o["letter"]: o for o in result["options"]}
     assert result["prediction"] == max(by_letter, key=lambda letter: by_letter[letter]["logprob"])
     # Each option's sum, recomputed independently with one full forward pass per option.
@@ -145,14 +146,14 @@ def test_shots_are_dropped_when_the_prompt_does_not_fit(scorer, data):
     q = data.question("world_religions", "test", 0)
     shots = list(data.questions("world_religions", "dev")[:5])
     small = Scorer(dataclasses.replace(scorer.loaded, context_length=150))
-    parts, context_ids, continuations = small.fit_prompt("world_religions", q.question, q.choices, shots, [" A"])
+    parts, context_ids, continuations = small.fit_prompt(prompt, "world_religions", q.question, q.choices, shots, [" A"])
     kept = [p.text for p in parts if p.kind == "shot"]
     assert 0 < len(kept) < 5
     assert kept == [format_shot(shot) for shot in shots[:len(kept)]]  # the first k dev examples, in file order
     assert len(context_ids) + 1 <= 150
     with pytest.raises(PromptTooLong):
         Scorer(dataclasses.replace(scorer.loaded, context_length=20)).fit_prompt(
-            "world_religions", q.question, q.choices, shots, [" A"])
+            prompt, "world_religions", q.question, q.choices, shots, [" A"])
 
 
 def test_api_scores_a_real_question_and_reports_everything(scoring_app):
@@ -224,11 +225,11 @@ def test_the_batch_command_writes_jsonl_and_a_summary(scorer, data, tmp_path):
 
 
 def test_the_batch_command_rejects_bad_arguments_before_loading(capsys):
-    assert cli_main(["evaluate", "--subjects", "astrology", "--limit", "1"]) == 2
+    assert cli_main(["mmlu", "evaluate", "--subjects", "astrology", "--limit", "1"]) == 2
     assert "unknown subject" in capsys.readouterr().err
-    assert cli_main(["evaluate", "--subjects", "astronomy", "--shots", "6"]) == 2
+    assert cli_main(["mmlu", "evaluate", "--subjects", "astronomy", "--shots", "6"]) == 2
     with pytest.raises(SystemExit):
-        cli_main(["evaluate", "--method", "guess"])
+        cli_main(["mmlu", "evaluate", "--method", "guess"])
 
 
 def test_any_local_model_directory_loads_the_same_way(scoring_app, scorer, sky, sky_letters):
@@ -238,5 +239,5 @@ def test_any_local_model_directory_loads_the_same_way(scoring_app, scorer, sky, 
     assert (directory / "config.json").is_file() and (directory / "model.safetensors").is_file()
     other = Scorer(load(ModelSettings(model=str(directory), device="cpu", threads=1)))
     assert other.loaded.name == str(directory) and other.loaded.device == "cpu"
-    result = other.score("astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    result = other.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
     assert result["probabilities"] == pytest.approx(sky_letters["probabilities"], abs=1e-6)

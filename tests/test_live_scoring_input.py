@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from mmlu_explainer import create_app
+from engine import create_app
 
 REAL = {"subject": "astronomy", "split": "test", "index": 0, "shots": 0}
 OWN = {"subject": "astronomy", "question": "Which planet is largest?", "choices": ["Mars", "Jupiter", "Venus", "Earth"]}

@@ -5,7 +5,7 @@ import xml.etree.ElementTree as etree
 
 import pytest
 
-from mmlu_explainer.mathml import MathSyntaxError, to_mathml
+from engine.mathml import MathSyntaxError, to_mathml
 
 NS = "{http://www.w3.org/1998/Math/MathML}"
 

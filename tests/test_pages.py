@@ -10,8 +10,8 @@ from html.parser import HTMLParser
 import pytest
 
 from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, real_app, rendered_paper
-from mmlu_explainer import create_app
-from mmlu_explainer.markdown_ext import ContentError
+from engine import create_app
+from engine.markdown_ext import ContentError
 
 # The sections of the page specification (seed 000), in order, by permalink.
 SEED_SECTIONS = ["abstract", "introduction", "related-work", "multitask-test", "four-groups", "try-chance",
@@ -216,7 +216,7 @@ def test_fixture_paper_renders_every_construct(fixture_client):
     assert "<code>[[not-a-term]]</code>" in html and r"<code>\(x\)</code>" in html  # code stays code
     assert '<figure class="diagram" id="fig-box">' in html and "<figcaption><span class=\"step-label\">Figure:</span>" in html
     assert '<p class="step in-words">' in html and '<p class="step with-numbers">' in html
-    assert 'data-widget="chance-explorer"' in html
+    assert 'data-widget="coin-flips" data-paper="demo"' in html  # the fixture paper's own widget
     assert '<span class="snippet-result"># → 0.0433</span>' in html
 
 
@@ -228,11 +228,12 @@ def test_glossary_back_links_count_uses_per_section(fixture_client):
     assert 'href="#standard-error">standard error</a>' in chance  # see also
 
 
-def broken_copy(tmp_path, section_text: str):
-    content = tmp_path / "content"
-    shutil.copytree(FIXTURES / "content", content)
-    (content / "demo" / "03-broken.md").write_text(section_text, encoding="utf-8")
-    return create_app(dict(FIXTURE_CONFIG, CONTENT_DIR=content))
+def broken_copy(tmp_path, section_text: str, reload: bool = False) -> dict:
+    """The fixture paper copied with one more section; returns the app configuration for it."""
+    papers = tmp_path / "papers"
+    shutil.copytree(FIXTURES / "papers", papers)
+    (papers / "demo" / "content" / "03-broken.md").write_text(section_text, encoding="utf-8")
+    return dict(FIXTURE_CONFIG, PAPERS_DIR=papers, CONTENT_RELOAD=reload)
 
 
 @pytest.mark.parametrize("body, message", [
@@ -242,31 +243,38 @@ def broken_copy(tmp_path, section_text: str):
     ("[[diagram no-such-diagram]]", "no diagram"),
 ])
 def test_unknown_ids_fail_loudly(tmp_path, body, message):
-    app = broken_copy(tmp_path, f'---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n{body}\n')
-    with app.test_request_context("/"), pytest.raises(ContentError, match=message):
-        app.extensions["content"].paper("demo")
+    config = broken_copy(tmp_path, f'---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n{body}\n')
+    with pytest.raises(ContentError, match=message):  # at start-up, before any reader sees it
+        create_app(config)
 
 
-def test_a_content_error_reaches_the_reader_as_a_friendly_500(tmp_path):
-    app = broken_copy(tmp_path, '---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n[[no-such-term]]\n')
-    response = app.test_client().get("/demo/")
+def test_a_content_error_while_authoring_is_a_friendly_500(tmp_path):
+    """With CONTENT_RELOAD (authors' --dev), content renders on request: an error is a friendly page."""
+    config = broken_copy(tmp_path, '---\nid = "broken"\ntitle = "Broken"\nnumber = ""\n---\n\n[[no-such-term]]\n', reload=True)
+    response = create_app(config).test_client().get("/demo/")
     assert response.status_code == 500
     body = response.get_data(as_text=True)
     assert "Something went wrong" in body and "Traceback" not in body and "no-such-term" not in body
 
 
 def test_front_matter_errors_name_the_file(tmp_path):
-    app = broken_copy(tmp_path, "no front matter here\n")
-    with app.test_request_context("/"), pytest.raises(ContentError, match="03-broken.md: must start with"):
-        app.extensions["content"].paper("demo")
+    config = broken_copy(tmp_path, "no front matter here\n")
+    with pytest.raises(ContentError, match="03-broken.md: must start with"):
+        create_app(config)
 
 
 def test_glossary_entries_are_checked(tmp_path):
-    app = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
-    glossary = tmp_path / "content" / "glossary.toml"
+    config = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
+    glossary = tmp_path / "papers" / "demo" / "content" / "glossary.toml"
     glossary.write_text(glossary.read_text() + '\n[terms.lonely]\nterm = "lonely"\nshort = "x"\nsee_also = ["nobody"]\n')
-    with app.test_request_context("/"), pytest.raises(ContentError, match="see_also names unknown term 'nobody'"):
-        app.extensions["content"].paper("demo")
+    with pytest.raises(ContentError, match="see_also names unknown term 'nobody'"):
+        create_app(config)
+
+
+def test_an_unknown_widget_fails_at_start_up(tmp_path):
+    config = broken_copy(tmp_path, '---\nid = "w"\ntitle = "W"\nnumber = ""\n---\n\n[[widget no-such-widget]]\n')
+    with pytest.raises(ContentError, match="no widget 'no-such-widget' in the paper's widget list"):
+        create_app(config)
 
 
 # -- the Sources block: every work the page cites, with a link ----------------------------------
@@ -288,8 +296,7 @@ def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources():
     named = set()
     for section in paper.sections:
         named |= set(re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", section.source.read_text(encoding="utf-8")))
-    with real_app().test_request_context("/"):
-        ledger = real_app().extensions["content"].numbers("mmlu")
+    ledger = real_app().extensions["content"].numbers("mmlu")
     for entry in ledger.get("cited", []):
         named |= set(re.findall(r"arXiv:?\s*(\d{4}\.\d{4,5})", entry["source"]))
     assert named and not named - listed, f"cited but not under Sources: {sorted(named - listed)}"
@@ -300,8 +307,8 @@ def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources():
     ('[[sources]]\ntitle = "Odd"\nurl = "ftp://example.org/x"\n', "needs an http"),
 ])
 def test_sources_entries_are_checked(tmp_path, sources, message):
-    app = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
-    paper_toml = tmp_path / "content" / "demo" / "paper.toml"
+    config = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
+    paper_toml = tmp_path / "papers" / "demo" / "paper.toml"
     paper_toml.write_text(paper_toml.read_text() + "\n" + sources)
-    with app.test_request_context("/"), pytest.raises(ContentError, match=message):
-        app.extensions["content"].paper("demo")
+    with pytest.raises(ContentError, match=message):
+        create_app(config)

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 
-from explainers import paper_figures, weighted_accuracy
-from mmlu_explainer.config import default_config
+from explainers import weighted_accuracy
+from papers.mmlu.figures import paper_figures
+from engine.config import default_config
+from papers.mmlu.server import data_dir
 
 GROUP_KEYS = {"humanities": "humanities", "social sciences": "social_sciences", "STEM": "stem", "other": "other"}
 
@@ -16,7 +18,7 @@ def test_table_1_averages_are_the_question_weighted_means_of_the_groups():
     # reproduces every printed Average to 0.1 points, which also checks that the group scores were
     # transcribed correctly. The paper's Table 2 grouping (Anatomy in STEM) does not: see below.
     counts = dict.fromkeys(GROUP_KEYS.values(), 0)
-    with open(default_config()["MMLU_DATA_DIR"] / "subjects.csv", newline="", encoding="utf-8") as fh:
+    with open(data_dir(default_config()) / "subjects.csv", newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh):
             counts[GROUP_KEYS[row["group"]]] += int(row["test"])
     rows = paper_figures()["table_1"]["rows"]

@@ -13,7 +13,7 @@ import re
 import pytest
 
 from content_helpers import fixture_paper, real_app, rendered_paper
-from mmlu_explainer.markdown_ext import split_result
+from engine.markdown_ext import split_result
 
 PAPER = rendered_paper()
 SNIPPETS = PAPER.refs.snippets

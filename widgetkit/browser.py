@@ -29,7 +29,7 @@ class UnknownWidget(LookupError):
 def find_widget(paper: str, name: str) -> Widget:
     """The ``WIDGET`` of ``papers/<paper>/widgets/<name>.py`` (paper and name as in URLs)."""
     if not isinstance(paper, str) or not isinstance(name, str) or not (_NAME.fullmatch(paper) and _NAME.fullmatch(name)):
-        raise UnknownWidget("a view is named \"<paper>/<widget>\" in lower case, e.g. \"mmlu/chance-explorer\"")
+        raise UnknownWidget("a view is named \"<paper>/<widget>\", both in lower case with dashes")
     module_name = f"papers.{paper.replace('-', '_')}.widgets.{name.replace('-', '_')}"
     try:
         module = importlib.import_module(module_name)

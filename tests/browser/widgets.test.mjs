@@ -159,7 +159,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     assert.match(await widget.locator('.widget-summary').innerText(), /^4 answers/);
     assert.equal(await widget.locator('.answer-row').count(), 4);
 
-    // A results file from `python -m mmlu_explainer evaluate` (its JSONL fields, as the README lists them).
+    // A results file from `python -m engine mmlu evaluate` (its JSONL fields, as the README lists them).
     renders = Number(await widget.getAttribute('data-renders'));
     await page.setInputFiles('#w-calibration-bars-file', { name: 'run.jsonl', mimeType: 'application/json',
       buffer: Buffer.from(evaluateRows('astronomy', [[0.91, true], [0.85, false], [0.4, true]]).join('\n')) });
@@ -257,7 +257,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await settle(page, name, renders);
     assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(40 questions\)/);
     assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
-    // Two runs of `python -m mmlu_explainer evaluate`, paired question by question.
+    // Two runs of `python -m engine mmlu evaluate`, paired question by question.
     renders = Number(await widget.getAttribute('data-renders'));
     const production = [...evaluateRows('virology', [[0.5, true], [0.6, true], [0.7, false], [0.8, true]]),
       ...evaluateRows('anatomy', [[0.5, true], [0.6, false]])];
@@ -276,7 +276,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
   });
 });
 
-// Lines shaped like the JSONL `python -m mmlu_explainer evaluate` writes, for one subject.
+// Lines shaped like the JSONL `python -m engine mmlu evaluate` writes, for one subject.
 function evaluateRows(subject, answers) {
   return answers.map(([confidence, correct], index) => JSON.stringify({
     subject, split: 'test', index, method: 'letter', shots: 5,

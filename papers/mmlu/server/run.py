@@ -12,7 +12,9 @@ from __future__ import annotations
 import random
 import time
 
-from flask import Blueprint, abort, jsonify, render_template, request
+from flask import Blueprint, abort, current_app, jsonify, render_template, request
+
+from engine.widgets import widget_assets
 
 from livescoring import service
 from livescoring.model import ModelUnavailable
@@ -147,4 +149,6 @@ def page():
         # panel itself carries the real status, state and Retry-After as data attributes.
         mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
         return render_template("mmlu/widgets/live-scoring-results.html", ls=context, mode=mode)
-    return render_template("mmlu/server/run-page.html", ls=context), status, headers
+    paper = current_app.extensions["papers"]["mmlu"]
+    assets = widget_assets(paper, paper.widgets["live-scoring"])
+    return render_template("mmlu/server/run-page.html", ls=context, assets=assets), status, headers

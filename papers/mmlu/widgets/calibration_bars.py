@@ -85,5 +85,5 @@ WIDGET = Widget(
     name="calibration-bars",
     title="Calibration bars: claimed confidence against accuracy",
     blurb="Each pair of bars is one confidence group: what the model claimed, and how often it was right.",
-    height=980, params=params, normalise=normalise, view=view, script=True,
+    height=980, params=params, normalise=normalise, view=view, script=True, style=True,
 )

@@ -11,5 +11,5 @@ WIDGET = Widget(
     name="live-scoring",
     title="Live scoring",
     blurb="A small model answers real MMLU questions in front of you.",
-    height=700, driver="live", script=True,
+    height=700, driver="live", script=True, style=True,
 )

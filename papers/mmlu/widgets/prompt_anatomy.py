@@ -92,7 +92,7 @@ WIDGET = Widget(
     name="prompt-anatomy",
     title="Anatomy of an MMLU prompt (Figure 1)",
     blurb="Pick a subject and a number of worked examples; this is the exact text the model reads.",
-    height=1100, params=params, normalise=normalise, view=view, driver="server", script=True,
+    height=1100, params=params, normalise=normalise, view=view, driver="server", script=True, style=True,
     fragments={"prompt-text": "prompt-anatomy-text.html"},
     needs={"subjects": titled_sizes, "dataset": server_object},
 )

@@ -83,5 +83,5 @@ WIDGET = Widget(
     name="scaling-plot",
     title="Accuracy against model size",
     blurb="Few-shot GPT-3 sits at chance until 175 billion parameters; UnifiedQA starts above it (Table 1, Appendix A).",
-    height=640, params=params, view=view,
+    height=640, params=params, view=view, style=True,
 )
