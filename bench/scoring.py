@@ -21,12 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import hardware  # noqa: E402
 from engine.config import default_config  # noqa: E402
+from livescoring.model import ModelSettings, load  # noqa: E402
+from livescoring.scorer import Scorer  # noqa: E402
 from papers.mmlu import prompt  # noqa: E402
 from papers.mmlu.dataset import MMLUData  # noqa: E402
 from papers.mmlu.server import data_dir  # noqa: E402
 from papers.mmlu.server.evaluate import evaluate  # noqa: E402
-from livescoring.model import ModelSettings, load  # noqa: E402
-from livescoring.scorer import Scorer  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
 

@@ -5,7 +5,6 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException, InternalServerError, RequestEntityTooLarge, ServiceUnavailable
 
 
-
 def wants_json() -> bool:
     return request.path.startswith("/api/") or request.path.startswith("/oembed")
 

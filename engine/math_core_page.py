@@ -7,8 +7,6 @@ static/js/math-core-page.js recomputes them all in Pyodide (results written by t
 """
 from __future__ import annotations
 
-import json
-
 from flask import Blueprint, current_app, render_template
 
 from explainers.registry import call_public

@@ -13,8 +13,8 @@ survive conversion as a real element around exactly the symbol's MathML.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html import escape
-from typing import Callable
 
 SymbolWrapper = Callable[[str, str], str]
 
@@ -56,7 +56,6 @@ DELIMITERS = {
     "\\vert": "|", "\\|": "‖", "\\lVert": "‖", "\\rVert": "‖", "\\{": "{", "\\}": "}",
     "\\lbrace": "{", "\\rbrace": "}", "\\langle": "⟨", "\\rangle": "⟩", ".": "",
 }
-OPENING = {"(", "[", "\\lvert", "\\lVert", "\\{", "\\lbrace", "\\langle"}
 BIG_OPERATORS = {"sum": "∑", "prod": "∏", "int": "∫"}
 # Named functions set upright; those in LIMIT_FUNCTIONS take their subscript underneath in display
 # math (a big operator's <mo> moves its limits aside by itself when inline; an <mi> cannot).
@@ -77,7 +76,7 @@ class _Node(str):
     function: bool = False  # a named function (max, log, \\operatorname): a thin space follows it
 
     @classmethod
-    def make(cls, markup: str, limits: bool = False, function: bool = False) -> "_Node":
+    def make(cls, markup: str, limits: bool = False, function: bool = False) -> _Node:
         node = cls(markup)
         node.limits, node.function = limits, function
         return node
@@ -207,11 +206,16 @@ class _Parser:
         return f"<mo>{escape(symbol)}</mo>"
 
     def command(self, command: str) -> str | None:
+        if command == "\\!":
+            return None  # a negative thin space: dropping it changes nothing a reader notices
+        symbol = self.symbol_command(command)
+        return symbol if symbol is not None else self.structure_command(command)
+
+    def symbol_command(self, command: str):
+        """A command that stands for one token (a letter, an operator, a space), or None."""
         name = command[1:]
         if command in SPACES:
             return f'<mspace width="{SPACES[command]}"></mspace>'
-        if command == "\\!":
-            return None  # a negative thin space: dropping it changes nothing a reader notices
         if name in GREEK:
             return f"<mi>{GREEK[name]}</mi>"
         if name in UPRIGHT_GREEK:
@@ -227,17 +231,17 @@ class _Parser:
         if name in FUNCTIONS:
             markup = f"<mi>{name}</mi>" if len(name) > 1 else f'<mi mathvariant="normal">{name}</mi>'
             return _Node.make(markup, limits=name in LIMIT_FUNCTIONS and self.display, function=True)
+        return None
+
+    def structure_command(self, command: str) -> str:
+        """A command that reads its arguments (fractions, roots, accents, text, fences, symbols)."""
+        name = command[1:]
         if name in FRACTIONS:
             numerator = self.group()
             denominator = self.group()
             return f"<mfrac>{numerator}{denominator}</mfrac>"
         if name == "sqrt":
-            if self.peek() == "[":
-                self.take()
-                index = _row(self.sequence({"]"}))
-                self.expect("]")
-                return f"<mroot>{self.group()}{index}</mroot>"
-            return f"<msqrt>{self.group()}</msqrt>"
+            return self.root()
         if name in ACCENTS:
             return f'<mover accent="true">{self.group()}<mo>{escape(ACCENTS[name])}</mo></mover>'
         if name in TEXT_STYLES:
@@ -256,6 +260,15 @@ class _Parser:
         if name == "g":
             return self.explained_symbol()
         raise self.fail(f"unsupported command {command}")
+
+    def root(self) -> str:
+        """\\sqrt{x} or \\sqrt[n]{x}."""
+        if self.peek() == "[":
+            self.take()
+            index = _row(self.sequence({"]"}))
+            self.expect("]")
+            return f"<mroot>{self.group()}{index}</mroot>"
+        return f"<msqrt>{self.group()}</msqrt>"
 
     def styled_text(self, variant: str) -> str:
         """\\mathrm{SE}, \\mathbf{1}: plain letters and digits become one upright (or bold) token."""

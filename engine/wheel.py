@@ -2,7 +2,8 @@
 
 The wheel holds the math core (explainers/), the widget kit (widgetkit/) and each paper's package
 except its server/ folder (its widget modules and the data they use): everything a widget's view
-needs, so the reader's browser runs the very source the server runs. It is built when the app starts (no manual step to forget) and is byte-for-byte
+needs, so the reader's browser runs the very source the server runs. It is built when the app starts
+(no manual step to forget) and is byte-for-byte
 reproducible: files are sorted and stamped with a fixed date, so the same source gives the same
 digest, which the wheel's URL carries for safe long-term caching. A pure wheel needs no
 pyodide-build (which would download a cross-build environment); Pyodide unpacks it as it is.
@@ -75,8 +76,8 @@ def build_wheel(papers: dict[str, Paper]) -> Wheel:
         "Requires-Python: >=3.11\n"
     ).encode()))
     files.append((f"{dist_info}/WHEEL", (
-        "Wheel-Version: 1.0\nGenerator: engine.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    ).encode()))
+        b"Wheel-Version: 1.0\nGenerator: engine.wheel\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )))
     record = "\n".join(_record_line(path, data) for path, data in files) + f"\n{dist_info}/RECORD,,\n"
     files.append((f"{dist_info}/RECORD", record.encode()))
 

@@ -23,7 +23,16 @@ from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
 
 from flask import (
-    Blueprint, Flask, abort, current_app, jsonify, redirect, render_template, request, send_from_directory, url_for,
+    Blueprint,
+    Flask,
+    abort,
+    current_app,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    send_from_directory,
+    url_for,
 )
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict

@@ -100,5 +100,5 @@ def confidence_accuracy_correlation(confidences: list[float], accuracies: list[f
     dev_a = [a - mean_a for a in accuracies]
     spread_c = math.sqrt(math.fsum(d * d for d in dev_c))
     spread_a = math.sqrt(math.fsum(d * d for d in dev_a))
-    r = math.fsum(x * y for x, y in zip(dev_c, dev_a)) / (spread_c * spread_a)
+    r = math.fsum(x * y for x, y in zip(dev_c, dev_a, strict=False)) / (spread_c * spread_a)
     return max(-1.0, min(1.0, r))

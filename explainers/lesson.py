@@ -6,7 +6,6 @@ Full-option scoring (option_logprob, pick_option), what a partly-knowing model s
 from __future__ import annotations
 
 import math
-
 import random
 import re
 

@@ -18,14 +18,14 @@ def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
     candidate = checks.scores("candidate", candidate, minimum=2)
     baseline = checks.scores("baseline", baseline, minimum=2)
     checks.same_length(candidate=candidate, baseline=baseline)
-    return [c - b for c, b in zip(candidate, baseline)]
+    return [c - b for c, b in zip(candidate, baseline, strict=False)]
 
 
 def _clustered_se(diffs: list[float], clusters: list[str]) -> float:
     n = len(diffs)
     delta = math.fsum(diffs) / n
     residual_sums: dict[str, float] = {}
-    for d, cluster in zip(diffs, clusters):
+    for d, cluster in zip(diffs, clusters, strict=False):
         residual_sums[cluster] = residual_sums.get(cluster, 0.0) + (d - delta)
     return math.sqrt(math.fsum(s * s for s in residual_sums.values())) / n
 
@@ -78,7 +78,7 @@ def subject_deltas(candidate: list[float], baseline: list[float], clusters: list
     if len(clusters) != len(diffs):
         raise ValueError(f"clusters must have one subject per question ({len(diffs)}), got {len(clusters)}")
     sums: dict[str, list[float]] = {}
-    for d, cluster in zip(diffs, clusters):
+    for d, cluster in zip(diffs, clusters, strict=False):
         entry = sums.setdefault(cluster, [0, 0.0])  # questions, sum of differences
         entry[0] += 1
         entry[1] += d

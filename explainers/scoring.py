@@ -35,7 +35,7 @@ def accuracy(predictions: list[str], keys: list[str]) -> float:
     predictions = checks.labels("predictions", predictions)
     keys = checks.labels("keys", keys)
     n = checks.same_length(predictions=predictions, keys=keys)
-    return sum(1 for guess, key in zip(predictions, keys) if guess == key) / n
+    return sum(1 for guess, key in zip(predictions, keys, strict=False) if guess == key) / n
 
 
 def weighted_accuracy(counts: list[int], accuracies: list[float]) -> float:
@@ -47,7 +47,7 @@ def weighted_accuracy(counts: list[int], accuracies: list[float]) -> float:
     counts = [checks.whole(f"counts[{i}]", c) for i, c in enumerate(checks.sequence("counts", counts))]
     accuracies = checks.probabilities("accuracies", accuracies)
     checks.same_length(counts=counts, accuracies=accuracies)
-    return math.fsum(n * a for n, a in zip(counts, accuracies)) / sum(counts)
+    return math.fsum(n * a for n, a in zip(counts, accuracies, strict=False)) / sum(counts)
 
 
 def plain_mean(values: list[float]) -> float:
@@ -69,7 +69,7 @@ def subject_accuracies(predictions: list[str], keys: list[str], subjects: list[s
     subjects = checks.labels("subjects", subjects)
     checks.same_length(predictions=predictions, keys=keys, subjects=subjects)
     tally: dict[str, list[int]] = {}
-    for guess, key, subject in zip(predictions, keys, subjects):
+    for guess, key, subject in zip(predictions, keys, subjects, strict=False):
         right_and_total = tally.setdefault(subject, [0, 0])
         right_and_total[0] += guess == key
         right_and_total[1] += 1

@@ -52,7 +52,7 @@ class ModelSettings:
     max_context: int = 0  # 0: the model's own context length
 
     @classmethod
-    def from_config(cls, config) -> "ModelSettings":
+    def from_config(cls, config) -> ModelSettings:
         return cls(
             model=config["SCORER_MODEL"], device=config["SCORER_DEVICE"], dtype=config["SCORER_DTYPE"],
             threads=config["SCORER_THREADS"], cache_dir=config["MODEL_CACHE_DIR"],

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 import explainers
 
-
 METHODS = {
     "letter": "Letter probabilities (the paper's method)",
     "option": "Full-option log-likelihood",
@@ -95,7 +94,7 @@ class Scorer:
             top = torch.topk(next_logprobs, TOP_NEXT_TOKENS)
             top_tokens = [
                 {"token": self.loaded.tokenizer.decode([int(i)]), "probability": math.exp(float(lp))}
-                for lp, i in zip(top.values, top.indices)
+                for lp, i in zip(top.values, top.indices, strict=False)
             ]
         return results, top_tokens
 
@@ -144,10 +143,10 @@ class Scorer:
         token_logprobs, top_tokens = self.continuation_logprobs(context_ids, continuation_ids)
         scored = [
             ScoredContinuation(letter, text, tuple(ids), tuple(lps))
-            for letter, text, ids, lps in zip(letters, texts, continuation_ids, token_logprobs)
+            for letter, text, ids, lps in zip(letters, texts, continuation_ids, token_logprobs, strict=False)
         ]
         logprobs = [s.logprob for s in scored]
-        probabilities = dict(zip(letters, explainers.softmax(logprobs)))
+        probabilities = dict(zip(letters, explainers.softmax(logprobs), strict=False))
         if method == "letter":
             prediction = explainers.predict(probabilities)
         else:
@@ -170,7 +169,7 @@ class Scorer:
             "options": [
                 {"letter": s.letter, "choice": choice, "continuation": s.text, "tokens": len(s.token_ids),
                  "logprob": s.logprob, "probability": probabilities[s.letter]}
-                for s, choice in zip(scored, choices)
+                for s, choice in zip(scored, choices, strict=False)
             ],
             "probabilities": probabilities,
             "prediction": prediction,

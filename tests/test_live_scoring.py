@@ -16,11 +16,11 @@ import pytest
 
 from engine import create_app
 from engine.__main__ import main as cli_main
-from papers.mmlu.server.evaluate import evaluate
-from papers.mmlu import prompt
-from papers.mmlu.prompt import format_shot
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
 from livescoring.scorer import PromptTooLong, Scorer
+from papers.mmlu import prompt
+from papers.mmlu.prompt import format_shot
+from papers.mmlu.server.evaluate import evaluate
 
 pytestmark = pytest.mark.model
 

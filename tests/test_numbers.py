@@ -3,9 +3,10 @@
 The numbers are taken from the rendered /mmlu/ page as a reader sees it: its prose, lists,
 captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
 code blocks (the snippet tests check those), headings, the table of contents, the citation
-block, the Sources list (titles and ids of the works cited), widget controls or popovers (which repeat glossary definitions). Each must appear in
-content/<paper>/numbers.toml, either [[cited]] with a source or [[computed]] with an
-expression that ``from explainers import *`` evaluates to that value.
+block, the Sources list (titles and ids of the works cited), widget controls or popovers (which
+repeat glossary definitions). Each must appear in papers/<paper>/content/numbers.toml, either
+[[cited]] with a source or [[computed]] with an expression that ``from explainers import *``
+evaluates to that value.
 
 Exempt, by one narrow rule each: whole numbers 0 to 10 (ordinary counts: "five examples"),
 years (four digits 1900-2099), digits that are part of a name (GPT-3, T5, B_j's subscript is

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 
+from engine.config import default_config
 from explainers import weighted_accuracy
 from papers.mmlu.figures import paper_figures
-from engine.config import default_config
 from papers.mmlu.server import data_dir
 
 GROUP_KEYS = {"humanities": "humanities", "social sciences": "social_sciences", "STEM": "stem", "other": "other"}

@@ -257,7 +257,8 @@ def test_a_new_paper_is_one_folder_with_its_own_widget():
     gallery = client.get("/demo/widgets/").get_data(as_text=True)
     assert "/demo/widgets/coin-flips" in gallery and "Demo, annotated" in gallery
     page = client.get("/demo/widgets/coin-flips?flips=40&heads=0.25").get_data(as_text=True)
-    assert summary_of(page) == [f"25.0% heads in 40 flips: standard error {100 * explainers.standard_error(0.25, 40):.1f} points."]
+    se = explainers.standard_error(0.25, 40)
+    assert summary_of(page) == [f"25.0% heads in 40 flips: standard error {100 * se:.1f} points."]
     embed = client.get("/embed/demo/coin-flips?flips=40")
     assert embed.status_code == 200 and "frame-ancestors *" in embed.headers["Content-Security-Policy"]
     assert client.get("/embed/coin-flips").headers["Location"].endswith("/embed/demo/coin-flips")

@@ -15,7 +15,10 @@ _FIGURES: dict = {
     "paper": PAPER,
     "unit": "percent",
     "table_1": {
-        "source": "Table 1 (group scores and averages; the groups reproduce the Average with the repository's categories.py grouping, Anatomy under other)",
+        "source": (
+            "Table 1 (group scores and averages; the groups reproduce the Average with the repository's"
+            " categories.py grouping, Anatomy under other)"
+        ),
         "note": "Average is weighted by questions, so it differs from the plain mean of the four groups.",
         "rows": [
             {"model": "GPT-3 X-Large", "setting": "few-shot", "parameters": 175e9,
@@ -31,7 +34,10 @@ _FIGURES: dict = {
         ],
     },
     "scaling": {
-        "source": "Accuracies: Table 1 and Appendix A (zero-shot: Figure 10); GPT-3 sizes as the paper states them in §4.1 text (later estimates differ for the three smaller models); the shape is Figure 1(b)",
+        "source": (
+            "Accuracies: Table 1 and Appendix A (zero-shot: Figure 10); GPT-3 sizes as the paper states them in"
+            " §4.1 text (later estimates differ for the three smaller models); the shape is Figure 1(b)"
+        ),
         "series": [
             {"model": "GPT-3", "setting": "few-shot", "points": [
                 {"parameters": 2.7e9, "accuracy": 25.9},
@@ -66,12 +72,18 @@ _FIGURES: dict = {
         "expert": {"accuracy": 89.8, "source": "Section 3 (estimated)"},
     },
     "splits": {
-        "source": "Section 3 (as the paper states them; its three splits sum to 15,904, and the repository's first complete upload, commit 8d4768d, held 285 + 1,543 + 14,080 = 15,908)",
+        "source": (
+            "Section 3 (as the paper states them; its three splits sum to 15,904, and the repository's first"
+            " complete upload, commit 8d4768d, held 285 + 1,543 + 14,080 = 15,908)"
+        ),
         "dev": 285, "validation": 1540, "test": 14079, "stated_total": 15908,
         "subjects": 57, "dev_per_subject": 5, "min_test_per_subject": 100,
     },
     "calibration": {
-        "source": "Section 4.2 (zero-shot gap up to 24 points; RMS error 19.4 on Elementary Mathematics) and Appendix A, Figure 11 (few-shot gap up to 14 points; correlations 0.63 zero-shot, 0.81 few-shot)",
+        "source": (
+            "Section 4.2 (zero-shot gap up to 24 points; RMS error 19.4 on Elementary Mathematics) and Appendix"
+            " A, Figure 11 (few-shot gap up to 14 points; correlations 0.63 zero-shot, 0.81 few-shot)"
+        ),
         "max_gap_zero_shot": 24.0, "max_gap_few_shot": 14.0,
         "elementary_mathematics_rms_zero_shot": 19.4,
         "correlation_zero_shot": 0.63, "correlation_few_shot": 0.81,

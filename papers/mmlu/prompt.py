@@ -29,7 +29,7 @@ def header(subject: str) -> str:
 def format_question(question: str, choices: tuple[str, ...] | list[str]) -> list[PromptPart]:
     """The question, its four lettered options and the "Answer:" cue (no answer filled in)."""
     parts = [PromptPart("question", question.strip() + "\n")]
-    parts += [PromptPart("option", f"{letter}. {choice}\n") for letter, choice in zip(LETTERS, choices)]
+    parts += [PromptPart("option", f"{letter}. {choice}\n") for letter, choice in zip(LETTERS, choices, strict=False)]
     parts.append(PromptPart("answer_cue", "Answer:"))
     return parts
 

@@ -15,9 +15,9 @@ const TEACHER_PAGE = `<!doctype html>
 <main>
 <h1>Is a score above chance?</h1>
 <p>Try the widget below, then read on.</p>
-<iframe id="explorer" src="${BASE_URL}/embed/chance-explorer?n=100&amp;score=0.3" title="Chance explorer" width="100%" height="150" style="border:0"></iframe>
+<iframe id="explorer" src="${BASE_URL}/embed/mmlu/chance-explorer?n=100&amp;score=0.3" title="Chance explorer" width="100%" height="150" style="border:0"></iframe>
 <h2>What the model reads</h2>
-<iframe id="anatomy" src="${BASE_URL}/embed/prompt-anatomy?subject=virology&amp;shots=0" title="Prompt anatomy" width="100%" height="150" style="border:0"></iframe>
+<iframe id="anatomy" src="${BASE_URL}/embed/mmlu/prompt-anatomy?subject=virology&amp;shots=0" title="Prompt anatomy" width="100%" height="150" style="border:0"></iframe>
 <h2>Not embeddable</h2>
 <iframe id="refused" src="${BASE_URL}/mmlu/widgets/chance-explorer" title="A page that refuses framing" width="100%" height="150"></iframe>
 </main>
@@ -54,8 +54,8 @@ test('a page on another origin embeds two widgets that render, work and report t
   const problems = watchConsole(page);
   await page.goto(teacherUrl);
 
-  const explorer = frameOf(page, `${BASE_URL}/embed/chance-explorer`);
-  const anatomy = frameOf(page, `${BASE_URL}/embed/prompt-anatomy`);
+  const explorer = frameOf(page, `${BASE_URL}/embed/mmlu/chance-explorer`);
+  const anatomy = frameOf(page, `${BASE_URL}/embed/mmlu/prompt-anatomy`);
   assert.ok(explorer && anatomy, 'both widget frames load');
   for (const frame of [explorer, anatomy]) {
     await frame.waitForSelector('section.widget[data-ready="true"]', { timeout: 90_000 });
@@ -114,7 +114,7 @@ test('axe-core finds nothing on any embed page, nor on the widget gallery', asyn
   const context = await browser.newContext({ viewport: { width: 700, height: 900 } });
   await context.route(/\/static\/js\//, (route) => route.abort());
   const page = await context.newPage();
-  for (const path of [...names.map((name) => `/embed/${name}`), '/mmlu/widgets/']) {
+  for (const path of [...names.map((name) => `/embed/mmlu/${name}`), '/mmlu/widgets/']) {
     await page.goto(`${BASE_URL}${path}`);
     assert.deepEqual(await axeViolations(page), [], `axe-core on ${path}`);
   }

@@ -6,9 +6,6 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, axeViolations, launch, watchConsole, screenshot } from './lib.mjs';
 
-// widget_view is exercised by the widgets' own browser tests, with the context the server gives it.
-const OWNED_ELSEWHERE = new Set(['widget_view']);
-
 // A small seeded generator, so the grid is the same on every run.
 function rng(seed) {
   let state = seed >>> 0;
@@ -82,7 +79,6 @@ function grid() {
   }
   add('ngram_overlap', { text: 'How many chromosomes do all human somatic cells contain?', reference: 'Q: how many chromosomes do all human cells contain', n: 3 });
   add('ngram_overlap', { text: 'the quick brown fox jumps', reference: 'a quick brown fox', n: 2 });
-  add('paper_figures', {});
   return calls;
 }
 
@@ -152,7 +148,7 @@ test('browser results equal server results on a grid of inputs for every public 
   const index = await (await fetch(`${BASE_URL}/api/explainers`)).json();
   const covered = new Set(calls.map((c) => c.fn));
   for (const fn of Object.keys(index.functions)) {
-    if (!OWNED_ELSEWHERE.has(fn)) assert.ok(covered.has(fn), `the grid has no input for ${fn}`);
+    assert.ok(covered.has(fn), `the grid has no input for ${fn}`);
   }
   const inBrowser = await page.evaluate(async (batch) => {
     const { explainers } = await import('/static/js/explainers-client.js');

@@ -102,7 +102,7 @@ test('readable at 320 px and in dark mode', async () => {
 test('the widget renders alone for embedding, with its form', async () => {
   const page = await browser.newPage({ viewport: { width: 700, height: 900 } });
   const problems = watchConsole(page);
-  await page.goto(`${BASE_URL}/embed/live-scoring`);
+  await page.goto(`${BASE_URL}/embed/mmlu/live-scoring`);
   assert.ok(await page.isVisible('[data-ls-widget] [data-ls-run]'));
   assert.equal(await page.getAttribute('[data-ls-form]', 'target'), '_top');
   assert.deepEqual(await axeViolations(page), []);

@@ -16,7 +16,7 @@ before(async () => {
     res.writeHead(200, { 'Content-Type': 'text/html' });
     res.end(`<!doctype html><title>Lesson</title>
       <iframe id="page" title="annotated page" src="${BASE_URL}/mmlu/" width="600" height="300"></iframe>
-      <iframe id="widget" title="chance explorer" src="${BASE_URL}/embed/chance-explorer?n=100&score=0.3" width="600" height="300"></iframe>`);
+      <iframe id="widget" title="chance explorer" src="${BASE_URL}/embed/mmlu/chance-explorer?n=100&score=0.3" width="600" height="300"></iframe>`);
   });
   await new Promise((resolve) => otherServer.listen(0, '127.0.0.1', resolve));
   otherOrigin = `http://127.0.0.1:${otherServer.address().port}`;
@@ -31,7 +31,7 @@ function cspViolations(problems) {
   return problems.filter((text) => /Content Security Policy|Refused to/i.test(text));
 }
 
-for (const path of ['/', '/mmlu/', '/mmlu/glossary/', '/embed/chance-explorer?n=100&score=0.3']) {
+for (const path of ['/', '/mmlu/', '/mmlu/glossary/', '/embed/mmlu/chance-explorer?n=100&score=0.3']) {
   test(`no CSP violations on ${path}, with the math worker started`, async () => {
     const page = await browser.newPage();
     const problems = watchConsole(page);
@@ -53,7 +53,7 @@ test('another site can frame an embed page but not the annotated page', async ()
   const page = await browser.newPage();
   await page.goto(otherOrigin + '/');
   await page.waitForLoadState('networkidle', { timeout: 60000 });
-  const widgetFrame = page.frames().find((f) => f.url().includes('/embed/chance-explorer'));
+  const widgetFrame = page.frames().find((f) => f.url().includes('/embed/mmlu/chance-explorer'));
   assert.ok(widgetFrame, 'the embed iframe loaded');
   assert.ok((await widgetFrame.locator('body').innerText()).length > 20, 'the embed shows its widget');
   const pageFrame = page.frames().find((f) => f !== page.mainFrame() && f !== widgetFrame);

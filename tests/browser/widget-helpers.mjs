@@ -29,7 +29,7 @@ export async function serverMatch(page, name) {
   return page.evaluate(async (n) => {
     const live = document.querySelector(`section.widget[data-widget="${n}"]`);
     const query = live.dataset.query;
-    const response = await fetch(`/embed/${n}${query ? `?${query}` : ''}`);
+    const response = await fetch(`/embed/${live.dataset.paper}/${n}${query ? `?${query}` : ''}`);
     const served = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector('section.widget');
     const marks = (el) => [...el.querySelectorAll('svg[data-role="figure"] g.marks *')].map((e) => `${e.tagName} ${
       [...e.attributes].map((a) => `${a.name}=${a.value}`).sort().join(' ')} ${e.children.length ? '' : e.textContent}`).join('\n');

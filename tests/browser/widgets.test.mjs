@@ -114,7 +114,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.waitForFunction(() => document.querySelector('#w-chance-explorer .share-status').textContent !== '');
     const query = await widget.getAttribute('data-query');
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    assert.ok(copied.startsWith(`<iframe src="${BASE_URL}/embed/chance-explorer?${query.replace(/&/g, '&amp;')}"`), copied);
+    assert.ok(copied.startsWith(`<iframe src="${BASE_URL}/embed/mmlu/chance-explorer?${query.replace(/&/g, '&amp;')}"`), copied);
     assert.match(copied, /<script src="[^"]+\/static\/js\/embed-resize\.js" async><\/script>/);
     assert.equal(await page.inputValue('#w-chance-explorer-link'), page.url());
     await finish(t, opened, name);

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import explainers
-
 from engine.config import default_config
 from livescoring.model import ModelSettings, ModelUnavailable, load
 from livescoring.scorer import METHODS, Scorer
@@ -60,7 +59,8 @@ def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "
     sink = open(out, "w", encoding="utf-8") if out else None
     try:
         for q in tqdm(questions, desc="scoring", unit="q", disable=not progress, file=sys.stderr):
-            result = scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:shots], method, q.answer)
+            shots_of = data.questions(q.subject, "dev")[:shots]
+            result = scorer.score(prompt, q.subject, q.question, q.choices, shots_of, method, q.answer)
             row = {
                 "subject": q.subject, "split": split, "index": q.index, "method": method,
                 "shots": result["shots_used"], "probabilities": result["probabilities"],
@@ -91,7 +91,8 @@ def summarise(rows: list[dict]) -> dict:
     micro = explainers.accuracy(predictions, keys)
     per_subject = explainers.subject_accuracies(predictions, keys, subjects)
     macro = explainers.plain_mean([s["accuracy"] for s in per_subject.values()])
-    macro_se = math.sqrt(sum(explainers.standard_error(s["accuracy"], s["n"]) ** 2 for s in per_subject.values())) / len(per_subject)
+    variances = [explainers.standard_error(s["accuracy"], s["n"]) ** 2 for s in per_subject.values()]
+    macro_se = math.sqrt(sum(variances)) / len(per_subject)
     z = explainers.normal_quantile(0.975)
     confidences = [r["confidence"] for r in rows]
     correct = [1 if r["correct"] else 0 for r in rows]
@@ -112,9 +113,12 @@ def report(summary: dict) -> str:
     micro, macro = summary["micro"], summary["macro"]
     lines = [
         f"Questions: {summary['questions']} in {len(summary['subjects'])} subject(s)",
-        f"Micro accuracy (each question once): {pct(micro['accuracy'])}  95% CI {pct(micro['ci95'][0])} to {pct(micro['ci95'][1])} (Wilson)",
-        f"Macro accuracy (each subject once):  {pct(macro['accuracy'])}  95% CI {pct(macro['ci95'][0])} to {pct(macro['ci95'][1])}",
-        f"RMS calibration error: {pct(summary['rms_calibration_error'])} (average confidence {pct(summary['average_confidence'])})",
+        f"Micro accuracy (each question once): {pct(micro['accuracy'])}  "
+        f"95% CI {pct(micro['ci95'][0])} to {pct(micro['ci95'][1])} (Wilson)",
+        f"Macro accuracy (each subject once):  {pct(macro['accuracy'])}  "
+        f"95% CI {pct(macro['ci95'][0])} to {pct(macro['ci95'][1])}",
+        f"RMS calibration error: {pct(summary['rms_calibration_error'])} "
+        f"(average confidence {pct(summary['average_confidence'])})",
         "Predicted letters: " + ", ".join(f"{k} {v}" for k, v in summary["predicted_letters"].items()),
         "Per subject:",
     ]

@@ -15,7 +15,6 @@ import time
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
 from engine.widgets import widget_assets
-
 from livescoring import service
 from livescoring.model import ModelUnavailable
 from livescoring.scorer import PromptTooLong

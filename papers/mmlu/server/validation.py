@@ -61,7 +61,8 @@ def score_arguments(body, data: MMLUData) -> dict:
     own = "question" in body or "choices" in body
     real = "index" in body or "split" in body
     if own and real:
-        raise InvalidRequest("question", "give either split and index (a real question) or question and choices (your own), not both")
+        raise InvalidRequest("question", "give either split and index (a real question) "
+                                         "or question and choices (your own), not both")
     if not own and not real:
         raise InvalidRequest("index", "give split and index for a real question, or question and choices for your own")
     arguments = {"prompt_format": prompt, "subject": subject, "method": method,
@@ -79,7 +80,8 @@ def score_arguments(body, data: MMLUData) -> dict:
     choices = body.get("choices")
     if not isinstance(choices, list) or len(choices) != len(LETTERS):
         raise InvalidRequest("choices", "choices must be a list of exactly four answers (A, B, C, D)")
-    choices = [_text(f"choices[{i}] ({letter})", c, MAX_CHOICE_CHARS) for i, (letter, c) in enumerate(zip(LETTERS, choices))]
+    choices = [_text(f"choices[{i}] ({letter})", c, MAX_CHOICE_CHARS)
+               for i, (letter, c) in enumerate(zip(LETTERS, choices, strict=True))]
     answer = body.get("answer")
     if answer not in (None, "", *LETTERS):
         raise InvalidRequest("answer", "answer, if given, must be one of A, B, C, D")

@@ -28,7 +28,8 @@ def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
     messages = []
     if len(conf) != len(correct):
         used = min(len(conf), len(correct))
-        messages.append(f"There are {len(conf)} confidences and {len(correct)} right/wrong marks; the first {used} pairs are used.")
+        messages.append(f"There are {len(conf)} confidences and {len(correct)} right/wrong marks; "
+                        f"the first {used} pairs are used.")
         conf, correct = conf[:used], correct[:used]
     if state["binning"] == "equal_count" and bins > len(conf):
         messages.append(f"At most {len(conf)} groups fit {len(conf)} answers; using {len(conf)}.")

@@ -77,7 +77,8 @@ def view(state: dict, context: dict) -> dict:
     ] + percent_axis_x(x, 112)
     return {
         "summary": summary,
-        "figure": figure(560, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} against chance and expert lines", marks),
+        "figure": figure(560, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} "
+                                   "against chance and expert lines", marks),
         "numbers": {"low": low, "high": high, "se": se, "guess_low": guess_low, "guess_high": guess_high,
                     "distinguishable": distinct, "n": n},
     }

@@ -53,7 +53,8 @@ def view(state: dict, context: dict) -> dict:
                 continue
             acc, n = row[k] / 100, counts[k]
             low, high = stats.confidence_interval(acc, n, level, method)
-            marks.append(rect(xs, xs + 28, y(0), y(acc), cls, f"{row['model']}, {titles[k]}: {acc * 100:.1f}% of {count(n)} questions"))
+            tip = f"{row['model']}, {titles[k]}: {acc * 100:.1f}% of {count(n)} questions"
+            marks.append(rect(xs, xs + 28, y(0), y(acc), cls, tip))
             marks.append(whisker(xs + 14, y(low), y(high)))
             phrases.append(f"{titles[k]} {acc * 100:.1f}% ({pct(low)}–{pct(high)}, {count(n)} questions)")
         micro = macro = None
@@ -74,7 +75,8 @@ def view(state: dict, context: dict) -> dict:
                 f"macro average (plain mean of the four groups): {pct(macro)}; the paper's Average column: {row['average']:.1f}%."
             )
         else:
-            summary.append(f"{row['model']}: the paper's average is {row['average']:.1f}%; its group scores are not in our sources.")
+            summary.append(f"{row['model']}: the paper's average is {row['average']:.1f}%; "
+                           "its group scores are not in our sources.")
         numbers[row["model"]] = {"micro": micro, "macro": macro}
     for g_index, group in enumerate(GROUPS):
         marks.append(label(left + slot * (g_index + 0.5), 250, group.short, "fig-group-label"))

@@ -39,14 +39,17 @@ def view(state: dict, context: dict) -> dict:
         marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
     marks.append(label(300, 312, "parameters (log scale: each step is ten times more)", "fig-caption"))
     marks += [
-        hline(60, 540, y(chance), "fig-ref fig-chance"), label(538, y(chance) - 6, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),
-        hline(60, 540, y(expert), "fig-ref fig-expert"), label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
+        hline(60, 540, y(chance), "fig-ref fig-chance"),
+        label(538, y(chance) - 6, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),
+        hline(60, 540, y(expert), "fig-ref fig-expert"),
+        label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
     ]
     summary = []
     for key, name, model, setting in _SERIES:
         series = next(s for s in data if s["model"] == model and s["setting"] == setting)
         pts = series["points"]
-        described = ", ".join(f"{_size(p['parameters'])} {p['accuracy']:.1f}%{' (about)' if p.get('approximate') else ''}" for p in pts)
+        described = ", ".join(
+            f"{_size(p['parameters'])} {p['accuracy']:.1f}%{' (about)' if p.get('approximate') else ''}" for p in pts)
         if key not in state["show"]:
             summary.append(f"{name}: hidden.")
             continue
@@ -55,9 +58,10 @@ def view(state: dict, context: dict) -> dict:
         if len(coords) > 1:
             marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
                                            "class": f"fig-line series-{key}"}))
-        for p, (cx, cy) in zip(pts, coords):
+        for p, (cx, cy) in zip(pts, coords, strict=False):
             text = f"{name}, {_size(p['parameters'])} parameters: {p['accuracy']:.1f}%"
-            marks.append(mark("g", {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}, children=[
+            point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
+            marks.append(mark("g", point, children=[
                 mark("circle", {"cx": cx, "cy": cy, "r": 6}),
                 mark("text", {"x": min(cx, 420), "y": cy - 12, "class": "fig-point-label", "text-anchor": "middle"},
                      f"{_size(p['parameters'])}: {p['accuracy']:.1f}%"),

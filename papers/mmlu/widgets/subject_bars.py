@@ -39,14 +39,18 @@ def view(state: dict, context: dict) -> dict:
         top = 16 + i * 36
         about = "about " if row.get("approximate") else ""
         marks.append(label(182, top + 18, row["name"], "fig-group-label", "end"))
-        marks.append(rect(x(0), x(acc), top + 4, top + 26, "fig-bar-model-a", f"{row['name']}: {about}{acc * 100:.1f}% of {count(n)} questions"))
+        tip = f"{row['name']}: {about}{acc * 100:.1f}% of {count(n)} questions"
+        marks.append(rect(x(0), x(acc), top + 4, top + 26, "fig-bar-model-a", tip))
         marks.append(hwhisker(x(low), x(high), top + 15))
-        summary.append(f"{row['name']}: {about}{acc * 100:.1f}% on {count(n)} test questions, {level_text(level)} band {pct(low)} to {pct(high)}.")
+        summary.append(f"{row['name']}: {about}{acc * 100:.1f}% on {count(n)} test questions, "
+                       f"{level_text(level)} band {pct(low)} to {pct(high)}.")
         numbers[row["subject"]] = {"low": low, "high": high, "n": n}
     bottom = 16 + len(rows) * 36
     marks += [
-        vline(x(chance), 8, bottom, "fig-ref fig-chance"), label(x(chance), bottom + 34, f"chance {pct(chance, 0)}", "fig-ref-label"),
-        vline(x(expert), 8, bottom, "fig-ref fig-expert"), label(x(expert), bottom + 34, f"expert {pct(expert)}", "fig-ref-label"),
+        vline(x(chance), 8, bottom, "fig-ref fig-chance"),
+        label(x(chance), bottom + 34, f"chance {pct(chance, 0)}", "fig-ref-label"),
+        vline(x(expert), 8, bottom, "fig-ref fig-expert"),
+        label(x(expert), bottom + 34, f"expert {pct(expert)}", "fig-ref-label"),
     ]
     marks += percent_axis_x(x, bottom, step=20)
     summary.append("GPT-3 X-Large, few-shot; scores named in Section 4.2; bands from each subject's test size in our data files.")
