@@ -28,7 +28,7 @@ from common import hardware, rss_mib, running_server  # noqa: E402
 
 GET_TARGETS = [
     "/mmlu/",
-    "/embed/chance-explorer?n=100&score=0.3",
+    "/embed/mmlu/chance-explorer?n=100&score=0.3",
     "/api/explainers/standard_error?p=0.25&n=100",
 ]
 SCORE_BODY = {"subject": "high_school_geography", "split": "test", "index": 0, "shots": 0}

@@ -127,7 +127,7 @@ REAL_HTML, REAL_LEDGER = page_and_ledger(real_app(), "mmlu")
 def test_every_number_on_the_page_is_cited_or_computed():
     known = ledger_values(REAL_LEDGER)
     missing = sorted({(number, context) for number, context in stated_numbers(REAL_HTML) if number not in known})
-    assert not missing, "numbers not in content/mmlu/numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
+    assert not missing, "numbers not in papers/mmlu/content/numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
 
 
 # A [[cited]] source must name a primary source (README "Page content"): the paper's own section,
@@ -179,7 +179,7 @@ def test_the_primary_source_rule(source, ok):
 def test_cited_numbers_name_a_primary_source():
     bad = [f"{entry['value']}: {entry.get('source', '')!r}" for entry in REAL_LEDGER.get("cited", [])
            if not names_a_primary_source(entry.get("source", ""))]
-    assert not bad, "cited numbers without a primary source in content/mmlu/numbers.toml:\n" + "\n".join(bad)
+    assert not bad, "cited numbers without a primary source in papers/mmlu/content/numbers.toml:\n" + "\n".join(bad)
 
 
 COMPUTED = REAL_LEDGER.get("computed", [])

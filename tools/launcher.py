@@ -125,7 +125,7 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
     """
     port = port or free_port()
     if log_path is None:
-        fd, name = tempfile.mkstemp(prefix="mmlu-server-", suffix=".log")
+        fd, name = tempfile.mkstemp(prefix="annotated-server-", suffix=".log")
         os.close(fd)
         log_path = name
     log_path = Path(log_path)

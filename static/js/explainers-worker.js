@@ -44,11 +44,21 @@ async function storeSnapshot(key, bytes, probe) {
   await cache.put(key, new Response(body, { headers: { 'X-Explainers-Probe': probe } }));
 }
 
-async function fromSnapshot(loadPyodide, indexURL, key) {
+// Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
+function unpackWheel(pyodide, wheel) {
+  const sitePackages = pyodide.runPython('import sysconfig; sysconfig.get_paths()["purelib"]');
+  pyodide.unpackArchive(wheel, 'wheel', { extractDir: sitePackages });
+}
+
+async function fromSnapshot(loadPyodide, indexURL, key, wheel) {
   try {
     const snapshot = await readSnapshot(key);
     if (!snapshot) return null;
     const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
+    // The snapshot holds Python's memory, not its files: modules first imported later (a paper's
+    // widget views) need the wheel's files again, and the import system must look afresh.
+    unpackWheel(pyodide, wheel);
+    pyodide.runPython('import importlib; importlib.invalidate_caches()');
     const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
     if (runBatch(PROBE) !== snapshot.probe) throw new Error('the snapshot answered the probe differently');
     return runBatch;
@@ -72,7 +82,7 @@ async function loadRuntime() {
   ]);
   timings.fetched_ms = performance.now() - workerStarted;
 
-  const restored = canSnapshot && await fromSnapshot(loadPyodide, indexURL, snapshotKey);
+  const restored = canSnapshot && await fromSnapshot(loadPyodide, indexURL, snapshotKey, wheel);
   if (restored) {
     timings.snapshot = 'restored';
     timings.pyodide_ms = timings.ready_ms = performance.now() - workerStarted;
@@ -80,9 +90,7 @@ async function loadRuntime() {
   }
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: canSnapshot });
   timings.pyodide_ms = performance.now() - workerStarted;
-  // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
-  const sitePackages = pyodide.runPython('import sysconfig; sysconfig.get_paths()["purelib"]');
-  pyodide.unpackArchive(wheel, 'wheel', { extractDir: sitePackages });
+  unpackWheel(pyodide, wheel);
   const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
   timings.ready_ms = performance.now() - workerStarted;
   if (canSnapshot) {

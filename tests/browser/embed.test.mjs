@@ -79,7 +79,7 @@ test('a page on another origin embeds two widgets that render, work and report t
   await page.keyboard.press('Tab');
   await settle(explorer, 'chance-explorer', renders);
   assert.match(await explorer.locator('.widget-summary').innerText(), /can be told apart from guessing/);
-  assert.match(await explorer.locator('[data-share="iframe"]').inputValue(), /\/embed\/chance-explorer\?n=1000"/);
+  assert.match(await explorer.locator('[data-share="iframe"]').inputValue(), /\/embed\/mmlu\/chance-explorer\?n=1000"/);
 
   // The prompt anatomy (text from the server) works in its frame too: one worked example more.
   const anatomyRenders = await anatomy.evaluate(() => Number(document.querySelector('section.widget').dataset.renders || 0));
