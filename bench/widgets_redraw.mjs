@@ -75,7 +75,7 @@ try {
   for (const { widget, slider } of CASES) {
     const page = await context.newPage();
     await page.goto(`${server.base}/mmlu/widgets/${widget}`);
-    await page.waitForSelector(`section.widget[data-widget="${widget}"][data-ready="true"]`, { timeout: 120_000 });
+    await page.waitForSelector(`section.widget[data-widget="${widget}"][data-worker="ready"]`, { timeout: 120_000 });
     await page.waitForFunction((name) => Number(document.querySelector(`section.widget[data-widget="${name}"]`).dataset.renders) > 0, widget);
     await warmRedraws(page, widget, slider, 5); // warm-up, not counted
     const times = (await warmRedraws(page, widget, slider, RUNS)).sort((a, b) => a - b);

@@ -18,6 +18,7 @@ place (see ``caching.cached_page``).
 """
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
@@ -38,6 +39,7 @@ from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
 
 from widgetkit import Widget, run_view
+from widgetkit.settings import LOG_STEP
 
 from .caching import ONE_YEAR, cached_page, static_version
 from .markdown_ext import fill_widget_slots
@@ -301,9 +303,16 @@ def oembed():
     )
 
 
+def _log10(value: float) -> str:
+    """A log-scale slider's position for ``value`` (templates: {{ value|log10 }})."""
+    return f"{math.log10(value):.4f}"
+
+
 def init_app(app: Flask) -> None:
     for paper in app.extensions["papers"].values():
         app.extensions["caching"].index(paper.folder / "widgets", tuple(ASSET_TYPES))
     app.extensions["widget_contexts"] = {}
     app.extensions["caching"].finishers.append(fill_live)
+    app.jinja_env.filters["log10"] = _log10
+    app.jinja_env.globals["log_step"] = LOG_STEP
     app.register_blueprint(bp)

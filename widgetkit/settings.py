@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 MAX_LIST_ITEMS = 200
 MAX_RAW_CHARS = 4000
+LOG_STEP = 0.05
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,16 @@ class Param:
     choices: tuple = ()
     percent: bool = False  # show the value as a percentage next to the control
     help: str = ""
+    # "log" for a quantity spanning orders of magnitude: the slider moves along log10 of the value,
+    # in steps of LOG_STEP (a power of ten is always a stop: 100 to 1,000 is 20 steps).
+    scale: str = "linear"
 
     def as_dict(self) -> dict:
         return {
             "name": self.name, "label": self.label, "kind": self.kind, "default": self.default,
             "minimum": self.minimum, "maximum": self.maximum, "step": self.step,
             "choices": [list(c) for c in self.choices], "percent": self.percent, "help": self.help,
+            "scale": self.scale,
         }
 
     def default_value(self):

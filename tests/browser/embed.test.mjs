@@ -1,5 +1,6 @@
 // A teacher's page on another origin (a tiny Node server on another port) embeds two widgets by
-// iframe. They must render, work inside the frame (their own Pyodide worker), report their height
+// iframe. They must render, work inside the frame (the server first, then their own Pyodide worker,
+// started on the first input), report their height
 // to the parent, and be resized by the optional embed-resize.js script. A widget page that is not
 // under /embed/ must refuse to be framed.
 import { test, before, after } from 'node:test';
@@ -72,8 +73,8 @@ test('a page on another origin embeds two widgets that render, work and report t
   assert.ok(Math.abs(frameHeight - Number(await page.getAttribute('#explorer', 'height'))) <= 2);
 
   // The widget works inside the frame: the worker in the frame redraws on a keyboard change.
-  await settle(explorer, 'chance-explorer', 0);
-  const renders = await explorer.evaluate(() => Number(document.querySelector('section.widget').dataset.renders));
+  // An embed starts its worker on the reader's first input; the server answers that input at once.
+  const renders = await explorer.evaluate(() => Number(document.querySelector('section.widget').dataset.renders || 0));
   await explorer.focus('#w-chance-explorer-n');
   await explorer.fill('#w-chance-explorer-n', '1000');
   await page.keyboard.press('Tab');
@@ -119,4 +120,29 @@ test('axe-core finds nothing on any embed page, nor on the widget gallery', asyn
     assert.deepEqual(await axeViolations(page), [], `axe-core on ${path}`);
   }
   await context.close();
+});
+
+test('a lesson page with three embeds starts a Pyodide only for the widget a reader uses', async () => {
+  const lesson = http.createServer((request, response) => {
+    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Three widgets</title></head><body><main>
+      ${['chance-explorer', 'calibration-bars', 'group-bars'].map((name) => `<iframe src="${BASE_URL}/embed/mmlu/${name}"
+        title="${name}" width="100%" height="400"></iframe>`).join('')}</main></body></html>`);
+  });
+  await new Promise((resolve) => lesson.listen(0, '127.0.0.1', resolve));
+  const page = await browser.newPage();
+  const started = [];
+  page.on('request', (r) => { if (/pyodide\.asm\.wasm/.test(r.url())) started.push(r.url()); });
+  await page.goto(`http://127.0.0.1:${lesson.address().port}/`);
+  const frames = () => page.frames().filter((f) => f.url().includes('/embed/mmlu/'));
+  await page.waitForFunction(() => document.querySelectorAll('iframe').length === 3);
+  for (const frame of frames()) await frame.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
+  assert.equal(started.length, 0, 'no Pyodide starts before a reader touches a widget');
+  const explorer = frames().find((f) => f.url().includes('chance-explorer'));
+  await explorer.fill('#w-chance-explorer-n', '1000');
+  await explorer.waitForFunction(() => /can be told apart/.test(document.querySelector('.widget-summary').textContent));
+  await explorer.waitForSelector('section.widget[data-worker="ready"]', { timeout: 90_000 });
+  assert.equal(started.length, 1, 'one Pyodide, for the widget in use');
+  await page.close();
+  await new Promise((resolve) => lesson.close(resolve));
 });

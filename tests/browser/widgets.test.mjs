@@ -24,7 +24,10 @@ async function open(name, query = '') {
   page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`); });
   await page.goto(`${BASE_URL}/mmlu/widgets/${name}${query}`);
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
-  if (name !== 'prompt-anatomy') await settle(page, name, 0); // the worker's first redraw
+  if (name !== 'prompt-anatomy') { // drawn by the worker: wait until it is ready and has redrawn once
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
+    await settle(page, name, 0);
+  }
   return { page, problems };
 }
 
@@ -93,6 +96,15 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await checkAgainstServer(page, name, renders);
     assert.equal(await page.inputValue('#w-chance-explorer-n'), '100');
     assert.match(page.url(), /subject=abstract_algebra/);
+
+    // The questions slider is logarithmic: from 100 to 1,000 is twenty key presses, not 900.
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.focus('#w-chance-explorer-n-range');
+    for (let i = 0; i < 20; i += 1) await page.keyboard.press('ArrowRight');
+    await checkAgainstServer(page, name, renders);
+    assert.equal(await page.inputValue('#w-chance-explorer-n'), '1000');
+    assert.equal(await page.getAttribute('#w-chance-explorer-n-range', 'aria-valuetext'), '1000');
+    assert.doesNotMatch(page.url(), /subject=/); // moving the number by hand lets go of the subject
 
     renders = await tabTo(page, '#w-chance-explorer-options');
     await page.keyboard.press('ArrowDown');
@@ -309,7 +321,7 @@ test('when the in-page calculator cannot start, the server computes each change'
   await context.route(/\/pyodide\//, (route) => route.abort()); // as if WebAssembly were unavailable
   const page = await context.newPage();
   await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
-  await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
+  await page.waitForSelector('section.widget[data-worker="failed"]', { timeout: 60_000 });
   assert.match(await page.locator('[data-role="engine"]').innerText(), /computed by the server/);
   await page.fill('#w-chance-explorer-n', '1000');
   await page.keyboard.press('Tab');
@@ -318,5 +330,30 @@ test('when the in-page calculator cannot start, the server computes each change'
   assert.equal(match.liveMarks, match.serverMarks);
   assert.match(match.liveSummary.join(' '), /can be told apart from guessing/);
   assert.match(page.url(), /n=1000/);
+  await context.close();
+});
+
+test('an input made before the in-page calculator is ready is answered by the server at once', async () => {
+  const context = await browser.newContext();
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  // Pyodide's WebAssembly arrives only when the test lets it: until then the worker cannot be ready.
+  await context.route(/pyodide\.asm\.wasm/, async (route) => { await held; await route.continue(); });
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
+  await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
+  await page.fill('#w-chance-explorer-n', '1000');
+  await page.fill('#w-chance-explorer-score', '0.6');
+  await page.waitForFunction(() => /60\.0%/.test(document.querySelector('.widget-summary').textContent), null, { timeout: 10_000 });
+  assert.equal(await page.getAttribute('section.widget', 'data-worker'), null, 'the worker was not ready yet');
+  let match = await serverMatch(page, 'chance-explorer');
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.match(match.query, /n=1000/);
+  release();
+  await page.waitForSelector('section.widget[data-worker="ready"]', { timeout: 90_000 });
+  await settle(page, 'chance-explorer', 0);
+  match = await serverMatch(page, 'chance-explorer'); // the switch to the worker changes nothing visible
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.deepEqual(match.liveSummary, match.serverSummary);
   await context.close();
 });

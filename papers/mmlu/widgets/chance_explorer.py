@@ -14,7 +14,7 @@ from ..figures import reference
 def params(context: dict) -> tuple[Param, ...]:
     subjects = context.get("subjects", {})
     return (
-        Param("n", "Questions in the subject", "int", 100, 1, 20000, 1,
+        Param("n", "Questions in the subject", "int", 100, 1, 20000, 1, scale="log",
               help="MMLU subjects have 100 to 1,534 test questions; the whole test has 14,042."),
         Param("score", "Measured score", "number", 0.3, 0.0, 1.0, 0.005, percent=True),
         Param("subject", "Take the number of questions from a subject", "choice", "",

@@ -44,9 +44,11 @@ async function pairRuns(baselineFile, candidateFile) {
   };
 }
 
+// "Back to the simulation" is offered only while loaded results are shown.
 function useResults(widget, results) {
   widget.context = { ...widget.context, results };
   widget.engine.textContent = '';
+  widget.el.querySelector('[data-action="clear-results"]').hidden = false;
   widget.request();
 }
 
@@ -67,9 +69,11 @@ export function setup(widget) {
       widget.engine.textContent = `Could not compare the runs: ${error.message}.`;
     }
   });
-  widget.el.querySelector('[data-action="clear-results"]').addEventListener('click', () => {
+  const back = widget.el.querySelector('[data-action="clear-results"]');
+  back.addEventListener('click', () => {
     const { results, ...rest } = widget.context;
     widget.context = rest;
+    back.hidden = true;
     widget.request();
   });
 }

@@ -8,6 +8,11 @@
 // between the form, the view and the DOM. A widget's own behaviour lives in its optional script
 // beside its module (data-script), with optional setup(widget), onInput(widget, target) and
 // apply(widget, view).
+//
+// Until the worker is ready, each change is computed by the server (the same Python, through the
+// widget JSON route), so a reader's first input is answered at once; when the worker is ready the
+// widget switches to it without a visible change. An embedded widget starts its worker only on the
+// reader's first input, so a lesson page with several embeds does not start a Pyodide for each.
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -62,6 +67,16 @@ function readForm(form) {
   return state;
 }
 
+// A slider on a log scale (data-scale="log") moves along log10 of its number box's value.
+function sliderPosition(slider, value) {
+  return slider.dataset.scale === 'log' ? String(Math.log10(Number(value))) : String(value);
+}
+function sliderValue(slider, box) {
+  if (slider.dataset.scale !== 'log') return slider.value;
+  const value = 10 ** Number(slider.value);
+  return String(box.step === 'any' ? Number(value.toPrecision(3)) : Math.round(value));
+}
+
 class Widget {
   constructor(el) {
     this.el = el;
@@ -73,6 +88,9 @@ class Widget {
     this.messages = el.querySelector('.widget-messages');
     this.engine = el.querySelector('[data-role="engine"]');
     this.context = el.dataset.context ? JSON.parse(el.dataset.context) : null;
+    this.serverContext = el.dataset.context || null; // what the server knows; a loaded file it does not
+    this.workerReady = false;
+    this.workerStarted = false;
     this.ownsUrl = el.dataset.mode !== 'inline';
     this.busy = false;
     this.pending = false;
@@ -92,31 +110,43 @@ class Widget {
       button.addEventListener('click', () => this.copy(button));
     }
     if (this.extra && this.extra.setup) this.extra.setup(this);
-    if (this.el.dataset.driver === 'worker') {
-      this.engine.textContent = 'Loading the calculator…';
-      mathCore().then((explainers) => explainers.ready).then(
-        () => { this.engine.textContent = ''; this.el.dataset.ready = 'true'; this.request(); },
-        () => { // no WebAssembly or no worker: the server computes the same view instead
-          this.workerFailed = true;
-          this.engine.textContent = 'The in-page calculator could not start; each change is computed by the server instead.';
-          this.el.dataset.ready = 'true';
-        },
-      );
-    } else {
-      this.el.dataset.ready = 'true';
-    }
+    this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
+    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
+  }
+
+  startWorker() {
+    if (this.el.dataset.driver !== 'worker' || this.workerStarted) return;
+    this.workerStarted = true;
+    mathCore().then((explainers) => explainers.ready).then(
+      () => { this.workerReady = true; this.el.dataset.worker = 'ready'; this.request(); },
+      () => { // no WebAssembly or no worker: the server keeps computing the same view
+        this.workerFailed = true;
+        this.el.dataset.worker = 'failed';
+        this.engine.textContent = 'The in-page calculator could not start; each change is computed by the server instead.';
+      },
+    );
+  }
+
+  // The server can make this view only from the context it sent (a results file a reader loaded
+  // into the page exists only here, so that view waits for the worker).
+  serverCanAnswer() {
+    return this.el.dataset.driver === 'server' || this.workerFailed
+      || (!this.workerReady && JSON.stringify(this.context) === (this.serverContext && JSON.stringify(JSON.parse(this.serverContext))));
   }
 
   onInput(event, committed = false) {
     const target = event.target;
     if (target.dataset.pair) { // a slider moves its number box, which carries the value
       const box = this.el.querySelector(`#${target.dataset.pair}`);
-      box.value = target.value;
+      box.value = sliderValue(target, box);
+      if (target.dataset.scale === 'log') target.setAttribute('aria-valuetext', box.value);
     } else if (target.type === 'number' && this.el.querySelector(`[data-pair="${target.id}"]`)) {
-      this.el.querySelector(`[data-pair="${target.id}"]`).value = target.value;
+      const slider = this.el.querySelector(`[data-pair="${target.id}"]`);
+      if (Number(target.value) > 0 || slider.dataset.scale !== 'log') slider.value = sliderPosition(slider, target.value);
     }
     if (!target.name && !target.dataset.pair) return; // load boxes and share fields are not state
     if (this.extra && this.extra.onInput) this.extra.onInput(this, target);
+    this.startWorker();
     this.committed = this.committed || committed;
     this.request();
   }
@@ -138,13 +168,14 @@ class Widget {
   }
 
   async compute(state) {
-    if (this.el.dataset.driver === 'server' || this.workerFailed) {
+    if (this.serverCanAnswer()) {
       const query = new URLSearchParams(state).toString();
       const response = await fetch(`/api/widgets/${this.view}?${query}`, { headers: { Accept: 'application/json' } });
       const body = await response.json();
       if (!response.ok) throw new Error(body.error || response.statusText);
       return body;
     }
+    this.startWorker();
     const explainers = await mathCore();
     await explainers.ready;
     return explainers.view(this.view, state, this.context);
@@ -186,7 +217,8 @@ class Widget {
       const typing = document.activeElement === box && box.type === 'number' && !this.committed;
       if (!typing && box.value !== String(value)) box.value = String(value);
       const slider = this.el.querySelector(`[data-pair="${box.id}"]`);
-      if (slider && !typing) slider.value = String(value);
+      if (slider && !typing) slider.value = sliderPosition(slider, value);
+      if (slider && slider.dataset.scale === 'log') slider.setAttribute('aria-valuetext', String(value));
       const shown = this.el.querySelector(`[data-percent-of="${box.id}"]`);
       if (shown) {
         const text = `${(100 * Number(value)).toFixed(1)}%`;
@@ -204,6 +236,9 @@ class Widget {
     this.el.querySelector('[data-share="page"]').value = page;
     const open = this.el.querySelector('[data-share="open"]');
     if (open) open.href = page;
+    const printed = this.el.querySelector('[data-share="print"]');
+    printed.href = page;
+    printed.textContent = page;
     const snippet = this.el.querySelector('[data-share="iframe"]');
     const lines = snippet.value.split('\n');
     lines[0] = this.el.dataset.iframe.replace('{src}', escapeAttribute(embed));

@@ -1,0 +1,80 @@
+// Figures a reader can see and print: every widget prints as its picture with its address, the
+// page does not shift as its scripts arrive, prompt parts stay distinct in forced colours, and the
+// theme button's name is words only.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+test('printing the paper keeps every widget as its picture, summary and address', async () => {
+  const context = await browser.newContext();
+  await context.route(/\/pyodide\//, (route) => route.abort()); // the picture is the server's; no worker needed
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/mmlu/`);
+  await page.emulateMedia({ media: 'print' });
+  const widgets = await page.$$eval('section.widget[data-widget]', (sections) => sections.map((s) => {
+    const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
+    return {
+      name: s.dataset.widget,
+      figure: visible(s.querySelector('svg.widget-figure')),
+      summary: visible(s.querySelector('.widget-summary')),
+      link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
+      controls: visible(s.querySelector('.widget-controls')),
+    };
+  }));
+  assert.equal(widgets.length, 7, 'the paper holds seven drawn widgets');
+  for (const w of widgets) {
+    assert.ok(w.figure && w.summary, `${w.name} prints its picture and summary`);
+    assert.match(w.link, new RegExp(`/mmlu/widgets/${w.name}$`), `${w.name} prints its address`);
+    assert.equal(w.controls, false, `${w.name} prints no controls`);
+  }
+  await page.pdf({ path: path.join(ARTIFACTS, 'mmlu-printed.pdf'), format: 'A4' });
+  await context.close();
+});
+
+test('nothing shifts while the widget page loads (cumulative layout shift under 0.05 at 360 px)', async () => {
+  const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+  await context.addInitScript(() => {
+    window.__shift = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shift += entry.value;
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+  for (const url of ['/mmlu/widgets/chance-explorer', '/embed/mmlu/release-gate', '/mmlu/']) {
+    const page = await context.newPage();
+    await page.goto(`${BASE_URL}${url}`);
+    await page.waitForSelector('.theme-toggle:not([hidden]), body.embed', { timeout: 30_000 });
+    await page.waitForTimeout(1500);
+    const shift = await page.evaluate(() => window.__shift);
+    assert.ok(shift < 0.05, `${url}: layout shift ${shift.toFixed(3)}`);
+    await page.close();
+  }
+  await context.close();
+});
+
+test('prompt parts and their legend swatches stay distinct in forced colours', async () => {
+  const page = await browser.newPage();
+  await page.emulateMedia({ forcedColors: 'active' });
+  await page.goto(`${BASE_URL}/mmlu/widgets/prompt-anatomy`);
+  const swatches = await page.$$eval('.prompt-legend .swatch', (els) => els.map((el) => getComputedStyle(el).backgroundColor));
+  assert.equal(swatches.length, 5);
+  assert.equal(new Set(swatches).size, 5, `swatch colours: ${swatches.join(', ')}`);
+  const parts = await page.$$eval('.prompt-text .part', (els) => new Set(els.map((el) => getComputedStyle(el).backgroundColor)).size);
+  assert.ok(parts >= 4, 'header, question, options and the answer cue look different');
+  await page.close();
+});
+
+test('the theme button is named in words, and says whether it is on', async () => {
+  const page = await browser.newPage();
+  await page.goto(`${BASE_URL}/mmlu/`);
+  const button = page.getByRole('button', { name: 'Dark mode', exact: true });
+  await button.waitFor();
+  assert.equal(await button.getAttribute('aria-pressed'), 'false');
+  await button.click();
+  assert.equal(await button.getAttribute('aria-pressed'), 'true');
+  await page.close();
+});
