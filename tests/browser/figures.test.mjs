@@ -78,3 +78,38 @@ test('the theme button is named in words, and says whether it is on', async () =
   assert.equal(await button.getAttribute('aria-pressed'), 'true');
   await page.close();
 });
+
+test('each widget shows its picture above its controls, at 1280 and 360 px', async () => {
+  const names = ['chance-explorer', 'calibration-bars', 'scaling-plot', 'group-bars', 'subject-bars',
+    'prompt-anatomy', 'release-gate'];
+  for (const width of [1280, 360]) {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    await context.route(/\/pyodide\//, (route) => route.abort());
+    const page = await context.newPage();
+    for (const name of names) {
+      await page.goto(`${BASE_URL}/mmlu/widgets/${name}`);
+      const [figureTop, controlsTop] = await page.$eval('section.widget', (s) => [
+        s.querySelector('.widget-body').getBoundingClientRect().top,
+        s.querySelector('.widget-controls').getBoundingClientRect().top]);
+      assert.ok(figureTop < controlsTop, `${name} at ${width} px: picture at ${figureTop}, controls at ${controlsTop}`);
+    }
+    await context.close();
+  }
+});
+
+test('every equation symbol is a tap target of at least 24 × 24 px', async () => {
+  const page = await browser.newPage({ viewport: { width: 360, height: 800 } });
+  await page.goto(`${BASE_URL}/mmlu/`);
+  const boxes = await page.$$eval('math .sym', (els) => els.map((el) => {
+    const box = el.getBoundingClientRect();
+    // The box must also be reachable: a point 10 px above the symbol's centre still lands on it.
+    const hit = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2 - 10);
+    return { id: el.id, width: box.width, height: box.height, visible: box.bottom > 0 && box.top < innerHeight,
+             reachable: Boolean(hit && (hit === el || el.contains(hit))) };
+  }));
+  assert.ok(boxes.length > 100);
+  const small = boxes.filter((b) => b.width < 24 || b.height < 24);
+  assert.deepEqual(small, [], 'symbols under 24 px');
+  for (const b of boxes.filter((x) => x.visible)) assert.ok(b.reachable, `${b.id} is clipped`);
+  await page.close();
+});
