@@ -289,9 +289,39 @@ class InlineMathProcessor(InlineProcessor):
         self.refs = refs
 
     def handleMatch(self, m: re.Match, data: str):
-        # The wrapper scrolls sideways if an inline equation is wider than a narrow screen.
-        mathml = self.refs.math(m.group("latex").strip(), display=False)
-        return self.md.htmlStash.store(f'<span class="math-inline">{mathml}</span>'), m.start(0), m.end(0)
+        # A worked line such as "a = b = c" becomes one formula per step, so a narrow screen breaks
+        # the line between steps instead of hiding the answer in a sideways scroller; each wrapper
+        # still scrolls if one step alone is wider than the screen.
+        steps = [self.refs.math(step, display=False) for step in relation_steps(m.group("latex").strip())]
+        html = " ".join(f'<span class="math-inline">{mathml}</span>' for mathml in steps)
+        return self.md.htmlStash.store(html), m.start(0), m.end(0)
+
+
+_RELATION = re.compile(r"=|<|>|\\(?:approx|le|ge|leq|geq|ne|neq)(?![A-Za-z])")
+
+
+def relation_steps(latex: str) -> list[str]:
+    """``latex`` cut before each relation (=, ≈, <, ≤ …) that is not inside braces or \\left…\\right."""
+    steps, start, depth, position = [], 0, 0, 0
+    while position < len(latex):
+        char = latex[position]
+        if char == "\\" and latex.startswith(("\\left", "\\right"), position):
+            depth += 1 if latex.startswith("\\left", position) else -1
+            position += 5 if latex.startswith("\\left", position) else 6
+            continue
+        if char == "\\" and position + 1 < len(latex) and latex[position + 1] in "{}":
+            position += 2  # an escaped brace is a symbol, not a group
+            continue
+        if char in "{}":
+            depth += 1 if char == "{" else -1
+        elif depth == 0 and position > start and (match := _RELATION.match(latex, position)):
+            steps.append(latex[start:position].strip())
+            start = position
+            position = match.end()
+            continue
+        position += 1
+    steps.append(latex[start:].strip())
+    return [step for step in steps if step]
 
 
 # -- glossary terms --------------------------------------------------------------------------

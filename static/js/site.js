@@ -74,6 +74,33 @@ function initCopyButtons() {
   }
 }
 
+// A formula, table or code block wider than the screen scrolls sideways: such a scroller is made
+// reachable by keyboard (arrow keys scroll it), named for screen readers, and marked so readers
+// see that there is more. Checked again when the width changes.
+const SCROLLER_NAMES = { equation: 'Formula', 'math-inline': 'Formula', TABLE: 'Table', PRE: 'Code' };
+
+function markScrollers() {
+  for (const el of document.querySelectorAll('.equation, .math-inline, main table, main pre')) {
+    const scrolls = el.scrollWidth > el.clientWidth + 1;
+    el.classList.toggle('scrolls', scrolls);
+    if (scrolls && !el.hasAttribute('tabindex')) {
+      el.tabIndex = 0;
+      el.dataset.madeScroller = 'true';
+      el.setAttribute('role', 'region');
+      const kind = SCROLLER_NAMES[el.tagName] || SCROLLER_NAMES[el.classList[0]] || 'Wide content';
+      el.setAttribute('aria-label', `${kind}, scrolls sideways`);
+    } else if (!scrolls && el.dataset.madeScroller) {
+      el.removeAttribute('tabindex');
+      el.removeAttribute('role');
+      el.removeAttribute('aria-label');
+      delete el.dataset.madeScroller;
+    }
+  }
+}
+
 initPopovers();
 initThemeToggle();
 initCopyButtons();
+markScrollers();
+let resizeTimer;
+window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(markScrollers, 150); });

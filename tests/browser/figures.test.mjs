@@ -113,3 +113,27 @@ test('every equation symbol is a tap target of at least 24 × 24 px', async () =
   for (const b of boxes.filter((x) => x.visible)) assert.ok(b.reachable, `${b.id} is clipped`);
   await page.close();
 });
+
+test('at 320 px worked numbers break into steps, code wraps, and any remaining scroller is keyboard-reachable', async () => {
+  const page = await browser.newPage({ viewport: { width: 320, height: 800 } });
+  await page.goto(`${BASE_URL}/mmlu/`);
+  await page.waitForFunction(() => document.querySelector('.theme-toggle:not([hidden])'));
+  const report = await page.evaluate(() => {
+    const wide = (el) => el.scrollWidth > el.clientWidth + 1;
+    const inline = [...document.querySelectorAll('.math-inline')];
+    return {
+      inline: inline.length,
+      clippedInline: inline.filter(wide).map((el) => el.textContent.trim()),
+      clippedCode: [...document.querySelectorAll('.snippet pre')].filter(wide).map((el) => el.textContent.slice(0, 60)),
+      unreachable: [...document.querySelectorAll('.equation, .math-inline, main table')]
+        .filter((el) => wide(el) && el.tabIndex < 0).map((el) => el.textContent.trim().slice(0, 60)),
+      steps: [...document.querySelectorAll('.math-inline')].some((el) => el.textContent.includes('0.375')),
+    };
+  });
+  assert.ok(report.inline > 50);
+  assert.ok(report.steps, 'the weighted-average answer 0.375 is on the page');
+  assert.deepEqual(report.clippedCode, [], 'code lines cut off at 320 px');
+  assert.deepEqual(report.unreachable, [], 'scrollers a keyboard cannot reach');
+  assert.ok(report.clippedInline.length <= 3, `inline formulas still scrolling at 320 px: ${report.clippedInline.join(' | ')}`);
+  await page.close();
+});
