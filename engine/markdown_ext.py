@@ -21,6 +21,7 @@ An unknown term, symbol, diagram or LaTeX command raises :class:`ContentError`.
 """
 from __future__ import annotations
 
+import html
 import re
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass, field
@@ -145,8 +146,11 @@ class PageRefs:
         if not self.tracked:
             return mathml
         anchor = self._record(self.symbol_uses, "sym", symbol_id)
-        return (f'<mrow class="sym" id="{anchor}" tabindex="0" data-tip="tip-sym-{symbol_id}" '
-                f'aria-describedby="tip-sym-{symbol_id}-text">{mathml}</mrow>')
+        # A focusable symbol needs a name of its own (what it shows, "ŷ"); its definition is the
+        # description a screen reader reads after it.
+        name = escape(html.unescape(re.sub(r"<[^>]+>", "", mathml)).strip())
+        return (f'<mrow class="sym" id="{anchor}" tabindex="0" aria-label="{name}" '
+                f'data-tip="tip-sym-{symbol_id}" aria-describedby="tip-sym-{symbol_id}-text">{mathml}</mrow>')
 
     def definition(self, text: str) -> Markup:
         """A definition's Markdown as HTML, its terms as plain words (no popovers inside popovers)."""

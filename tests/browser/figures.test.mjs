@@ -108,6 +108,8 @@ test('every equation symbol is a tap target of at least 24 × 24 px', async () =
              reachable: Boolean(hit && (hit === el || el.contains(hit))) };
   }));
   assert.ok(boxes.length > 100);
+  const names = await page.$$eval('math .sym', (els) => els.filter((el) => !(el.getAttribute('aria-label') || '').trim()).length);
+  assert.equal(names, 0, 'every focusable symbol has a name of its own for screen readers');
   const small = boxes.filter((b) => b.width < 24 || b.height < 24);
   assert.deepEqual(small, [], 'symbols under 24 px');
   for (const b of boxes.filter((x) => x.visible)) assert.ok(b.reachable, `${b.id} is clipped`);

@@ -147,6 +147,9 @@ class Widget {
     if (!target.name && !target.dataset.pair) return; // load boxes and share fields are not state
     if (this.extra && this.extra.onInput) this.extra.onInput(this, target);
     this.startWorker();
+    // While a slider is dragged or a number typed, the summary changes quietly; the settled
+    // value's summary is announced (the "change" event).
+    this.summary.setAttribute('aria-live', committed ? 'polite' : 'off');
     this.committed = this.committed || committed;
     this.request();
   }
