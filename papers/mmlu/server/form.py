@@ -9,6 +9,7 @@ import random
 
 from flask import current_app, url_for
 
+from engine.security import csrf_token
 from livescoring.scorer import METHODS
 
 from ..dataset import LETTERS, MMLUData
@@ -17,6 +18,7 @@ from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS
 
 DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
+CSRF_FIELD = "csrf_token"  # the hidden field run.py checks on every POST of the form
 
 
 def default_values(data: MMLUData) -> dict:
@@ -77,6 +79,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "failure": failure,
         "status": service.status(),
         "action": url_for("mmlu_live.page"),
+        "csrf": {"field": CSRF_FIELD, "token": csrf_token()},
         "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load"),
                 "questions": url_for("mmlu_live.subjects")},
     }

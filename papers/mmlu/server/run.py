@@ -14,6 +14,7 @@ import time
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
+from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 from livescoring import service
 from livescoring.model import ModelUnavailable
@@ -22,7 +23,7 @@ from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
 from ..dataset import DataMissing
 from . import dataset as data
-from .validation import QUESTION_SPLITS, InvalidRequest, score_arguments
+from .validation import QUESTION_SPLITS, InvalidRequest, TooCostly, check_budget, score_arguments
 
 bp = Blueprint("mmlu_live", __name__)
 
@@ -48,6 +49,10 @@ def run_score(body) -> dict:
         raise ScoreFailed(400, str(error), field=error.field) from None
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
+    try:  # before the queue: a request too costly to run never reaches the worker
+        check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
+    except TooCostly as error:
+        raise ScoreFailed(413, str(error), field=error.field) from None
     split, index = arguments.pop("split"), arguments.pop("index")
     try:
         result = service().score(**arguments)
@@ -65,11 +70,19 @@ def run_score(body) -> dict:
     return result
 
 
+def json_body():
+    """The request's JSON, None when it is not JSON; nesting too deep for the parser is a 400."""
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:
+        raise ScoreFailed(400, "the JSON body is nested too deeply; send a flat object", field="body") from None
+
+
 @bp.post("/api/score")
 def score():
-    body = request.get_json(silent=True)
+    require_same_origin()
     try:
-        result = run_score(body)
+        result = run_score(json_body())
     except ScoreFailed as failure:
         payload = {"error": failure.message, "status": failure.status}
         if failure.field:
@@ -89,7 +102,7 @@ def _split_arg() -> str:
 
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
     raw = request.args.get(name, str(default))
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
         abort(400, description=f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
@@ -130,6 +143,8 @@ def questions(subject: str):
 def page():
     from . import form
 
+    if request.method == "POST":
+        require_same_origin()
     source = request.form if request.method == "POST" else request.args
     values = form.values_from(source, data())
     result = failure = None
@@ -138,6 +153,9 @@ def page():
         try:
             if "subject" not in request.form:  # a bare POST (not our form) must not start the model
                 raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
+            if not csrf_token_valid(request.form.get(form.CSRF_FIELD)):
+                raise ScoreFailed(400, "This form has expired (or was not sent from this site). It has been "
+                                       "refreshed: press Run again.", field="form")
             result = run_score(form.request_body(values))
         except ScoreFailed as error:
             failure, status = error, error.status
