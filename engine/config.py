@@ -51,8 +51,8 @@ def default_config() -> dict:
         # until a restart, and a form posted after one is shown again with a fresh token).
         "SECRET_KEY": _env("SECRET_KEY", "") or secrets.token_hex(32),
         # Live scoring's cost bound per request: the prompt's characters plus twice those of the
-        # continuations compared (papers/mmlu/server/validation.py: work_chars), checked before the
-        # request is queued; over it, a 413 saying what to shorten. 0: no bound.
+        # continuations compared, checked by the paper before the request is queued; over it, a
+        # 413 saying what to shorten. 0: no bound.
         "SCORER_MAX_WORK_CHARS": int(_env("SCORER_MAX_WORK_CHARS", "16000")),
         # Slow or many clients: waitress's own limits (see app.py; a public site also runs nginx, deploy/).
         "SERVER_CONNECTION_LIMIT": int(_env("SERVER_CONNECTION_LIMIT", "1000")),
