@@ -25,7 +25,7 @@ from email.utils import formatdate
 from functools import wraps
 from pathlib import Path
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, abort, current_app, request
 
 ONE_YEAR = 365 * 24 * 3600
 COMPRESSIBLE_TYPES = {
@@ -237,6 +237,12 @@ def init_app(app: Flask) -> None:
     store = Caches(app.config["CONTENT_RELOAD"])
     store.index(Path(app.static_folder))
     app.extensions["caching"] = store
+
+    @app.before_request
+    def refuse_unnormalised_static_paths() -> None:
+        # One spelling per file: "css//site.css" or "css/./site.css" is a 404, not a second URL.
+        if request.endpoint == "static" and not normalised((request.view_args or {}).get("filename", "")):
+            abort(404)
 
     @app.url_defaults
     def add_static_version(endpoint: str, values: dict) -> None:
