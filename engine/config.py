@@ -47,6 +47,9 @@ def default_config() -> dict:
         # well-formed Host. Absolute URLs (share links, oEmbed) are written from the Host header,
         # so a public deployment sets this (Flask checks the same list).
         "TRUSTED_HOSTS": [h.strip().lower() for h in _env("TRUSTED_HOSTS", "").split(",") if h.strip()],
+        # Reverse proxies in front of the app (1 behind deploy/'s nginx): the client's address, which
+        # per-client limits and form tokens use, is then read from X-Forwarded-For. 0: none.
+        "TRUSTED_PROXIES": int(_env("TRUSTED_PROXIES", "0")),
         # Signs the forms' CSRF tokens; a random key per process unless set (tokens then last
         # until a restart, and a form posted after one is shown again with a fresh token).
         "SECRET_KEY": _env("SECRET_KEY", "") or secrets.token_hex(32),

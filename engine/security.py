@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, request
 from werkzeug.exceptions import Forbidden
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 _BASE_POLICY = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
@@ -103,8 +104,13 @@ def require_same_origin() -> None:
     claimed = request.headers.get("Origin") or request.headers.get("Referer")
     if claimed is None:
         return
-    netloc = urlsplit(claimed).netloc if claimed != "null" else "null"
-    if netloc.lower() != request.host.lower():
+    # Host names are compared, not ports: a proxy may pass Host without the port the browser used.
+    try:
+        claimed_host = urlsplit(claimed).hostname if claimed != "null" else None
+    except ValueError:
+        claimed_host = None
+    own_host = urlsplit(f"//{request.host}").hostname
+    if claimed_host is None or claimed_host != own_host:
         raise Forbidden("This request came from a page of another site; use the form on this site instead.")
 
 
@@ -130,3 +136,6 @@ def csrf_token_valid(token: str | None) -> bool:
 def init_app(app: Flask) -> None:
     app.after_request(add_security_headers)
     app.wsgi_app = HostCheck(app.wsgi_app, app.config["TRUSTED_HOSTS"])
+    hops = app.config["TRUSTED_PROXIES"]
+    if hops:  # behind nginx (deploy/): the client's address and scheme come from its headers
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)

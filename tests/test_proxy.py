@@ -1,0 +1,202 @@
+"""Slow clients and floods, against waitress alone and through deploy/'s nginx (issue 11, item 1).
+
+The attackers connect from 127.0.0.2 and 127.0.0.3 (all of 127/8 is loopback on Linux), the
+normal reader from 127.0.0.1, so nginx's per-address limits tell them apart as they would tell
+apart clients on the internet. The 60-second, 200-connection version is bench/slow_clients.py.
+"""
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from deploy.render import render
+from tools.launcher import free_port, running_server
+
+pytestmark = pytest.mark.slow
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+needs_nginx = pytest.mark.skipif(not Path(NGINX).exists(), reason="nginx is not installed (tests/run.sh installs it)")
+
+
+class SlowClients:
+    """``count`` connections from ``source`` that send a request head one line every ``every`` s."""
+
+    def __init__(self, port: int, count: int, source: str = "127.0.0.2", every: float = 1.0):
+        self.port, self.count, self.source, self.every = port, count, source, every
+        self.sockets: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drip, daemon=True)
+
+    def __enter__(self):
+        for _ in range(self.count):
+            sock = socket.socket()
+            sock.bind((self.source, 0))
+            sock.settimeout(5)
+            try:
+                sock.connect(("127.0.0.1", self.port))
+                sock.sendall(b"GET /mmlu/ HTTP/1.1\r\nHost: localhost\r\n")
+            except OSError:
+                sock.close()
+                continue
+            self.sockets.append(sock)
+        self.thread.start()
+        return self
+
+    def _drip(self):
+        line = 0
+        while not self.stop.wait(self.every):
+            line += 1
+            for sock in list(self.sockets):
+                try:
+                    sock.sendall(f"X-Slow-{line}: {'a' * 20}\r\n".encode())
+                except OSError:  # the server dropped it: that is the defence working
+                    self.sockets.remove(sock)
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        for sock in self.sockets:
+            sock.close()
+
+
+def reader_latencies(port: int, seconds: float, path: str = "/mmlu/") -> list[float]:
+    """A normal reader fetching ``path`` one request after another; each latency in seconds, or inf on failure."""
+    latencies, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=("127.0.0.1", 0))
+            connection.request("GET", path, headers={"Accept-Encoding": "gzip"})
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            latencies.append(time.perf_counter() - started if response.status == 200 else float("inf"))
+        except OSError:
+            latencies.append(float("inf"))
+        time.sleep(0.05)
+    return latencies
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+@contextmanager
+def nginx_in_front(app_port: int, tmp_path: Path):
+    port = free_port()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "site.conf").write_text(render(f"127.0.0.1:{app_port}", f"127.0.0.1:{port}"))
+    user = "user root;" if os.geteuid() == 0 else ""
+    (tmp_path / "nginx.conf").write_text(f"""
+worker_processes 1;
+{user}
+pid {tmp_path}/nginx.pid;
+error_log {tmp_path}/logs/error.log;
+events {{ worker_connections 4096; }}
+http {{
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path {tmp_path}/body; proxy_temp_path {tmp_path}/proxy; fastcgi_temp_path {tmp_path}/f;
+  uwsgi_temp_path {tmp_path}/u; scgi_temp_path {tmp_path}/s;
+  include {tmp_path}/site.conf;
+}}
+""")
+    process = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def app_server():
+    with running_server(threads=12, env={"TRUSTED_PROXIES": "1"}) as server:
+        yield int(server.url.rsplit(":", 1)[1])
+
+
+@pytest.fixture()
+def proxy(app_server, tmp_path):
+    with nginx_in_front(app_server, tmp_path) as port:
+        yield port
+
+
+def test_waitress_alone_outlasts_150_slow_connections(app_server):
+    """waitress's default limit was 100 connections: 101 slow ones took the site down."""
+    with SlowClients(app_server, 150):
+        latencies = reader_latencies(app_server, 8)
+    assert all(latency < float("inf") for latency in latencies), latencies
+    assert p99(latencies) < 1.0
+
+
+@needs_nginx
+def test_through_nginx_200_slow_connections_leave_readers_fast(proxy):
+    with SlowClients(proxy, 200) as attack:
+        latencies = reader_latencies(proxy, 15)
+        still_open = len(attack.sockets)
+    assert all(latency < float("inf") for latency in latencies), latencies
+    assert p99(latencies) < 1.0, f"p99 {p99(latencies):.3f} s"
+    assert still_open < 200  # nginx drops heads that take longer than client_header_timeout (10 s)
+
+
+@needs_nginx
+def test_nginx_refuses_big_bodies_before_the_app_with_json(proxy):
+    connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10)
+    connection.request("POST", "/api/score", body=b"{" + b" " * 100_000 + b"}", headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 413 and b'"status": 413' in response.read()
+    assert "Content-Security-Policy" in response.headers
+
+
+@needs_nginx
+def test_nginx_serves_static_files_and_pyodide_itself(proxy):
+    connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10)
+    connection.request("GET", "/static/css/site.css?v=abc")
+    response = connection.getresponse()
+    response.read()
+    assert response.status == 200 and response.headers["Server"] == "nginx"
+    assert "immutable" in response.headers["Cache-Control"] and "Content-Security-Policy" in response.headers
+    for path in ("/static/../app.py", "/static/css/../../app.py", "/static/no-such.css"):
+        connection.request("GET", path)
+        response = connection.getresponse()
+        assert response.status in (400, 404), path
+        assert b"import" not in response.read()
+    from engine.pyodide_assets import pyodide_version
+    from tools.launcher import REPO_ROOT
+
+    version = pyodide_version(REPO_ROOT / "node_modules" / "pyodide")
+    if version:
+        connection.request("GET", f"/pyodide/{version}/pyodide.asm.wasm")
+        response = connection.getresponse()
+        response.read()
+        assert response.status == 200 and response.headers["Content-Type"] == "application/wasm"
+
+
+@needs_nginx
+def test_nginx_limits_the_request_rate_per_client(proxy):
+    statuses = []
+    for _ in range(120):
+        connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.3", 0))
+        connection.request("GET", "/api/explainers/standard_error?p=0.25&n=100")
+        response = connection.getresponse()
+        response.read()
+        statuses.append(response.status)
+        connection.close()
+    assert 429 in statuses and statuses[0] == 200
+    assert reader_latencies(proxy, 1, "/api/explainers/standard_error?p=0.25&n=100")[0] < 1.0  # others unaffected
