@@ -21,7 +21,7 @@ from flask import Blueprint, Flask, abort, jsonify, request
 import explainers
 from explainers.registry import PUBLIC, call_public, describe
 
-from . import math_core_page, pyodide_assets
+from . import math_core_page, openapi, pyodide_assets
 
 bp = Blueprint("explainers_api", __name__, url_prefix="/api/explainers")
 
@@ -128,3 +128,4 @@ def init_app(app: Flask) -> None:
     pyodide_assets.init_app(app)
     app.register_blueprint(bp)
     app.register_blueprint(math_core_page.bp)
+    app.register_blueprint(openapi.bp)  # /api/openapi.json: this API and every blueprint's own routes

@@ -13,6 +13,17 @@ from engine.security import require_same_origin
 from . import service
 
 bp = Blueprint("live_model", __name__)
+_STATE = {"type": "object", "required": ["state", "message"], "properties": {
+    "state": {"enum": ["not loaded", "loading", "ready", "failed"]}, "message": {"type": "string"},
+    "queued": {"type": "integer"}, "model": {"type": "object"}}}
+_ERROR = {"$ref": "#/components/schemas/Error"}
+bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
+    "/api/model": {"get": {"operationId": "model_status", "summary": "the model's state", "responses": {
+        "200": {"description": "the state", "content": {"application/json": {"schema": _STATE}}}}}},
+    "/api/model/load": {"post": {"operationId": "model_load", "summary": "start warming the model up", "responses": {
+        "202": {"description": "loading (or already loaded)", "content": {"application/json": {"schema": _STATE}}},
+        "403": {"description": "sent from another site's page", "content": {"application/json": {"schema": _ERROR}}}}}},
+}
 
 
 @bp.get("/api/model")

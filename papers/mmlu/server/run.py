@@ -31,6 +31,45 @@ PREVIEW_CHARS = 140
 MAX_PAGE = 100
 
 
+def _answer(description: str, schema: dict | None = None) -> dict:
+    return {"description": description,
+            "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
+
+
+_WHOLE = {"oneOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]}
+_TEXT = {"type": "string", "minLength": 1}
+bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
+    "/api/score": {"post": {
+        "operationId": "score", "summary": "score one MMLU question, a real one or the reader's own",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["subject"], "properties": {
+                "subject": {"type": "string"}, "split": {"enum": list(QUESTION_SPLITS)}, "index": _WHOLE,
+                "shots": _WHOLE, "method": {"enum": ["letter", "option"]},
+                "question": {**_TEXT, "maxLength": 4000},
+                "choices": {"type": "array", "minItems": 4, "maxItems": 4, "items": {**_TEXT, "maxLength": 1000}},
+                "answer": {"enum": ["", "A", "B", "C", "D"]}}}}}},
+        "responses": {
+            "200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
+            "400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
+            "413": _answer("too costly to score; the message says what to shorten"),
+            "429": _answer("the queue is full; see Retry-After"),
+            "503": _answer("the model or the subject's data is unavailable, or still loading"),
+            "504": _answer("scoring took longer than SCORER_TIMEOUT_S")}}},
+    "/api/questions": {"get": {"operationId": "subjects", "summary": "the subjects with their sizes", "responses": {
+        "200": _answer("subjects", {"type": "object"}), "503": _answer("the MMLU files are not installed")}}},
+    "/api/questions/{subject}": {"get": {
+        "operationId": "questions", "summary": "one question, a random one, or a page of previews",
+        "parameters": [{"name": "subject", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "split", "in": "query", "schema": {"enum": list(QUESTION_SPLITS)}},
+                       {"name": "index", "in": "query", "schema": {"type": "string"}},
+                       {"name": "random", "in": "query", "schema": {"enum": ["1"]}},
+                       {"name": "offset", "in": "query", "schema": {"type": "string"}},
+                       {"name": "limit", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": _answer("the question(s)", {"type": "object"}), "400": _answer("a bad parameter"),
+                      "404": _answer("unknown subject"), "503": _answer("the subject's file is unavailable")}}},
+}
+
+
 class ScoreFailed(Exception):
     """A score request that ends in an error response: status, message, field, extra headers."""
 
