@@ -7,6 +7,7 @@ The real server's own limits (waitress errors, graceful shutdown) are in the tes
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -332,3 +334,53 @@ def test_a_stop_signal_finishes_requests_in_flight_and_exits_0(tmp_path, signum)
     text = (tmp_path / "server.log").read_text()
     assert "finishing requests in flight" in text and "terminate called" not in text
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+@pytest.mark.model
+def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
+    """Six questions queued, the hog refused, then SIGTERM: every request gets its whole answer, exit 0."""
+    port = free_port()
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below, after the process
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "16"], cwd=REPO_ROOT,
+                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"},
+                               stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            try:
+                if json.loads(urllib.request.urlopen(base + "/api/model", timeout=2).read())["state"] == "ready":
+                    break
+            except OSError:
+                pass
+            time.sleep(0.5)
+        answers = []
+
+        def post(body: dict) -> None:
+            request = urllib.request.Request(base + "/api/score", data=json.dumps(body).encode(),
+                                             headers={"Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=120) as response:
+                    answers.append((response.status, json.loads(response.read())))
+            except urllib.error.HTTPError as error:
+                answers.append((error.code, json.loads(error.read())))
+
+        hog = {"subject": "astronomy", "question": "q" * 4000, "choices": ["c" * 1000] * 4, "shots": 5,
+               "method": "option"}
+        bodies = [{**REAL, "index": i} for i in range(6)] + [hog] * 4
+        threads = [threading.Thread(target=post, args=(body,)) for body in bodies]
+        for thread in threads:
+            thread.start()
+        time.sleep(0.5)
+        process.send_signal(signal.SIGTERM)
+        for thread in threads:
+            thread.join()
+        assert process.wait(timeout=60) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        log.close()
+    statuses = sorted(status for status, _ in answers)
+    assert len(answers) == 10 and statuses.count(413) == 4, statuses
+    assert all(status == 200 and set(body["probabilities"]) == set("ABCD") for status, body in answers
+               if status != 413)
