@@ -80,8 +80,9 @@ class HostCheck:
         self.trusted = tuple(name.lower() for name in trusted)
 
     def __call__(self, environ, start_response):
-        host = environ.get("HTTP_HOST") or environ.get("SERVER_NAME", "")
-        problem = host_problem(host, self.trusted)
+        host = environ.get("HTTP_HOST")
+        # Without a Host header (HTTP/1.0) URLs are built from the server's own name: nothing to check.
+        problem = None if host is None else host_problem(host, self.trusted)
         if problem is None:
             return self.wsgi_app(environ, start_response)
         path = environ.get("PATH_INFO", "")

@@ -180,6 +180,20 @@ def test_many_spellings_of_one_file_do_not_grow_the_hash_index(client, app):
     assert len(app.extensions["caching"]._hashes) == before
 
 
+def test_long_paths_write_no_log(client, caplog):
+    for _ in range(20):
+        assert client.get("/static/" + "a/" * 5000 + "x.css").status_code == 404
+        assert client.get("/api/explainers/" + "a" * 10_000).status_code == 404
+    assert sum(len(record.getMessage()) for record in caplog.records) < 1000
+
+
+def test_a_request_without_a_host_header_is_served(app):
+    environ = EnvironBuilder(path="/api/model").get_environ()
+    del environ["HTTP_HOST"]
+    _, status, _ = run_wsgi_app(app, environ)
+    assert status.startswith("200")
+
+
 def test_the_page_cache_bound_counts_its_keys():
     app = create_app({"TESTING": True})
     client = app.test_client()
