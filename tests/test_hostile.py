@@ -167,6 +167,10 @@ def test_a_static_lookup_never_reads_a_file_outside_the_index(client, app, monke
     assert reads == []
 
 
+def test_a_widget_asset_name_too_long_for_the_file_system_is_a_404(client):
+    assert client.get("/mmlu/assets/" + "a" * 300 + ".js").status_code == 404
+
+
 def test_a_missing_static_file_is_never_cached(client):
     response = client.get("/static/no-such-file.css?v=123")
     assert response.status_code == 404
