@@ -193,8 +193,11 @@ def page():
             if "subject" not in request.form:  # a bare POST (not our form) must not start the model
                 raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
             if not csrf_token_valid(request.form.get(form.CSRF_FIELD)):
-                raise ScoreFailed(400, "This form has expired (or was not sent from this site). It has been "
-                                       "refreshed: press Run again.", field="form")
+                # The whole page comes back with a fresh token; the script's panel does not carry one.
+                again = "reload the page, then press Run" if request.args.get("fragment") == "1" else \
+                    "it has been refreshed: press Run again"
+                raise ScoreFailed(400, f"This form has expired (or was not sent from this site); {again}.",
+                                  field="form")
             result = run_score(form.request_body(values))
         except ScoreFailed as error:
             failure, status = error, error.status
