@@ -5,11 +5,116 @@
 
 One process serves everything: the live-scoring model is loaded once, in that process, and
 waitress's threads share it through the scoring queue.
+
+Hardened for an open network even without the proxy in deploy/: at most SERVER_CONNECTION_LIMIT
+connections, a connection idle for SERVER_CHANNEL_TIMEOUT_S is closed, bodies over
+MAX_CONTENT_LENGTH and request heads over 32 KiB are refused by waitress before anything is
+spooled, and waitress's own error answers carry the security headers (JSON under /api/).
+SIGTERM or SIGINT stops accepting connections, lets the requests in flight finish (for at most
+SERVER_SHUTDOWN_GRACE_S) and exits 0.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
+import signal
+import sys
+import threading
+import time
+
+MAX_REQUEST_HEAD_BYTES = 32 * 1024  # request line and headers; waitress answers 431 beyond it
+
+log = logging.getLogger("annotated-papers")
+
+
+def _front_error_channel():
+    """waitress's HTTP channel, answering its own errors (a malformed request, a body over the
+    limit) with the site's security headers, and as JSON under /api/ and /oembed."""
+    from waitress.channel import HTTPChannel
+    from waitress.task import ErrorTask
+
+    from engine.security import security_headers
+
+    class FrontErrorTask(ErrorTask):
+        def execute(self):
+            error = self.request.error
+            path = (getattr(self.request, "path", "") or "").split("?")[0]
+            if path.startswith(("/api/", "/oembed")):
+                body = json.dumps({"error": f"{error.reason}: {error.body}", "status": error.code}).encode()
+                mimetype = "application/json"
+            else:
+                body = f"{error.reason}\n\n{error.body}\n".encode()
+                mimetype = "text/plain; charset=utf-8"
+            self.status = f"{error.code} {error.reason}"
+            self.response_headers.extend([("Content-Type", mimetype), ("Content-Length", str(len(body))),
+                                          ("Cache-Control", "no-store"), *security_headers(path).items()])
+            self.set_close_on_finish()
+            self.content_length = len(body)
+            self.write(body)
+
+    class FrontChannel(HTTPChannel):
+        error_task_class = FrontErrorTask
+
+    return FrontChannel
+
+
+def busy(server) -> bool:
+    """Whether any request is still being worked on or its answer still being sent."""
+    if server.task_dispatcher.active_count or server.task_dispatcher.queue:
+        return True
+    return any(getattr(channel, "requests", None) or getattr(channel, "total_outbufs_len", 0)
+               for channel in list(server._map.values()) if channel is not server)
+
+
+def serve(app, host: str, port: int, threads: int) -> None:
+    """Run waitress until SIGTERM or SIGINT, then drain gracefully and exit 0."""
+    import waitress
+    from waitress import wasyncore
+
+    config = app.config
+    server = waitress.create_server(
+        app, host=host, port=port, threads=threads, ident="annotated-papers",
+        connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
+        max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
+        cleanup_interval=min(30, config["SERVER_CHANNEL_TIMEOUT_S"]),
+    )
+    server.channel_class = _front_error_channel()
+    stopping = threading.Event()
+    drained = threading.Event()
+
+    def drain() -> None:
+        deadline = time.monotonic() + config["SERVER_SHUTDOWN_GRACE_S"]
+        while busy(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if busy(server):
+            log.warning("shutting down with requests still in flight after %.0f s", config["SERVER_SHUTDOWN_GRACE_S"])
+        drained.set()
+
+    def stop(signum, _frame) -> None:
+        if stopping.is_set():
+            return
+        stopping.set()
+        print(f"Received {signal.Signals(signum).name}: no new connections; finishing requests in flight",
+              flush=True)
+        server.accepting = False
+        server.del_channel()  # the listening socket leaves the loop: new connections are refused
+        server.socket.close()
+        threading.Thread(target=drain, name="drain", daemon=True).start()
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    print(f"Serving on http://{host}:{port}/ with {threads} threads", flush=True)
+    while not drained.is_set():
+        wasyncore.loop(timeout=0.2, map=server._map, use_poll=True, count=1)
+    server.task_dispatcher.shutdown(timeout=2)
+    print("Stopped.", flush=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Skip interpreter teardown: torch's and the tokenizer's native threads abort the process
+    # ("terminate called without an active exception") when it destroys them at exit.
+    os._exit(0)
 
 
 def main() -> None:
@@ -27,15 +132,12 @@ def main() -> None:
         app.run(host=args.host, port=args.port, debug=True)
         return
 
-    import waitress
-
     app = create_app()
     threads = args.threads or app.config["SERVER_THREADS"]
     if threads <= app.config["SCORER_QUEUE_SIZE"] + 2:
         parser.error(f"--threads must exceed SCORER_QUEUE_SIZE + 2 ({app.config['SCORER_QUEUE_SIZE'] + 2}) "
                      "so pages still get a thread while scoring requests wait")
-    print(f"Serving on http://{args.host}:{args.port}/ with {threads} threads", flush=True)
-    waitress.serve(app, host=args.host, port=args.port, threads=threads, ident="annotated-papers")
+    serve(app, args.host, args.port, threads)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@
                                                plain numbers, words or true/false
 
 Bad input is a 400 whose message names the argument; an unknown or non-public function is a 404.
+A request's cost is bounded before the call (``check_cost``): at most MAX_ITEMS values in all its
+lists together, and caps on the arguments that multiply the work (``ARGUMENT_CAPS``); over a
+bound, a 400 names the argument and the limit. The functions themselves keep their own checks
+(they also run in the browser, where a reader's own machine pays).
 """
 from __future__ import annotations
 
@@ -17,11 +21,43 @@ from flask import Blueprint, Flask, abort, jsonify, request
 import explainers
 from explainers.registry import PUBLIC, call_public, describe
 
-from . import math_core_page, pyodide_assets
+from . import math_core_page, openapi, pyodide_assets
 
 bp = Blueprint("explainers_api", __name__, url_prefix="/api/explainers")
 
 _TRUE, _FALSE = {"true", "1", "yes"}, {"false", "0", "no"}
+MAX_ITEMS = 20_000  # list and object values in one request's arguments, together
+# Arguments whose size multiplies the work: function -> argument -> (largest value, why it is enough).
+ARGUMENT_CAPS = {
+    # the work grows with (words in text) x n; the default n is 8, and GPT-3's contamination study
+    # (Brown et al. 2020, appendix C) used 13-grams
+    "ngram_overlap": {"n": (50, "the default is 8; GPT-3's contamination study used 13")},
+}
+
+
+def _count_items(value, budget: int) -> int:
+    """How many list and object values ``value`` holds (stops counting past ``budget``)."""
+    stack, count = [value], 0
+    while stack and count <= budget:
+        item = stack.pop()
+        if isinstance(item, dict):
+            count += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            count += len(item)
+            stack.extend(item)
+    return count
+
+
+def check_cost(fn_name: str, kwargs: dict) -> None:
+    """Raise ValueError naming the limit when a call would cost more than one request may."""
+    for name, value in kwargs.items():
+        if _count_items(value, MAX_ITEMS) > MAX_ITEMS:
+            raise ValueError(f"{name} holds more than {MAX_ITEMS:,} values, the limit per request; send fewer")
+    for name, (largest, why) in ARGUMENT_CAPS.get(fn_name, {}).items():
+        value = kwargs.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > largest:
+            raise ValueError(f"{name} must be at most {largest} on this server ({why}), got {value}")
 
 
 @bp.get("")
@@ -79,7 +115,9 @@ def call(fn_name: str):
     if fn_name not in PUBLIC:
         abort(404, description=f"No public explainer function named {fn_name!r}; GET /api/explainers lists them.")
     try:
-        result = call_public(fn_name, _arguments(fn_name))
+        arguments = _arguments(fn_name)
+        check_cost(fn_name, arguments)
+        result = call_public(fn_name, arguments)
     except ValueError as error:
         abort(400, description=str(error))
     return jsonify(result=result)
@@ -90,3 +128,4 @@ def init_app(app: Flask) -> None:
     pyodide_assets.init_app(app)
     app.register_blueprint(bp)
     app.register_blueprint(math_core_page.bp)
+    app.register_blueprint(openapi.bp)  # /api/openapi.json: this API and every blueprint's own routes

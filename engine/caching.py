@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import posixpath
 import threading
 from collections import OrderedDict
 from email.utils import formatdate
 from functools import wraps
 from pathlib import Path
 
-from flask import Flask, Response, current_app, request
+from flask import Flask, Response, abort, current_app, request
 
 ONE_YEAR = 365 * 24 * 3600
 COMPRESSIBLE_TYPES = {
@@ -135,7 +136,7 @@ def cached_page(view):
             body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
             # Hashed once per render, not per request: the ETag is kept with the page.
             cached = (hashlib.sha256(body).hexdigest()[:20], body, b"<!--live-" in body)
-            store.pages.put(key, cached, len(body))
+            store.pages.put(key, cached, len(body) + len(key))  # the key (a URL) counts: it can be 200 KB
         etag, body, has_markers = cached
         if has_markers:
             text = body.decode("utf-8")
@@ -151,12 +152,25 @@ def cached_page(view):
     return wrapper
 
 
+def normalised(filename: str) -> bool:
+    """Whether a static path is already in its one spelling (no "..", ".", "//" or leading "/"):
+    only such a path is looked up, so 40,000 spellings of one file are 40,000 misses, not reads."""
+    return bool(filename) and posixpath.normpath(filename) == filename and not filename.startswith(("/", "../"))
+
+
 def _cache_control(response: Response) -> None:
+    if response.status_code >= 400:  # an error may be fixed a moment later: never keep it
+        response.cache_control.no_store = True
+        response.cache_control.max_age = None
+        response.cache_control.public = False
+        response.cache_control.immutable = False
+        return
     if request.endpoint == "static":
         response.cache_control.no_cache = False
         response.cache_control.public = True
         filename = (request.view_args or {}).get("filename", "")
-        version = caches().version(Path(current_app.static_folder) / filename) if response.status_code == 200 else None
+        indexed = response.status_code == 200 and normalised(filename)
+        version = caches().version(Path(current_app.static_folder) / filename) if indexed else None
         if version is not None and request.args.get("v") == version:  # this URL's bytes never change
             response.cache_control.max_age = ONE_YEAR
             response.cache_control.immutable = True
@@ -224,9 +238,15 @@ def init_app(app: Flask) -> None:
     store.index(Path(app.static_folder))
     app.extensions["caching"] = store
 
+    @app.before_request
+    def refuse_unnormalised_static_paths() -> None:
+        # One spelling per file: "css//site.css" or "css/./site.css" is a 404, not a second URL.
+        if request.endpoint == "static" and not normalised((request.view_args or {}).get("filename", "")):
+            abort(404)
+
     @app.url_defaults
     def add_static_version(endpoint: str, values: dict) -> None:
-        if endpoint == "static" and "filename" in values and "v" not in values:
+        if endpoint == "static" and normalised(values.get("filename", "")) and "v" not in values:
             version = store.version(Path(app.static_folder) / values["filename"])
             if version is not None:
                 values["v"] = version

@@ -7,6 +7,7 @@ Every setting can be overridden by an environment variable of the same name, or 
 from __future__ import annotations
 
 import os
+import secrets
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -42,6 +43,25 @@ def default_config() -> dict:
         "MODEL_CACHE_DIR": Path(_env("MODEL_CACHE_DIR", str(Path.home() / ".cache" / "annotated-papers"))),
         # Largest request body any endpoint accepts.
         "MAX_CONTENT_LENGTH": 64 * 1024,
+        # Host names the site answers to, comma-separated (e.g. "papers.example.org"); empty: any
+        # well-formed Host. Absolute URLs (share links, oEmbed) are written from the Host header,
+        # so a public deployment sets this (Flask checks the same list).
+        "TRUSTED_HOSTS": [h.strip().lower() for h in _env("TRUSTED_HOSTS", "").split(",") if h.strip()],
+        # Reverse proxies in front of the app (1 behind deploy/'s nginx): the client's address, which
+        # per-client limits and form tokens use, is then read from X-Forwarded-For. 0: none.
+        "TRUSTED_PROXIES": int(_env("TRUSTED_PROXIES", "0")),
+        # Signs the forms' CSRF tokens; a random key per process unless set (tokens then last
+        # until a restart, and a form posted after one is shown again with a fresh token).
+        "SECRET_KEY": _env("SECRET_KEY", "") or secrets.token_hex(32),
+        # Live scoring's cost bound per request: the prompt's characters plus twice those of the
+        # continuations compared, checked by the paper before the request is queued; over it, a
+        # 413 saying what to shorten. 0: no bound.
+        "SCORER_MAX_WORK_CHARS": int(_env("SCORER_MAX_WORK_CHARS", "16000")),
+        # Slow or many clients: waitress's own limits (see app.py; a public site also runs nginx, deploy/).
+        "SERVER_CONNECTION_LIMIT": int(_env("SERVER_CONNECTION_LIMIT", "1000")),
+        "SERVER_CHANNEL_TIMEOUT_S": int(_env("SERVER_CHANNEL_TIMEOUT_S", "20")),
+        # How long SIGTERM waits for requests in flight before the process exits.
+        "SERVER_SHUTDOWN_GRACE_S": float(_env("SERVER_SHUTDOWN_GRACE_S", "30")),
         # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
         "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
     }

@@ -33,5 +33,6 @@ def init_app(app: Flask) -> None:
 
     @app.errorhandler(Exception)
     def handle_unexpected(error: Exception):
-        app.logger.exception("unhandled error on %s", request.path)
+        # The path is cut short: an attacker's 10 KB paths must not each write 10 KB of log.
+        app.logger.exception("unhandled error on %.200s", request.path)
         return handle_http_error(InternalServerError("Something went wrong on our side. Please try again."))

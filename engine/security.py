@@ -1,18 +1,39 @@
-"""Security headers on every response.
+"""Security headers on every response, a checked Host header, and cross-site request checks.
 
 The Content-Security-Policy allows no inline script or style and no eval; Pyodide needs only
 'wasm-unsafe-eval' (to compile WebAssembly) and a worker from our own origin. Pages refuse to be
 framed, except the widget pages under /embed/, which any site may frame.
+
+The Host header is checked before Flask sees the request (``HostCheck``): a malformed one (a port
+past 65535, an empty label) would otherwise fail inside URL building, as a 500 without these
+headers, and with ``TRUSTED_HOSTS`` set only those names may appear in the absolute URLs the site
+writes (share links, oEmbed). State-changing POSTs call :func:`require_same_origin`, and forms
+carry a token from :func:`csrf_token` that is bound to the client's address, so another site can
+neither post the form from its visitors' browsers nor reuse a token it fetched for itself.
 """
 from __future__ import annotations
 
-from flask import Flask, Response, request
+import hashlib
+import hmac
+import json
+import re
+import time
+from urllib.parse import urlsplit
+
+from flask import Flask, Response, current_app, request
+from werkzeug.exceptions import Forbidden
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 _BASE_POLICY = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
     "img-src 'self' data:; font-src 'self'; connect-src 'self'; worker-src 'self' blob:; "
     "object-src 'none'; base-uri 'none'; form-action 'self'"
 )
+# A DNS name (labels of letters, digits and hyphens, 1 to 63 characters) or a bracketed IPv6
+# address, then an optional port; werkzeug's own checks come later and fail as exceptions.
+_HOST = re.compile(r"(?P<name>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
+                   r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
+CSRF_WINDOW_S = 6 * 3600  # a token is good for this long, and for one window more
 
 
 def content_security_policy(path: str) -> str:
@@ -20,16 +41,102 @@ def content_security_policy(path: str) -> str:
     return f"{_BASE_POLICY}; frame-ancestors {ancestors}"
 
 
+def security_headers(path: str) -> dict[str, str]:
+    headers = {
+        "Content-Security-Policy": content_security_policy(path),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "strict-origin-when-cross-origin",
+        "Permissions-Policy": "camera=(), microphone=(), geolocation=(), payment=(), usb=()",
+        "Cross-Origin-Opener-Policy": "same-origin",
+    }
+    if not path.startswith("/embed/"):
+        headers["X-Frame-Options"] = "DENY"
+    return headers
+
+
 def add_security_headers(response: Response) -> Response:
-    response.headers["Content-Security-Policy"] = content_security_policy(request.path)
-    response.headers["X-Content-Type-Options"] = "nosniff"
-    response.headers["Referrer-Policy"] = "strict-origin-when-cross-origin"
-    response.headers["Permissions-Policy"] = "camera=(), microphone=(), geolocation=(), payment=(), usb=()"
-    response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
-    if not request.path.startswith("/embed/"):
-        response.headers["X-Frame-Options"] = "DENY"
+    response.headers.update(security_headers(request.path))
     return response
+
+
+def host_problem(host: str, trusted: tuple[str, ...]) -> str | None:
+    """Why a Host header value cannot be used to write absolute URLs, or None when it can."""
+    match = _HOST.fullmatch(host)
+    if match is None or len(host) > 255:
+        return "The Host header is not a valid host name."
+    if match["port"] is not None and int(match["port"]) > 65535:
+        return "The Host header's port is larger than 65535."
+    if trusted and match["name"].rstrip(".").lower() not in trusted:
+        return "This site does not answer to that host name."
+    return None
+
+
+class HostCheck:
+    """WSGI middleware: a request whose Host header is malformed (or, with TRUSTED_HOSTS set, not
+    one of them) is answered 400 here, with the security headers, before Flask builds URLs from it."""
+
+    def __init__(self, wsgi_app, trusted: tuple[str, ...]):
+        self.wsgi_app = wsgi_app
+        self.trusted = tuple(name.lower() for name in trusted)
+
+    def __call__(self, environ, start_response):
+        host = environ.get("HTTP_HOST")
+        # Without a Host header (HTTP/1.0) URLs are built from the server's own name: nothing to check.
+        problem = None if host is None else host_problem(host, self.trusted)
+        if problem is None:
+            return self.wsgi_app(environ, start_response)
+        path = environ.get("PATH_INFO", "")
+        if path.startswith(("/api/", "/oembed")):
+            body, mimetype = json.dumps({"error": problem, "status": 400}).encode(), "application/json"
+        else:
+            body, mimetype = f"Bad request: {problem}\n".encode(), "text/plain; charset=utf-8"
+        headers = [("Content-Type", mimetype), ("Content-Length", str(len(body))), ("Cache-Control", "no-store"),
+                   *security_headers(path).items()]
+        start_response("400 Bad Request", headers)
+        return [body]
+
+
+def require_same_origin() -> None:
+    """Refuse (403) a POST that a browser sent from a page of another site.
+
+    Browsers send Origin on every cross-site POST (and Referer unless told not to); a client
+    that sends neither is not a browser acting for a visitor, so there is nothing to forge.
+    """
+    claimed = request.headers.get("Origin") or request.headers.get("Referer")
+    if claimed is None:
+        return
+    # Host names are compared, not ports: a proxy may pass Host without the port the browser used.
+    try:
+        claimed_host = urlsplit(claimed).hostname if claimed != "null" else None
+    except ValueError:
+        claimed_host = None
+    own_host = urlsplit(f"//{request.host}").hostname
+    if claimed_host is None or claimed_host != own_host:
+        raise Forbidden("This request came from a page of another site; use the form on this site instead.")
+
+
+def _csrf_digest(window: int) -> str:
+    key = current_app.config["SECRET_KEY"]
+    key = key.encode() if isinstance(key, str) else key
+    message = f"{request.remote_addr}|{window}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:32]
+
+
+def csrf_token() -> str:
+    """A form token for this client, good for CSRF_WINDOW_S to twice that."""
+    return _csrf_digest(int(time.time() // CSRF_WINDOW_S))
+
+
+def csrf_token_valid(token: str | None) -> bool:
+    if not isinstance(token, str):
+        return False
+    window = int(time.time() // CSRF_WINDOW_S)
+    return any(hmac.compare_digest(token, _csrf_digest(w)) for w in (window, window - 1))
 
 
 def init_app(app: Flask) -> None:
     app.after_request(add_security_headers)
+    app.wsgi_app = HostCheck(app.wsgi_app, app.config["TRUSTED_HOSTS"])
+    hops = app.config["TRUSTED_PROXIES"]
+    if hops:  # behind nginx (deploy/): the client's address and scheme come from its headers
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)

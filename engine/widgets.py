@@ -218,7 +218,11 @@ def asset(slug: str, filename: str):
     paper = paper_of(slug)
     kind = ASSET_TYPES.get(Path(filename).suffix)
     folder = paper.folder / "widgets"
-    if kind is None or "/" in filename or not (folder / filename).is_file():
+    try:
+        present = kind is not None and "/" not in filename and (folder / filename).is_file()
+    except OSError:  # a name longer than the file system allows
+        present = False
+    if not present:
         abort(404, description=f"No widget file {filename} in {slug}.")
     response = send_from_directory(folder, filename, mimetype=kind)
     response.cache_control.no_cache = False

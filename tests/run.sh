@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v chromium >/dev/null; then
+if ! command -v chromium >/dev/null || ! [ -x /usr/sbin/nginx ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
+  # nginx: tests/test_proxy.py runs deploy/'s configuration in front of the app
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core nginx >/dev/null
 fi
 npm ci --no-audit --no-fund --loglevel=error
 python3 -m pip install -q -r requirements.txt -r tests/requirements.txt

@@ -15,6 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import run_form_token
+
 pytestmark = pytest.mark.slow  # about 10,500 generated requests: over a minute on two cores
 
 INJECTIONS = [
@@ -188,7 +190,7 @@ def test_a_readers_own_question_is_shown_back_escaped(client, routes):
     form = {"subject": "astronomy", "source": "own", "question": f"Which is right? {attack}",
             "choice_a": attack, "choice_b": INJECTIONS[1], "choice_c": "plain", "choice_d": INJECTIONS[4],
             "shots": "0", "method": "letter"}
-    response = client.post("/mmlu/run", data=form)
+    response = client.post("/mmlu/run", data={**form, **run_form_token(client)})
     assert response.status_code == 200
     check(response, "/mmlu/run")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in response.get_data(as_text=True)

@@ -21,6 +21,7 @@ from livescoring.scorer import PromptTooLong, Scorer
 from papers.mmlu import prompt
 from papers.mmlu.prompt import format_shot
 from papers.mmlu.server.evaluate import evaluate
+from tests.conftest import run_form_token
 
 pytestmark = pytest.mark.model
 
@@ -180,8 +181,10 @@ def test_api_scores_a_readers_own_question_with_the_option_method(scoring_app):
 
 
 def test_the_form_works_without_javascript(scoring_app):
-    response = scoring_app.test_client().post("/mmlu/run", data={
-        "subject": "astronomy", "source": "real", "split": "test", "index": "2", "shots": "0", "method": "letter"})
+    client = scoring_app.test_client()
+    response = client.post("/mmlu/run", data={
+        **run_form_token(client), "subject": "astronomy", "source": "real", "split": "test", "index": "2", "shots": "0",
+        "method": "letter"})
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "Prediction:" in html and 'class="part part-answer_cue">Answer:</span>' in html

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from engine import create_app
+from tests.conftest import run_form_token
 
 REAL = {"subject": "astronomy", "split": "test", "index": 0, "shots": 0}
 OWN = {"subject": "astronomy", "question": "Which planet is largest?", "choices": ["Mars", "Jupiter", "Venus", "Earth"]}
@@ -78,7 +79,8 @@ def test_question_listing_serves_real_questions(client):
 
 
 def test_the_page_shows_a_form_error_in_words_without_loading_the_model(client):
-    response = client.post("/mmlu/run", data={"subject": "astronomy", "source": "own", "question": "", "shots": "0",
+    response = client.post("/mmlu/run", data={**run_form_token(client), "subject": "astronomy", "source": "own",
+                                              "question": "", "shots": "0",
                                               "method": "letter",
                                               "choice_a": "a", "choice_b": "b", "choice_c": "c", "choice_d": "d"})
     assert response.status_code == 400
@@ -97,7 +99,8 @@ def test_a_missing_model_is_a_503_saying_what_to_do_and_the_site_keeps_working(t
     page = client.get("/mmlu/run")
     assert page.status_code == 200 and "SCORER_MODEL" in page.get_data(as_text=True)
     assert client.get("/api/questions/astronomy?index=0").status_code == 200
-    form = client.post("/mmlu/run", data={"subject": "astronomy", "source": "real", "split": "test", "index": "0",
+    form = client.post("/mmlu/run", data={**run_form_token(client), "subject": "astronomy", "source": "real",
+                                          "split": "test", "index": "0",
                                           "shots": "0", "method": "letter"})
     assert form.status_code == 503 and "Live scoring is unavailable" in form.get_data(as_text=True)
 

@@ -9,19 +9,23 @@ import random
 
 from flask import current_app, url_for
 
+from engine.security import csrf_token
 from livescoring.scorer import METHODS
 
-from ..dataset import LETTERS, MMLUData
+from ..dataset import LETTERS, DataMissing, MMLUData
 from ..prompt import MAX_SHOTS
 from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS
 
 DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
+CSRF_FIELD = "csrf_token"  # the hidden field run.py checks on every POST of the form
 
 
 def default_values(data: MMLUData) -> dict:
     subjects = data.subjects
-    subject = DEFAULT_SUBJECT if DEFAULT_SUBJECT in subjects else next(iter(subjects))
+    # A damaged file makes its subject unavailable, not the page: the default is the first that reads.
+    usable = (name for name in (DEFAULT_SUBJECT, *subjects) if name in subjects and data.usable(name))
+    subject = next(usable, next(iter(subjects)))
     return {"subject": subject, "source": "real", "split": "test", "index": "0", "question": "",
             "choices": ["", "", "", ""], "answer": "", "shots": "0", "method": "letter"}
 
@@ -35,7 +39,10 @@ def values_from(source, data: MMLUData) -> dict:
     values["choices"] = [source.get(name, "") for name in CHOICE_FIELDS]
     if source.get("action") == "random" and values["subject"] in data.subjects and values["split"] in QUESTION_SPLITS:
         values["source"] = "real"
-        values["index"] = str(random.randrange(len(data.questions(values["subject"], values["split"]))))
+        try:
+            values["index"] = str(random.randrange(len(data.questions(values["subject"], values["split"]))))
+        except DataMissing:  # the run itself then says which file is damaged
+            values["index"] = "0"
     return values
 
 
@@ -53,7 +60,7 @@ def _preview(values: dict, data: MMLUData):
     """The real question the form points at, if it points at one."""
     try:
         return data.question(values["subject"], values["split"], int(values["index"]))
-    except (KeyError, ValueError, IndexError):
+    except (KeyError, ValueError, IndexError, DataMissing):
         return None
 
 
@@ -77,6 +84,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "failure": failure,
         "status": service.status(),
         "action": url_for("mmlu_live.page"),
+        "csrf": {"field": CSRF_FIELD, "token": csrf_token()},
         "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load"),
                 "questions": url_for("mmlu_live.subjects")},
     }

@@ -14,6 +14,7 @@ import time
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
+from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 from livescoring import service
 from livescoring.model import ModelUnavailable
@@ -22,12 +23,51 @@ from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
 from ..dataset import DataMissing
 from . import dataset as data
-from .validation import QUESTION_SPLITS, InvalidRequest, score_arguments
+from .validation import QUESTION_SPLITS, InvalidRequest, TooCostly, check_budget, score_arguments
 
 bp = Blueprint("mmlu_live", __name__)
 
 PREVIEW_CHARS = 140
 MAX_PAGE = 100
+
+
+def _answer(description: str, schema: dict | None = None) -> dict:
+    return {"description": description,
+            "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
+
+
+_WHOLE = {"oneOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]}
+_TEXT = {"type": "string", "minLength": 1}
+bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
+    "/api/score": {"post": {
+        "operationId": "score", "summary": "score one MMLU question, a real one or the reader's own",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["subject"], "properties": {
+                "subject": {"type": "string"}, "split": {"enum": list(QUESTION_SPLITS)}, "index": _WHOLE,
+                "shots": _WHOLE, "method": {"enum": ["letter", "option"]},
+                "question": {**_TEXT, "maxLength": 4000},
+                "choices": {"type": "array", "minItems": 4, "maxItems": 4, "items": {**_TEXT, "maxLength": 1000}},
+                "answer": {"enum": ["", "A", "B", "C", "D"]}}}}}},
+        "responses": {
+            "200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
+            "400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
+            "413": _answer("too costly to score; the message says what to shorten"),
+            "429": _answer("the queue is full; see Retry-After"),
+            "503": _answer("the model or the subject's data is unavailable, or still loading"),
+            "504": _answer("scoring took longer than SCORER_TIMEOUT_S")}}},
+    "/api/questions": {"get": {"operationId": "subjects", "summary": "the subjects with their sizes", "responses": {
+        "200": _answer("subjects", {"type": "object"}), "503": _answer("the MMLU files are not installed")}}},
+    "/api/questions/{subject}": {"get": {
+        "operationId": "questions", "summary": "one question, a random one, or a page of previews",
+        "parameters": [{"name": "subject", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "split", "in": "query", "schema": {"enum": list(QUESTION_SPLITS)}},
+                       {"name": "index", "in": "query", "schema": {"type": "string"}},
+                       {"name": "random", "in": "query", "schema": {"enum": ["1"]}},
+                       {"name": "offset", "in": "query", "schema": {"type": "string"}},
+                       {"name": "limit", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": _answer("the question(s)", {"type": "object"}), "400": _answer("a bad parameter"),
+                      "404": _answer("unknown subject"), "503": _answer("the subject's file is unavailable")}}},
+}
 
 
 class ScoreFailed(Exception):
@@ -48,6 +88,10 @@ def run_score(body) -> dict:
         raise ScoreFailed(400, str(error), field=error.field) from None
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
+    try:  # before the queue: a request too costly to run never reaches the worker
+        check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
+    except TooCostly as error:
+        raise ScoreFailed(413, str(error), field=error.field) from None
     split, index = arguments.pop("split"), arguments.pop("index")
     try:
         result = service().score(**arguments)
@@ -65,11 +109,19 @@ def run_score(body) -> dict:
     return result
 
 
+def json_body():
+    """The request's JSON, None when it is not JSON; nesting too deep for the parser is a 400."""
+    try:
+        return request.get_json(silent=True)
+    except RecursionError:
+        raise ScoreFailed(400, "the JSON body is nested too deeply; send a flat object", field="body") from None
+
+
 @bp.post("/api/score")
 def score():
-    body = request.get_json(silent=True)
+    require_same_origin()
     try:
-        result = run_score(body)
+        result = run_score(json_body())
     except ScoreFailed as failure:
         payload = {"error": failure.message, "status": failure.status}
         if failure.field:
@@ -89,7 +141,7 @@ def _split_arg() -> str:
 
 def _int_arg(name: str, default: int, low: int, high: int) -> int:
     raw = request.args.get(name, str(default))
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
         abort(400, description=f"{name} must be a whole number from {low} to {high}")
     return int(raw)
 
@@ -130,6 +182,8 @@ def questions(subject: str):
 def page():
     from . import form
 
+    if request.method == "POST":
+        require_same_origin()
     source = request.form if request.method == "POST" else request.args
     values = form.values_from(source, data())
     result = failure = None
@@ -138,6 +192,12 @@ def page():
         try:
             if "subject" not in request.form:  # a bare POST (not our form) must not start the model
                 raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
+            if not csrf_token_valid(request.form.get(form.CSRF_FIELD)):
+                # The whole page comes back with a fresh token; the script's panel does not carry one.
+                again = "reload the page, then press Run" if request.args.get("fragment") == "1" else \
+                    "it has been refreshed: press Run again"
+                raise ScoreFailed(400, f"This form has expired (or was not sent from this site); {again}.",
+                                  field="form")
             result = run_score(form.request_body(values))
         except ScoreFailed as error:
             failure, status = error, error.status

@@ -4,7 +4,7 @@ Every problem raises :class:`InvalidRequest` naming the field, so the reader kno
 """
 from __future__ import annotations
 
-from livescoring.scorer import METHODS
+from livescoring.scorer import METHODS, Scorer
 
 from .. import prompt
 from ..dataset import LETTERS, MMLUData
@@ -21,8 +21,51 @@ class InvalidRequest(ValueError):
         self.field = field
 
 
+class TooCostly(InvalidRequest):
+    """A valid request whose scoring would cost more than one request may (a 413)."""
+
+
+def work_chars(arguments: dict) -> tuple[int, int, int]:
+    """(work, prompt characters, continuation characters) of a score request.
+
+    The model reads the prompt once, then each continuation after it; a continuation's
+    characters count twice because each is read against the whole prompt (measured on CPU with
+    SmolLM2: about 1.2 to 1.4 ms per work character either way). For method letter the
+    continuations are " A" … " D".
+    """
+    text = prompt.build_prompt(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
+    continuations = sum(len(c) for c in Scorer.continuation_texts(arguments["method"], arguments["choices"]))
+    return len(text) + 2 * continuations, len(text), continuations
+
+
+def check_budget(arguments: dict, limit: int) -> None:
+    """Raise TooCostly, saying what to shorten, when a request's work is over ``limit``.
+
+    The default limit (SCORER_MAX_WORK_CHARS, 16,000) is a little above the costliest real MMLU
+    question (high_school_european_history, 5 shots, method option: 15,760), so every real
+    question can be scored in every setting.
+    """
+    if limit <= 0:
+        return
+    work, prompt_chars, continuation_chars = work_chars(arguments)
+    if work <= limit:
+        return
+    own = arguments.get("index") is None
+    ways = ["shorten the question or the choices" if own else "pick a shorter question",
+            "use fewer worked examples (shots)"]
+    if arguments["method"] != "letter":
+        ways.append("use method letter, which reads each option as one letter")
+    raise TooCostly(
+        "question" if own else "shots",
+        f"This request would have the model read about {work:,} characters (a {prompt_chars:,}-character prompt "
+        f"plus twice the {continuation_chars:,} characters of the continuations it compares); the limit per "
+        f"request is {limit:,}, about {work - limit:,} fewer. To fit: {'; '.join(ways)}.",
+    )
+
+
 def _whole_number(field: str, value, low: int, high: int) -> int:
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+    # isascii first: "²" and "①" are isdigit() but not int()-able.
+    if isinstance(value, str) and value.strip().isascii() and value.strip().lstrip("-").isdigit():
         value = int(value.strip())
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidRequest(field, f"{field} must be a whole number from {low} to {high}")
@@ -38,6 +81,11 @@ def _text(field: str, value, limit: int) -> str:
         raise InvalidRequest(field, f"{field} is empty")
     if len(value) > limit:
         raise InvalidRequest(field, f"{field} is {len(value):,} characters long; the limit is {limit:,}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (\ud800 in JSON): no tokenizer can read it
+        raise InvalidRequest(field, f"{field} holds a character that is not valid Unicode text "
+                                    "(a lone surrogate); remove it") from None
     return value.strip()
 
 

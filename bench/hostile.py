@@ -1,0 +1,123 @@
+"""The long attacks of issue 11 against the real server, with what they cost now.
+
+    python3 bench/hostile.py [--scoring]
+
+1. static traversal: 8 requests for /static/css/../js/../../../../<a 100 MB .so> (sent as-is);
+2. 2,000 spellings of one static file;
+3. 1,200 widget URLs of 30 KB each (the page store's keys);
+4. 8 clients posting ngram_overlap with n = 2,500 for 10 s while a reader fetches /mmlu/;
+5. with --scoring (loads the real model): 4 clients sending the scoring hog (a 4,000-character
+   question, four 1,000-character choices, 5 shots, method option) for 30 s while one client
+   scores real questions 0-shot.
+Printed: statuses, time, the server's resident memory, the reader's latencies; the hardware.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+from common import hardware, rss_mib, running_server
+
+BIG_LIBRARY = next((p for p in (Path("/usr/lib/x86_64-linux-gnu/libLLVM-15.so.1"),) if p.exists()), Path("/etc/hostname"))
+HOG = {"subject": "astronomy", "question": "q" * 4000, "choices": ["c" * 1000] * 4, "shots": 5, "method": "option"}
+
+
+def request(port: int, method: str, path: str, body: dict | None = None) -> tuple[int, float]:
+    started = time.perf_counter()
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    headers = {"Content-Type": "application/json"} if body is not None else {}
+    connection.request(method, path, body=json.dumps(body) if body is not None else None, headers=headers)
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response.status, time.perf_counter() - started
+
+
+def for_seconds(seconds: float, work) -> list:
+    results, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        results.append(work())
+    return results
+
+
+def in_threads(count: int, seconds: float, work) -> list:
+    results: list = []
+    threads = [threading.Thread(target=lambda: results.extend(for_seconds(seconds, work))) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def ms(values: list[float]) -> str:
+    ordered = sorted(values)
+    return (f"p50 {statistics.median(ordered) * 1000:.1f} ms, "
+            f"p99 {ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000:.1f} ms")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scoring", action="store_true", help="also the scoring hog (loads the real model)")
+    args = parser.parse_args()
+    print(f"hardware: {hardware()}")
+    env = {"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"} if args.scoring else {}
+    with running_server(threads=16, env=env) as server:
+        port, pid = int(server.url.rsplit(":", 1)[1]), server.pid
+        request(port, "GET", "/mmlu/")
+        print(f"server memory after /mmlu/: {rss_mib(pid):.0f} MiB")
+
+        depth = "../" * 8
+        results = [request(port, "GET", f"/static/css/../js/{depth}{BIG_LIBRARY}") for _ in range(8)]
+        print(f"1. traversal to {BIG_LIBRARY.name} ({BIG_LIBRARY.stat().st_size / 2**20:.0f} MiB), 8 requests: "
+              f"{dict(Counter(s for s, _ in results))}, {sum(t for _, t in results) * 1000:.0f} ms in all, "
+              f"server memory {rss_mib(pid):.0f} MiB")
+
+        results = [request(port, "GET", "/static/" + "css/./" * (i % 50 + 1) + "site.css?s=" + str(i)) for i in range(2000)]
+        print(f"2. 2,000 spellings of one file: {dict(Counter(s for s, _ in results))}, server memory {rss_mib(pid):.0f} MiB")
+
+        results = [request(port, "GET", f"/embed/mmlu/chance-explorer?n=100&pad{i}=" + "x" * 30_000) for i in range(1200)]
+        print(f"3. 1,200 widget URLs of 30 KB: {dict(Counter(s for s, _ in results))}, "
+              f"server memory {rss_mib(pid):.0f} MiB (page store bound 32 MiB, keys included)")
+
+        words = " ".join(f"w{i % 50}" for i in range(5000))
+        quiet = for_seconds(5, lambda: request(port, "GET", "/mmlu/")[1])
+        attack: list = []
+        flood = threading.Thread(target=lambda: attack.extend(in_threads(8, 10, lambda: request(
+            port, "POST", "/api/explainers/ngram_overlap", {"text": words, "reference": words, "n": 2500}))))
+        flood.start()
+        loud = for_seconds(9, lambda: request(port, "GET", "/mmlu/")[1])
+        flood.join()
+        print(f"4. ngram_overlap n = 2,500, 8 clients: {dict(Counter(s for s, _ in attack))} "
+              f"({len(attack)} requests); reader on /mmlu/ alone {ms(quiet)}, during the flood {ms(loud)}")
+
+        if args.scoring:
+            while json.loads(model_state(port))["state"] in ("not loaded", "loading"):
+                time.sleep(1)
+            hogs: list = []
+            flood = threading.Thread(target=lambda: hogs.extend(in_threads(4, 30, lambda: request(
+                port, "POST", "/api/score", HOG))))
+            flood.start()
+            index = iter(range(10_000))
+            normal = for_seconds(28, lambda: request(port, "POST", "/api/score", {
+                "subject": "astronomy", "split": "test", "index": next(index) % 152, "shots": 0}))
+            flood.join()
+            print(f"5. scoring hog, 4 clients for 30 s: {dict(Counter(s for s, _ in hogs))} ({len(hogs)} requests); "
+                  f"a real-question client meanwhile: {dict(Counter(s for s, _ in normal))}, "
+                  f"{ms([t for s, t in normal if s == 200])}")
+
+
+def model_state(port: int) -> str:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    connection.request("GET", "/api/model")
+    return connection.getresponse().read().decode()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Run deploy/'s nginx in front of a local app, and the slow clients that attack it.
+
+Used by tests/test_proxy.py and bench/slow_clients.py. Attackers connect from another loopback
+address (127.0.0.2, …; all of 127/8 is loopback on Linux) than the reader (127.0.0.1), so
+nginx's per-address limits tell them apart as they would tell clients apart on the internet.
+"""
+from __future__ import annotations
+
+import http.client
+import os
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from deploy.render import render
+from tools.launcher import free_port
+
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
+
+
+class SlowClients:
+    """``count`` connections from ``source`` that send a request head one line every ``every`` s."""
+
+    def __init__(self, port: int, count: int, source: str = "127.0.0.2", every: float = 1.0):
+        self.port, self.count, self.source, self.every = port, count, source, every
+        self.sockets: list[socket.socket] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._drip, daemon=True)
+
+    def __enter__(self):
+        for _ in range(self.count):
+            sock = socket.socket()
+            sock.bind((self.source, 0))
+            sock.settimeout(5)
+            try:
+                sock.connect(("127.0.0.1", self.port))
+                sock.sendall(b"GET /mmlu/ HTTP/1.1\r\nHost: localhost\r\n")
+            except OSError:
+                sock.close()
+                continue
+            self.sockets.append(sock)
+        self.thread.start()
+        return self
+
+    def _drip(self):
+        line = 0
+        while not self.stop.wait(self.every):
+            line += 1
+            for sock in list(self.sockets):
+                try:
+                    sock.sendall(f"X-Slow-{line}: {'a' * 20}\r\n".encode())
+                except OSError:  # the server dropped it: that is the defence working
+                    self.sockets.remove(sock)
+
+    def __exit__(self, *exc):
+        self.stop.set()
+        self.thread.join()
+        for sock in self.sockets:
+            sock.close()
+
+
+def reader_latencies(port: int, seconds: float, path: str = "/mmlu/") -> list[float]:
+    """A normal reader fetching ``path`` one request after another; each latency in seconds, or inf on failure."""
+    latencies, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        started = time.perf_counter()
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=("127.0.0.1", 0))
+            connection.request("GET", path, headers={"Accept-Encoding": "gzip"})
+            response = connection.getresponse()
+            response.read()
+            connection.close()
+            latencies.append(time.perf_counter() - started if response.status == 200 else float("inf"))
+        except OSError:
+            latencies.append(float("inf"))
+        time.sleep(0.05)
+    return latencies
+
+
+def p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+@contextmanager
+def nginx_in_front(app_port: int, tmp_path: Path):
+    port = free_port()
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "site.conf").write_text(render(f"127.0.0.1:{app_port}", f"127.0.0.1:{port}"))
+    user = "user root;" if os.geteuid() == 0 else ""
+    (tmp_path / "nginx.conf").write_text(f"""
+worker_processes 1;
+{user}
+pid {tmp_path}/nginx.pid;
+error_log {tmp_path}/logs/error.log;
+events {{ worker_connections 4096; }}
+http {{
+  include /etc/nginx/mime.types;
+  access_log off;
+  client_body_temp_path {tmp_path}/body; proxy_temp_path {tmp_path}/proxy; fastcgi_temp_path {tmp_path}/f;
+  uwsgi_temp_path {tmp_path}/u; scgi_temp_path {tmp_path}/s;
+  include {tmp_path}/site.conf;
+}}
+""")
+    process = subprocess.Popen([NGINX, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", "daemon off;"])
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

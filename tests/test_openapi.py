@@ -1,0 +1,48 @@
+"""The JSON API's OpenAPI description (/api/openapi.json) and a schema-driven fuzzer using it.
+
+Beside tests/test_fuzz.py's hypothesis strategies, schemathesis generates requests from the
+document itself, valid and invalid ones, for every operation: none may get a 5xx (the
+documented 503 of a missing model excepted), and every 4xx is JSON with an error message.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from engine import create_app
+
+APP = create_app({"TESTING": True, "SCORER_MODEL": "/nonexistent/model-for-the-fuzzer"})
+schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP)
+
+
+def test_every_api_route_is_described(client):
+    document = client.get("/api/openapi.json").get_json()
+    assert document["openapi"].startswith("3.")
+    described = {(path, method) for path, item in document["paths"].items() for method in item}
+    for rule in client.application.url_map.iter_rules():
+        if not rule.rule.startswith(("/api/", "/oembed")) or rule.rule.startswith(("/api/openapi",)):
+            continue
+        path = re.sub(r"<(?:[a-z]+:)?([a-z_]+)>", r"{\1}", rule.rule)
+        for method in rule.methods - {"HEAD", "OPTIONS"}:
+            if path == "/api/explainers/{fn_name}":
+                continue  # one described path per public function
+            assert (path, method.lower()) in described, (path, method)
+
+
+@pytest.mark.slow
+@schema.parametrize()
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+def test_generated_requests_get_no_5xx_and_json_errors(case):
+    response = case.call()
+    path = case.path
+    if response.status_code == 503 and path in ("/api/score",):
+        assert response.json()["state"] == "failed" or "unavailable" in response.json()["error"]
+        return
+    assert response.status_code < 500, (case.method, case.formatted_path, response.status_code, response.text[:300])
+    if response.status_code >= 400:
+        content_type = (response.headers.get("content-type") or [""])[0]
+        assert content_type.startswith("application/json"), (case.formatted_path, response.status_code, response.text[:200])
+        assert isinstance(response.json()["error"], str)
