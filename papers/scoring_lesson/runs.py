@@ -85,6 +85,21 @@ def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, s
     return ("harness", task, doc_id), subject_of_task(task), _score(row["acc"], where, "acc")
 
 
+def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float]:
+    try:
+        row = json.loads(line)
+    except ValueError as error:
+        raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
+    if not isinstance(row, dict):
+        raise RunFormatError(f"{where}: each line must be a JSON object")
+    if "doc_id" in row:
+        return _harness_row(row, where, file_task)
+    if "correct" in row and "subject" in row:
+        return _evaluate_row(row, where)
+    raise RunFormatError(
+        f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line (doc_id, acc)")
+
+
 def read_run(files: list[tuple[str, str]]) -> Run:
     """Read one run from one or more files, given as (file name, text) pairs.
 
@@ -103,20 +118,7 @@ def read_run(files: list[tuple[str, str]]) -> Run:
             if not line.strip():
                 continue
             where = f"{name} line {number}"
-            try:
-                row = json.loads(line)
-            except ValueError as error:
-                raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
-            if not isinstance(row, dict):
-                raise RunFormatError(f"{where}: each line must be a JSON object")
-            if "doc_id" in row:
-                key, subject, score = _harness_row(row, where, file_task)
-            elif "correct" in row and "subject" in row:
-                key, subject, score = _evaluate_row(row, where)
-            else:
-                raise RunFormatError(
-                    f"{where}: neither an evaluate line (subject, split, index, correct) "
-                    "nor a harness sample line (doc_id, acc)")
+            key, subject, score = _parse_line(line, where, file_task)
             formats.add(key[0])
             if len(formats) > 1:
                 raise RunFormatError(f"{where}: this run mixes evaluate lines and harness sample lines")

@@ -13,7 +13,6 @@ from functools import lru_cache
 from pathlib import Path
 
 from explainers import ngram_overlap
-
 from papers.mmlu.dataset import SPLITS, MMLUData
 
 OVERLAP_N = 8  # words per n-gram, a common choice for decontamination checks
