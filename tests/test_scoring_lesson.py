@@ -275,3 +275,30 @@ def test_the_lesson_widget_page_and_embed_render():
                 "/api/widgets/scoring-lesson/two-run-gate?multiple=9"):
         response = client.get(url)
         assert response.status_code == 200, url
+
+
+def test_micro_macro_on_table_1_and_a_stored_run():
+    client = APP.test_client()
+    table = client.get("/api/widgets/scoring-lesson/micro-macro?source=table-0").get_json()
+    assert table["numbers"]["micro"] == pytest.approx(0.439, abs=0.0005)  # Table 1 reweighted by our sizes
+    assert round(table["numbers"]["macro"] * 100, 1) == 44.2
+    run = client.get("/api/widgets/scoring-lesson/micro-macro?source=run-smollm2-5shot").get_json()
+    pair_rows = [json.loads(line) for line in EXAMPLE[1].read_text().splitlines()]
+    by_subject: dict = {}
+    for row in pair_rows:
+        by_subject.setdefault(row["subject"], []).append(row["correct"])
+    assert run["numbers"]["micro"] == pytest.approx(sum(sum(v) for v in by_subject.values()) / len(pair_rows))
+    assert run["numbers"]["macro"] == pytest.approx(float(np.mean([np.mean(v) for v in by_subject.values()])))
+
+
+def test_overlap_page_counts_checks_and_escapes():
+    client = APP.test_client()
+    page = client.get("/scoring-lesson/overlap").get_data(as_text=True)
+    assert "14,042" in page and "105" in page
+    found = client.post("/scoring-lesson/overlap", data={"text": "<script>x</script> " + (
+        "Find all zeros in the indicated finite field of the given polynomial with coefficients in that field.")})
+    assert found.status_code == 200
+    body = found.get_data(as_text=True)
+    assert "<script>x</script>" not in body and "&lt;script&gt;" in body and "abstract_algebra" in body
+    assert client.post("/scoring-lesson/overlap", data={"text": " "}).status_code == 400
+    assert client.post("/scoring-lesson/overlap", data={"text": "x" * 30_000}).status_code == 400

@@ -1,7 +1,8 @@
 """The scoring lesson's server side: its widgets' data (the stored example runs, MMLU's subject
 groups) and its command ``python -m engine scoring-lesson gate``.
 
-Hooks the engine calls (see engine/papers.py): ``widget_context`` and ``COMMANDS``. The MMLU
+Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
+``/scoring-lesson/overlap``), ``widget_context`` and ``COMMANDS``. The MMLU
 files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate still
 works, only without subject groups (so without the knowledge-regression shape).
 """
@@ -37,7 +38,42 @@ def example_pair() -> dict:
     return pair_runs(production, candidate)
 
 
+@lru_cache(maxsize=1)
+def run_counts() -> dict:
+    """Each stored run's per-subject results: {file name: {subject: [right, questions]}}."""
+    counts: dict = {}
+    for name in EXAMPLE_RUNS:
+        run = read_run([(name, (RUNS_DIR / name).read_text(encoding="utf-8"))])
+        per_subject = counts.setdefault(name.removesuffix(".jsonl"), {})
+        for key, score in run.scores.items():
+            right_n = per_subject.setdefault(run.subjects[key], [0, 0])
+            right_n[0] += int(score)
+            right_n[1] += 1
+    return counts
+
+
+def init_app(app: Flask, paper) -> None:
+    from papers.mmlu.dataset import MMLUData
+
+    from . import overlap
+
+    app.config["SCORING_LESSON_MMLU_DIR"] = mmlu_data_dir(app.config)
+    app.extensions["scoring_lesson_mmlu"] = MMLUData(app.config["SCORING_LESSON_MMLU_DIR"])
+    app.register_blueprint(overlap.bp)
+
+
 def widget_context(app: Flask) -> dict:
+    from papers.mmlu.dataset import DataMissing, MMLUData
+    from papers.mmlu.figures import paper_figures
+
     from .gate import subject_groups
 
-    return {"example": example_pair(), "subject_groups": subject_groups(mmlu_data_dir(app.config))}
+    root = app.config.get("SCORING_LESSON_MMLU_DIR") or mmlu_data_dir(app.config)
+    try:
+        group_sizes = MMLUData(root).group_sizes("test")
+    except DataMissing:
+        group_sizes = {}
+    table = [{key: row[key] for key in ("model", "humanities", "social_sciences", "stem", "other", "average")}
+             for row in paper_figures()["table_1"]["rows"]]
+    return {"example": example_pair(), "subject_groups": subject_groups(root), "table_1": table,
+            "group_sizes": group_sizes, "stored_runs": run_counts()}
