@@ -2,9 +2,10 @@
 groups) and its command ``python -m engine scoring-lesson gate``.
 
 Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
-``/scoring-lesson/overlap``), ``widget_context`` and ``COMMANDS``. The MMLU
-files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate still
-works, only without subject groups (so without the knowledge-regression shape).
+``/scoring-lesson/overlap``, and the three-scorers page, ``/scoring-lesson/three-scorers``, which
+scores through the MMLU paper's live-scoring service), ``widget_context`` and ``COMMANDS``. The
+MMLU files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate
+still works, only without subject groups (so without the knowledge-regression shape).
 """
 from __future__ import annotations
 
@@ -55,11 +56,12 @@ def run_counts() -> dict:
 def init_app(app: Flask, paper) -> None:
     from papers.mmlu.dataset import MMLUData
 
-    from . import overlap
+    from . import overlap, three_scorers
 
     app.config["SCORING_LESSON_MMLU_DIR"] = mmlu_data_dir(app.config)
     app.extensions["scoring_lesson_mmlu"] = MMLUData(app.config["SCORING_LESSON_MMLU_DIR"])
     app.register_blueprint(overlap.bp)
+    app.register_blueprint(three_scorers.bp)
 
 
 def widget_context(app: Flask) -> dict:
