@@ -1,6 +1,7 @@
-// The scoring lesson in headless Chromium: the page (axe, 320 px, dark), and the two-run gate
+// The scoring lesson in headless Chromium: the page (axe, 320 px, dark); the two-run gate
 // operated with the keyboard: its redraw equals the server's for the same state, and it reads
-// lm-evaluation-harness sample logs (the hand-written fixture) and names a bad line.
+// lm-evaluation-harness sample logs (the hand-written fixture) and names a bad line; and the
+// three-scorers page, keyboard only, with the real model (the first question loads it).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -35,6 +36,8 @@ test('the lesson page: ladder, MathML, widget, axe in light and dark, 320 px', a
   const wide = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(wide <= 320, `the page is ${wide} px wide at 320 px`);
   await screenshot(page, 'scoring-lesson-320-dark');
+  await page.goto(`${BASE_URL}/scoring-lesson/overlap`);
+  assert.deepEqual(await axeViolations(page), [], 'the data-checks page');
   assert.deepEqual(problems, []);
   await page.close();
 });
@@ -74,6 +77,31 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.keyboard.press('Enter');
   await settle(page, name, renders);
   assert.match(await widget.locator('.widget-summary').innerText(), /broken\.jsonl line 1/);
+  assert.deepEqual(await axeViolations(page), []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
+test('three scorers: one question, three decisions and their prompts, keyboard only, real model', async () => {
+  const page = await context.newPage();
+  const problems = watchConsole(page);
+  await page.goto(`${BASE_URL}/scoring-lesson/three-scorers`);
+  for (let i = 0; i < 60 && !(await page.evaluate(() => document.activeElement.id === 'ts-subject')); i += 1) {
+    await page.keyboard.press('Tab');
+  }
+  await page.keyboard.type('astronomy'); // a select moves to the option typed
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('0');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Score it three ways');
+  await Promise.all([page.waitForNavigation({ timeout: 180_000 }), page.keyboard.press('Enter')]);
+  assert.equal(await page.locator('[data-role="decision"]').count(), 3);
+  for (const text of await page.locator('[data-role="decision"]').allTextContents()) assert.match(text, /^[ABCD]$/);
+  const prompts = await page.locator('.prompt-text').allTextContents();
+  assert.equal(prompts.length, 3);
+  assert.ok(prompts.every((p) => p.startsWith('The following are multiple choice questions (with answers) about astronomy.')));
+  assert.match(await page.locator('main, body').first().innerText(), /Not in this version/);
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
   await page.close();
