@@ -272,7 +272,10 @@ def test_overlap_finds_a_pasted_test_question_and_misses_a_paraphrase():
 def test_the_lesson_widget_page_and_embed_render():
     client = APP.test_client()
     for url in ("/scoring-lesson/widgets/two-run-gate", "/embed/scoring-lesson/two-run-gate?multiple=3",
-                "/api/widgets/scoring-lesson/two-run-gate?multiple=9"):
+                "/api/widgets/scoring-lesson/two-run-gate?multiple=9", "/scoring-lesson/widgets/micro-macro",
+                "/embed/scoring-lesson/micro-macro?source=run-smollm2-0shot",
+                "/api/widgets/scoring-lesson/micro-macro?source=nothing", "/scoring-lesson/widgets/",
+                "/oembed?url=http://localhost/scoring-lesson/widgets/micro-macro&format=json"):
         response = client.get(url)
         assert response.status_code == 200, url
 
@@ -327,6 +330,7 @@ def test_three_scorers_page_refuses_bad_input():
     assert bad.status_code == 400 and "<b>nope</b>" not in bad.get_data(as_text=True)
     assert client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "99999",
                                                                "shots": "0"}).status_code == 400
+    assert client.post("/scoring-lesson/three-scorers", data={}).status_code == 400  # no defaults: no model run
 
 
 @pytest.mark.model

@@ -82,6 +82,27 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.close();
 });
 
+test('micro against macro: choose a stored run by keyboard; the redraw equals the server', async () => {
+  const name = 'micro-macro';
+  const page = await context.newPage();
+  const problems = watchConsole(page);
+  await page.goto(`${BASE_URL}/scoring-lesson/widgets/${name}`);
+  await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
+  await settle(page, name, 0);
+  const widget = widgetOf(page, name);
+  assert.match(await widget.locator('.widget-summary').innerText(), /Table 1's GPT-3 X-Large/);
+  const renders = await tabTo(page, `#w-${name}-source`);
+  await page.keyboard.press('End'); // the last choice: a stored run
+  await settle(page, name, renders);
+  const match = await serverMatch(page, name);
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.deepEqual(match.liveSummary, match.serverSummary);
+  assert.match(match.liveSummary.join(' '), /stored run smollm2-5shot/);
+  assert.deepEqual(await axeViolations(page), []);
+  assert.deepEqual(problems, []);
+  await page.close();
+});
+
 test('three scorers: one question, three decisions and their prompts, keyboard only, real model', async () => {
   const page = await context.newPage();
   const problems = watchConsole(page);

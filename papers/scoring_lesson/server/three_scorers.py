@@ -45,7 +45,9 @@ def three_scorers_page():
     subjects = sorted(current_app.extensions["mmlu_data"].subjects)
     values = {key: request.form.get(key, default) for key, default in DEFAULT.items()}
     found, error, status, key = None, None, 200, None
-    if request.method == "POST":
+    if request.method == "POST" and not all(request.form.get(key) for key in DEFAULT):
+        error, status = "fill in the subject, the question number and the number of worked examples", 400
+    elif request.method == "POST":
         body = {"subject": values["subject"], "split": "test", "index": values["index"], "shots": values["shots"]}
         try:
             letter = run_score({**body, "method": "letter"})
