@@ -340,3 +340,13 @@ def test_three_scorers_with_the_real_model():
     html = page.get_data(as_text=True)
     assert html.count('data-role="decision"') == 3 and html.count('class="prompt-text"') == 3
     assert "The following are multiple choice questions (with answers) about astronomy." in html
+
+
+def test_widget_takes_the_optional_pairs_and_asks_for_both_halves():
+    runs = {role: [list(f) for f in harness_files("production" if role.endswith("production") else "candidate")]
+            for role in ("production", "candidate", "holdout_production", "holdout_candidate")}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert any(line.startswith("Held-out pair: delta") for line in view["summary"])
+    half = {**runs, "generative_production": runs["production"]}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": half})
+    assert "load both the generative production and candidate runs" in view["summary"][0]
