@@ -19,6 +19,7 @@ from .registry import PUBLIC, UnknownFunction, call_public
 from .release_gate import (
     clustered_standard_error,
     gate_verdict,
+    independent_standard_error,
     paired_delta,
     paired_standard_error,
     subject_deltas,

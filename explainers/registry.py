@@ -34,6 +34,7 @@ PUBLIC: dict[str, Callable] = {
         calibration.confidence_accuracy_correlation,
         release_gate.paired_delta,
         release_gate.paired_standard_error,
+        release_gate.independent_standard_error,
         release_gate.clustered_standard_error,
         release_gate.subject_deltas,
         release_gate.gate_verdict,

@@ -60,6 +60,19 @@ def paired_standard_error(candidate: list[float], baseline: list[float]) -> floa
     return math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1)) / math.sqrt(n)
 
 
+def independent_standard_error(candidate: list[float], baseline: list[float]) -> float:
+    """The naive standard error of the delta: the two accuracies treated as independent samples.
+
+    In words: "add the two accuracies' squared binomial standard errors and take the square root":
+    √(p_c(1 − p_c)/n + p_b(1 − p_b)/n). It ignores that both models answered the same questions,
+    so it is what a side-by-side comparison of two leaderboard numbers implicitly uses.
+    """
+    diffs = _differences(candidate, baseline)
+    n = len(diffs)
+    p_c, p_b = math.fsum(candidate) / n, math.fsum(baseline) / n
+    return math.sqrt(p_c * (1 - p_c) / n + p_b * (1 - p_b) / n)
+
+
 def clustered_standard_error(candidate: list[float], baseline: list[float], clusters: list[str]) -> float:
     """The standard error of the paired delta with questions clustered by subject.
 

@@ -287,6 +287,14 @@ def test_paired_standard_error_by_hand():
     assert close(ex.paired_standard_error(CANDIDATE, BASELINE), sd / math.sqrt(8))
 
 
+def test_independent_standard_error_by_hand():
+    # candidate 5/8 right, baseline 4/8: two binomial errors added in quadrature
+    p_c, p_b = 5 / 8, 4 / 8
+    expected = math.sqrt(p_c * (1 - p_c) / 8 + p_b * (1 - p_b) / 8)
+    assert close(ex.independent_standard_error(CANDIDATE, BASELINE), expected)
+    assert "same length" in error_message(ex.independent_standard_error, [1, 0], [1, 0, 1])
+
+
 def test_clustered_standard_error_by_hand():
     # diffs by subject: law [0, 1, 0], math [0, -1, 1], art [0, 0]; delta = 1/8
     d = 1 / 8

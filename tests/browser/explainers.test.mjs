@@ -67,6 +67,7 @@ function grid() {
     const candidate = baseline.map((b) => (random() < 0.1 ? 1 - b : b));
     add('paired_delta', { candidate, baseline });
     add('paired_standard_error', { candidate, baseline });
+    add('independent_standard_error', { candidate, baseline });
     add('clustered_standard_error', { candidate, baseline, clusters });
     add('subject_deltas', { candidate, baseline, clusters });
     add('gate_verdict', { candidate, baseline, clusters, multiple: 1 + random() });

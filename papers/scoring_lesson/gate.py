@@ -1,0 +1,147 @@
+"""The release gate applied to two runs: the numbers, the verdict, and which of four shapes the night has.
+
+``compare`` takes paired results (see ``runs.pair_runs``) and returns everything the command line
+and the widget show. The statistics are ``explainers.release_gate``'s; this module only decides
+the shape, with these rules (the lesson's "Four shapes" section explains them):
+
+- **noise**: the delta is within the gate (|Δ| ≤ 2 SE_cl, or the multiple given);
+- **knowledge regression** (or gain): past the gate, and one subject group moved on its own:
+  that group's delta is past 2 clustered standard errors of its own, in the overall direction,
+  while the other groups' pooled delta is within 2 of theirs (needs ``groups``, subject → group);
+- **format regression**: given a generative pair as well as the letter pair, the generative delta
+  is a drop past its gate while the letter delta is within its own;
+- **contamination signature**: given a held-out pair as well, the public delta is a rise past its
+  gate while the held-out delta is within its own.
+
+Past the gate with none of those: "unexplained", which still needs a person.
+"""
+from __future__ import annotations
+
+from explainers import release_gate
+
+SHAPES = {
+    "noise": "Noise: the change is within two clustered standard errors. Ship it.",
+    "knowledge": "Knowledge regression: one subject group moved together while the others held.",
+    "format": "Format regression: generated answers dropped while letter scoring held. Check the chat "
+              "template and stop sequences before calling it lost knowledge.",
+    "contamination": "Contamination signature: the public set rose with no matching move on the held-out set.",
+    "unexplained": "Past the gate, but none of the three shapes fits: a person should look.",
+}
+
+
+def _pair_numbers(pair: dict, multiple: float = release_gate.GATE_SE_MULTIPLE) -> dict:
+    candidate, baseline, subjects = pair["candidate"], pair["baseline"], pair["subjects"]
+    gate = release_gate.gate_verdict(candidate, baseline, subjects, multiple)
+    n = len(candidate)
+    return {
+        "n": n,
+        "subjects_count": len(set(subjects)),
+        "production_accuracy": sum(baseline) / n,
+        "candidate_accuracy": sum(candidate) / n,
+        "delta": gate["delta"],
+        "naive_se": release_gate.independent_standard_error(candidate, baseline),
+        "paired_se": gate["paired_se"],
+        "clustered_se": gate["clustered_se"],
+        "multiple": multiple,
+        "band": multiple * gate["clustered_se"],
+        "verdict": gate["verdict"],
+    }
+
+
+def _moves(numbers: dict) -> bool:
+    return numbers["verdict"] == "investigate"
+
+
+def _subset(pair: dict, keep) -> dict:
+    rows = [i for i, subject in enumerate(pair["subjects"]) if keep(subject)]
+    return {key: [pair[key][i] for i in rows] for key in ("subjects", "baseline", "candidate")}
+
+
+def group_moves(pair: dict, groups: dict[str, str], multiple: float = release_gate.GATE_SE_MULTIPLE) -> list[dict]:
+    """Each group's delta against the rest: [{"group", "n", "delta", "clustered_se", "moved", "rest_moved"}].
+
+    A group (or the rest) with fewer than two subjects has no clustered error; it is left out.
+    """
+    found = []
+    for group in sorted({groups.get(s) for s in pair["subjects"]} - {None}):
+        inside = _subset(pair, lambda s, g=group: groups.get(s) == g)
+        rest = _subset(pair, lambda s, g=group: groups.get(s) != g)
+        if len(set(inside["subjects"])) < 2 or len(set(rest["subjects"])) < 2:
+            continue
+        mine, theirs = _pair_numbers(inside, multiple), _pair_numbers(rest, multiple)
+        found.append({"group": group, "n": mine["n"], "delta": mine["delta"], "clustered_se": mine["clustered_se"],
+                      "moved": _moves(mine), "rest_moved": _moves(theirs)})
+    return found
+
+
+def compare(pair: dict, groups: dict[str, str] | None = None, generative: dict | None = None,
+            holdout: dict | None = None, multiple: float = release_gate.GATE_SE_MULTIPLE) -> dict:
+    """The gate's report for one production/candidate pair (and the optional second pairs).
+
+    ``multiple`` is the gate's width in clustered standard errors (2 by default).
+    """
+    main = _pair_numbers(pair, multiple)
+    report = {
+        **main,
+        "subject_rows": release_gate.subject_deltas(pair["candidate"], pair["baseline"], pair["subjects"]),
+        "dropped": pair.get("dropped", 0),
+        "groups": group_moves(pair, groups, multiple) if groups else [],
+        "generative": _pair_numbers(generative, multiple) if generative else None,
+        "holdout": _pair_numbers(holdout, multiple) if holdout else None,
+    }
+    report["shape"] = shape_of(report)
+    return report
+
+
+def shape_of(report: dict) -> str:
+    """Which of the four shapes (or "unexplained") the report looks like; see the module's rules."""
+    generative, holdout = report["generative"], report["holdout"]
+    if generative and _moves(generative) and generative["delta"] < 0 and not _moves(report):
+        return "format"
+    if not _moves(report):
+        return "noise"
+    if holdout and report["delta"] > 0 and not _moves(holdout):
+        return "contamination"
+    direction = 1 if report["delta"] > 0 else -1
+    lone = [g for g in report["groups"] if g["moved"] and not g["rest_moved"] and g["delta"] * direction > 0]
+    if lone:
+        return "knowledge"
+    return "unexplained"
+
+
+def lone_group(report: dict) -> dict | None:
+    """The group that moved on its own, when the shape is a knowledge regression."""
+    if report["shape"] != "knowledge":
+        return None
+    direction = 1 if report["delta"] > 0 else -1
+    lone = [g for g in report["groups"] if g["moved"] and not g["rest_moved"] and g["delta"] * direction > 0]
+    return max(lone, key=lambda g: abs(g["delta"]))
+
+
+def report_lines(report: dict) -> list[str]:
+    """The report as plain sentences, for the command line and the widget's summary."""
+    pts = lambda x: f"{x * 100:+.2f}"  # noqa: E731  (points, signed)
+    size = lambda x: f"{x * 100:.2f}"  # noqa: E731
+    verdict = "investigate" if _moves(report) else "ship"
+    lines = [
+        f"{report['n']:,} paired questions in {report['subjects_count']} subjects"
+        + (f" ({report['dropped']:,} in only one run, left out)" if report["dropped"] else "") + ".",
+        f"Production {report['production_accuracy'] * 100:.2f}%, candidate {report['candidate_accuracy'] * 100:.2f}%: "
+        f"paired delta {pts(report['delta'])} points.",
+        f"Standard error of the delta: naive (independent) {size(report['naive_se'])}, "
+        f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} points.",
+        f"Verdict: {verdict} (|Δ| {'>' if verdict == 'investigate' else '≤'} {report['multiple']:g} × SE_cl "
+        f"= {size(report['band'])} points).",
+    ]
+    if report["generative"]:
+        g = report["generative"]
+        lines.append(f"Generative pair: delta {pts(g['delta'])} points, band ±{size(g['band'])}: {g['verdict']}.")
+    if report["holdout"]:
+        h = report["holdout"]
+        lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}.")
+    group = lone_group(report)
+    shape = SHAPES[report["shape"]]
+    if group:
+        shape += f" ({group['group']}: {pts(group['delta'])} points over {group['n']:,} questions)"
+    lines.append(f"Shape: {shape}")
+    return lines

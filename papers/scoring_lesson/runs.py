@@ -1,0 +1,153 @@
+"""Per-question results of one evaluation run, read from the files two tools write.
+
+Two formats, recognised line by line:
+
+- this project's ``python -m engine mmlu evaluate`` JSONL: one object per question with
+  ``subject``, ``split``, ``index`` and a true/false ``correct``; a question is (subject, split, index);
+- lm-evaluation-harness's ``--log_samples`` files, ``samples_<task>_<date>.jsonl``: one object per
+  document with ``doc_id`` (and ``doc``, ``target``, ``resps``, ``filtered_resps``) and the
+  per-document metric ``acc`` (1.0 or 0.0); a question is (task, doc_id), its subject the task
+  name without the ``mmlu_`` prefix (and without a ``continuation_`` or ``generative_`` variant
+  prefix). The task comes from the file name, or from the line's ``task`` field where a file
+  holds several tasks.
+
+Anything else is a :class:`RunFormatError` naming the file and the line. Standard library only:
+the widget runs this module in the browser too.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+MAX_LINES = 100_000  # questions per run; MMLU's whole test split is 14,042
+HARNESS_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:_-]+)\.jsonl$")
+TASK_PREFIXES = ("mmlu_continuation_", "mmlu_generative_", "mmlu_flan_n_shot_generative_", "mmlu_")
+
+
+class RunFormatError(ValueError):
+    """A run file that is neither format, with the file and line named."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One run: each question's score (1.0 right, 0.0 wrong) and subject, keyed by question."""
+
+    format: str  # "evaluate" or "harness"
+    scores: dict  # question key (a tuple) -> score
+    subjects: dict  # question key -> subject name
+
+    def __len__(self) -> int:
+        return len(self.scores)
+
+
+def subject_of_task(task: str) -> str:
+    """The MMLU subject a harness task scores: ``mmlu_abstract_algebra`` → ``abstract_algebra``."""
+    for prefix in TASK_PREFIXES:
+        if task.startswith(prefix) and len(task) > len(prefix):
+            return task[len(prefix):]
+    return task
+
+
+def task_of_file(name: str) -> str | None:
+    """The task in a harness sample file's name, or None when the name is not of that form."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    match = HARNESS_FILE.match(base)
+    return match.group("task") if match else None
+
+
+def _score(value: object, where: str, field: str) -> float:
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)) and value in (0, 1):
+        return float(value)
+    raise RunFormatError(f"{where}: {field!r} must be 0 or 1 (true or false), got {value!r}")
+
+
+def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float]:
+    subject, split, index = row.get("subject"), row.get("split"), row.get("index")
+    if not isinstance(subject, str) or not subject:
+        raise RunFormatError(f"{where}: 'subject' must be a subject name, got {subject!r}")
+    if not isinstance(split, str) or not isinstance(index, int) or isinstance(index, bool) or index < 0:
+        raise RunFormatError(f"{where}: an evaluate line needs 'split' (text) and 'index' (a whole number)")
+    return ("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct")
+
+
+def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, str, float]:
+    task = row.get("task", file_task)
+    if not isinstance(task, str) or not task:
+        raise RunFormatError(f"{where}: no task: name the file samples_<task>_<date>.jsonl as the harness does")
+    doc_id = row.get("doc_id")
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
+        raise RunFormatError(f"{where}: 'doc_id' must be a whole number, got {doc_id!r}")
+    if "acc" not in row:
+        raise RunFormatError(f"{where}: a harness sample line needs the per-document metric 'acc'")
+    return ("harness", task, doc_id), subject_of_task(task), _score(row["acc"], where, "acc")
+
+
+def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float]:
+    try:
+        row = json.loads(line)
+    except ValueError as error:
+        raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
+    if not isinstance(row, dict):
+        raise RunFormatError(f"{where}: each line must be a JSON object")
+    if "doc_id" in row:
+        return _harness_row(row, where, file_task)
+    if "correct" in row and "subject" in row:
+        return _evaluate_row(row, where)
+    raise RunFormatError(
+        f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line (doc_id, acc)")
+
+
+def read_run(files: list[tuple[str, str]]) -> Run:
+    """Read one run from one or more files, given as (file name, text) pairs.
+
+    A harness run usually spans one file per task; an evaluate run is one file. Blank lines are
+    skipped; a question that appears twice, a line that is not a JSON object, or a file that
+    mixes the two formats is an error naming the line.
+    """
+    if not files:
+        raise RunFormatError("no run files given")
+    scores: dict = {}
+    subjects: dict = {}
+    formats: set[str] = set()
+    for name, text in files:
+        file_task = task_of_file(name)
+        for number, line in enumerate(text.splitlines(), 1):
+            if not line.strip():
+                continue
+            where = f"{name} line {number}"
+            key, subject, score = _parse_line(line, where, file_task)
+            formats.add(key[0])
+            if len(formats) > 1:
+                raise RunFormatError(f"{where}: this run mixes evaluate lines and harness sample lines")
+            if key in scores:
+                raise RunFormatError(f"{where}: question {key[1:]} appears twice in this run")
+            if len(scores) >= MAX_LINES:
+                raise RunFormatError(f"{where}: a run may hold at most {MAX_LINES:,} questions")
+            scores[key] = score
+            subjects[key] = subject
+    if not scores:
+        raise RunFormatError("the run files hold no questions")
+    return Run(formats.pop(), scores, subjects)
+
+
+def pair_runs(production: Run, candidate: Run) -> dict:
+    """The questions both runs answered, in a fixed order: {"subjects", "baseline", "candidate", "dropped"}.
+
+    ``dropped`` counts the questions only one of the runs holds (they cannot be paired).
+    """
+    if production.format != candidate.format:
+        raise RunFormatError(
+            f"the production run is {production.format} output and the candidate run {candidate.format} "
+            "output; compare two runs of the same tool (their question ids differ)")
+    shared = sorted(production.scores.keys() & candidate.scores.keys())
+    if len(shared) < 2:
+        raise RunFormatError(f"the two runs share {len(shared)} question(s); the gate needs at least 2")
+    return {
+        "subjects": [production.subjects[key] for key in shared],
+        "baseline": [production.scores[key] for key in shared],
+        "candidate": [candidate.scores[key] for key in shared],
+        "dropped": len(production.scores) + len(candidate.scores) - 2 * len(shared),
+    }

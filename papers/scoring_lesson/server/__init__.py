@@ -1,0 +1,81 @@
+"""The scoring lesson's server side: its widgets' data (the stored example runs, MMLU's subject
+groups) and its command ``python -m engine scoring-lesson gate``.
+
+Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
+``/scoring-lesson/overlap``, and the three-scorers page, ``/scoring-lesson/three-scorers``, which
+scores through the MMLU paper's live-scoring service), ``widget_context`` and ``COMMANDS``. The
+MMLU files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate
+still works, only without subject groups (so without the knowledge-regression shape).
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from flask import Flask
+
+from ..runs import pair_runs, read_run
+
+RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
+# The page's real example: the live model's 0-shot run (production) against its 5-shot run
+# (candidate); runs/README.md says what they cover. Full runs in the same format can replace them.
+EXAMPLE_RUNS = ("smollm2-0shot.jsonl", "smollm2-5shot.jsonl")
+COMMANDS = {"gate": ("gate", "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
+                             "clustered standard error, verdict and shape")}
+
+
+def mmlu_data_dir(config=None) -> Path:
+    """Where the MMLU CSVs live: MMLU_DATA_DIR (the same setting the MMLU paper reads). Read-only."""
+    return Path((config or {}).get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
+
+
+@lru_cache(maxsize=1)
+def example_pair() -> dict:
+    """The stored example runs, paired question by question."""
+    production, candidate = (read_run([(name, (RUNS_DIR / name).read_text(encoding="utf-8"))])
+                             for name in EXAMPLE_RUNS)
+    return pair_runs(production, candidate)
+
+
+@lru_cache(maxsize=1)
+def run_counts() -> dict:
+    """Each stored run's per-subject results: {file name: {subject: [right, questions]}}."""
+    counts: dict = {}
+    for name in EXAMPLE_RUNS:
+        run = read_run([(name, (RUNS_DIR / name).read_text(encoding="utf-8"))])
+        per_subject = counts.setdefault(name.removesuffix(".jsonl"), {})
+        for key, score in run.scores.items():
+            right_n = per_subject.setdefault(run.subjects[key], [0, 0])
+            right_n[0] += int(score)
+            right_n[1] += 1
+    return counts
+
+
+def init_app(app: Flask, paper) -> None:
+    from papers.mmlu.dataset import MMLUData
+
+    from . import overlap, three_scorers
+
+    app.config["SCORING_LESSON_MMLU_DIR"] = mmlu_data_dir(app.config)
+    app.extensions["scoring_lesson_mmlu"] = MMLUData(app.config["SCORING_LESSON_MMLU_DIR"])
+    app.register_blueprint(overlap.bp)
+    app.register_blueprint(three_scorers.bp)
+
+
+def widget_context(app: Flask) -> dict:
+    from papers.mmlu.dataset import DataMissing, MMLUData
+    from papers.mmlu.figures import paper_figures
+
+    from .gate import subject_groups
+
+    root = app.config.get("SCORING_LESSON_MMLU_DIR") or mmlu_data_dir(app.config)
+    try:
+        group_sizes = MMLUData(root).group_sizes("test")
+    except DataMissing:
+        group_sizes = {}
+    table = [{key: row[key] for key in ("model", "humanities", "social_sciences", "stem", "other", "average")}
+             for row in paper_figures()["table_1"]["rows"]]
+    return {"example": example_pair(), "subject_groups": subject_groups(root), "table_1": table,
+            "group_sizes": group_sizes, "stored_runs": run_counts()}

@@ -1,0 +1,83 @@
+"""``python -m engine scoring-lesson gate``: the release gate on two runs a team already has.
+
+Each run is one file of ``python -m engine mmlu evaluate`` output, or one or more
+lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). Prints the paired
+delta, its naive, paired and subject-clustered standard errors, the per-subject deltas sorted
+with the clustered band, the verdict and the shape; ``--json`` prints the same as one object.
+Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line named).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..gate import compare, report_lines
+from ..runs import RunFormatError, pair_runs, read_run
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--production", nargs="+", required=True, metavar="FILE", help="the production run")
+    parser.add_argument("--candidate", nargs="+", required=True, metavar="FILE", help="the candidate run")
+    parser.add_argument("--generative-production", nargs="+", metavar="FILE",
+                        help="optional: the production model's generative run (the main pair being letter scoring)")
+    parser.add_argument("--generative-candidate", nargs="+", metavar="FILE")
+    parser.add_argument("--holdout-production", nargs="+", metavar="FILE",
+                        help="optional: both models on a held-out set (MMLU-Pro, MMLU-CF or private)")
+    parser.add_argument("--holdout-candidate", nargs="+", metavar="FILE")
+    parser.add_argument("--no-groups", action="store_true",
+                        help="do not read MMLU's subject groups (then no knowledge-regression shape)")
+    parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
+
+
+def _read(paths: list[str]):
+    files = []
+    for path in paths:
+        try:
+            files.append((path, Path(path).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as error:
+            raise RunFormatError(f"{path}: cannot read it ({error})") from None
+    return read_run(files)
+
+
+def _optional_pair(args, name: str) -> dict | None:
+    production, candidate = getattr(args, f"{name}_production"), getattr(args, f"{name}_candidate")
+    if bool(production) != bool(candidate):
+        raise RunFormatError(f"give both --{name}-production and --{name}-candidate, or neither")
+    return pair_runs(_read(production), _read(candidate)) if production else None
+
+
+def subject_groups(root: Path | None = None) -> dict[str, str]:
+    """MMLU's subject → group, from subjects.csv (default MMLU_DATA_DIR); empty when the data is absent."""
+    from papers.mmlu.dataset import DataMissing, MMLUData
+
+    from . import mmlu_data_dir
+
+    try:
+        return {name: s.group for name, s in MMLUData(root or mmlu_data_dir()).subjects.items()}
+    except DataMissing:
+        return {}
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        pair = pair_runs(_read(args.production), _read(args.candidate))
+        generative, holdout = _optional_pair(args, "generative"), _optional_pair(args, "holdout")
+        report = compare(pair, None if args.no_groups else subject_groups(), generative, holdout)
+    except (RunFormatError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(report, indent=1))
+    else:
+        print("\n".join(report_lines(report)))
+        print()
+        print(f"Per-subject deltas, smallest first (points; clustered band ±{report['band'] * 100:.2f} "
+              f"around {report['delta'] * 100:+.2f}):")
+        low, high = report["delta"] - report["band"], report["delta"] + report["band"]
+        width = max(len(row["subject"]) for row in report["subject_rows"])
+        for row in report["subject_rows"]:
+            where = "below band" if row["delta"] < low else "above band" if row["delta"] > high else "in band"
+            print(f"  {row['subject']:<{width}}  {row['delta'] * 100:+7.2f}  n={row['n']:<5} {where}")
+    return 1 if report["verdict"] == "investigate" else 0

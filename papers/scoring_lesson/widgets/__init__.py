@@ -1,0 +1,1 @@
+"""The scoring lesson's widgets, one module each."""

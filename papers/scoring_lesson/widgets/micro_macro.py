@@ -1,0 +1,105 @@
+"""Micro against macro: the same results averaged per question and per subject (or group).
+
+Two kinds of real results: the paper's Table 1 (group scores, weighted by our copy's group sizes)
+and the runs stored with the lesson (per-subject counts). Sizes are what make the two averages
+differ; the figure draws each part's accuracy with its size.
+"""
+from __future__ import annotations
+
+from explainers import checks, plain_mean, weighted_accuracy
+from widgetkit import Param, Widget
+from widgetkit.context import sizes
+from widgetkit.scene import Linear, figure, hline, label, percent_axis_x, rect
+
+
+def table_rows(name: str, value: object) -> list[dict]:
+    """Table 1's rows: [{"model", "humanities", "social_sciences", "stem", "other", "average"}] in points."""
+    if not isinstance(value, list) or not value:
+        raise ValueError(f"{name} must be a non-empty list of rows")
+    for i, row in enumerate(value):
+        checks.mapping(f"{name}[{i}]", row)
+        checks.text(f"{name}[{i}].model", row.get("model"))
+    return value
+
+
+def run_counts(name: str, value: object) -> dict:
+    """Runs' per-subject results: {run name: {subject: [right, questions]}}."""
+    runs = checks.mapping(name, value, minimum=0)
+    for run, subjects in runs.items():
+        for subject, pair in checks.mapping(f"{name}[{run!r}]", subjects).items():
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ValueError(f"{name}[{run!r}][{subject!r}] must be [right, questions]")
+            right, n = checks.whole("right", pair[0], minimum=0), checks.whole("questions", pair[1])
+            if right > n:
+                raise ValueError(f"{name}[{run!r}][{subject!r}] has more right answers than questions")
+    return runs
+
+
+GROUP_KEYS = ("humanities", "social_sciences", "stem", "other")
+
+
+def _sources(context: dict) -> tuple[tuple[str, str], ...]:
+    """(value, label) for each choice: Table 1's rows, then the stored runs."""
+    return (tuple((f"table-{i}", f"Table 1: {row['model']}") for i, row in enumerate(context["table_1"]))
+            + tuple((f"run-{name}", f"Stored run: {name}") for name in context.get("stored_runs", {})))
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    sources = _sources(context)
+    return (Param("source", "Results to average", "choice", sources[0][0], choices=sources),)
+
+
+def _parts(state: dict, context: dict) -> tuple[list[tuple[str, int, float]], float | None, str]:
+    """(name, questions, accuracy) per part, the published average if any, and a description."""
+    kind, _, which = state["source"].partition("-")
+    if kind == "run":
+        parts = [(s.replace("_", " "), n, right / n) for s, (right, n) in sorted(context["stored_runs"][which].items())]
+        return parts, None, f"the stored run {which} (per subject)"
+    row = context["table_1"][int(which)]
+    group_sizes = context["group_sizes"]
+    parts = [(key.replace("_", " "), group_sizes[key], row[key] / 100) for key in GROUP_KEYS]
+    return parts, row["average"] / 100, f"Table 1's {row['model']} (per group, weighted by our copy's test sizes)"
+
+
+def view(state: dict, context: dict) -> dict:
+    parts, published, where = _parts(state, context)
+    counts, accs = [n for _, n, _ in parts], [a for _, _, a in parts]
+    micro, macro = weighted_accuracy(counts, accs), plain_mean(accs)
+    summary = [
+        f"From {where}: micro-average {micro * 100:.1f}% (every question counts once), "
+        f"macro-average {macro * 100:.1f}% (every part counts once); they differ by {(micro - macro) * 100:+.1f} points.",
+        f"Sizes range from {min(counts):,} to {max(counts):,} questions.",
+    ]
+    if published is not None:
+        summary.append(f"The table itself reports {published * 100:.1f}%.")
+    x = Linear((0, 1), (170, 540))
+    row_h = 22
+    top = 10
+    marks = []
+    for i, (name, n, acc) in enumerate(parts):
+        y0 = top + i * row_h
+        marks.append(label(164, y0 + 15, f"{name} ({n:,})", "fig-tick", "end"))
+        marks.append(rect(x(0), x(acc), y0 + 3, y0 + row_h - 3, "fig-bar-model-a",
+                          f"{name}: {acc * 100:.1f}% over {n:,} questions"))
+    bottom = top + len(parts) * row_h
+    for value, cls, text in ((micro, "fig-ref fig-delta", "micro"), (macro, "fig-ref", "macro")):
+        marks.append(hline(x(value), x(value), top, "fig-axis"))
+        marks.append(rect(x(value) - 1, x(value) + 1, top, bottom, cls, f"{text}-average {value * 100:.1f}%"))
+        marks.append(label(x(value), bottom + 14 + (12 if text == "macro" else 0), f"{text} {value * 100:.1f}%",
+                           "fig-ref-label"))
+    marks += percent_axis_x(x, bottom + 40, step=25)
+    height = bottom + 70
+    return {
+        "summary": summary,
+        "figure": figure(560, height, f"Accuracy per part with the micro- and macro-averages, {where}", marks),
+        "numbers": {"micro": micro, "macro": macro, "parts": len(parts)},
+    }
+
+
+WIDGET = Widget(
+    name="micro-macro",
+    title="Micro against macro",
+    blurb="One set of results, two averages: per question and per subject or group.",
+    height=700, params=params, view=view,
+    needs={"table_1": table_rows, "group_sizes": sizes}, accepts={"stored_runs": run_counts},
+)

@@ -1,0 +1,125 @@
+"""Two-run gate: the release gate on two real runs (the stored example, or files a reader loads).
+
+The reader's files are parsed here, by the same ``runs`` module the command line uses, so the
+browser and ``python -m engine scoring-lesson gate`` read a file the same way and fail on the same
+line with the same message.
+"""
+from __future__ import annotations
+
+from explainers import checks
+from widgetkit import Param, Widget
+from widgetkit.context import MAX_QUESTIONS, paired_results
+from widgetkit.scene import Linear, figure, hline, label, rect, vline
+
+from ..gate import compare, report_lines
+from ..runs import RunFormatError, pair_runs, read_run
+
+ROLES = ("production", "candidate", "generative_production", "generative_candidate",
+         "holdout_production", "holdout_candidate")
+MAX_TEXT = 64 * MAX_QUESTIONS * 16  # characters in all loaded files together (a harness line is long)
+
+
+def loaded_runs(name: str, value: object) -> dict:
+    """Files a reader loaded: {role: [[file name, text], ...]} for the roles in ROLES."""
+    runs = checks.mapping(name, value)
+    total = 0
+    for role, files in runs.items():
+        if role not in ROLES:
+            raise ValueError(f"{name} has an unknown role {role!r}; use {', '.join(ROLES)}")
+        if not isinstance(files, list) or not files:
+            raise ValueError(f"{name}.{role} must be a non-empty list of [file name, text] pairs")
+        for i, item in enumerate(files):
+            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+                raise ValueError(f"{name}.{role}[{i}] must be [file name, text]")
+            total += len(item[1])
+    if total > MAX_TEXT:
+        raise ValueError(f"{name} holds more than {MAX_TEXT:,} characters")
+    return runs
+
+
+def groups_check(name: str, value: object) -> dict:
+    found = checks.mapping(name, value, minimum=0)
+    for subject, group in found.items():
+        checks.text(f"{name}[{subject!r}]", group)
+    return found
+
+
+def params(context: dict) -> tuple[Param, ...]:
+    return (Param("multiple", "Gate width, in clustered standard errors", "number", 2.0, 1.0, 4.0, 0.5,
+                  help="Investigate when the delta is beyond this many clustered standard errors."),)
+
+
+def _pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
+    def pair(prefix: str) -> dict | None:
+        production, candidate = runs.get(f"{prefix}production"), runs.get(f"{prefix}candidate")
+        if bool(production) != bool(candidate):
+            raise RunFormatError(f"load both the {prefix.replace('_', ' ')}production and candidate runs, or neither")
+        if not production:
+            return None
+        return pair_runs(read_run([tuple(f) for f in production]), read_run([tuple(f) for f in candidate]))
+
+    main = pair("")
+    if main is None:
+        raise RunFormatError("load a production run and a candidate run")
+    return main, pair("generative_"), pair("holdout_")
+
+
+def _figure(report: dict) -> dict:
+    rows, delta, band = report["subject_rows"], report["delta"], report["band"]
+    extent = max(0.05, max(abs(r["delta"]) for r in rows), abs(delta) + band)
+    y = Linear((-extent, extent), (230, 20))
+    left, right = 64, 550
+    step = (right - left) / len(rows)
+    digits = 0 if extent >= 0.1 else 1
+    marks = [rect(left, right, y(delta - band), y(delta + band), "fig-band-gate",
+                  f"Delta ± {report['multiple']:g} clustered standard errors")]
+    for tick in (-extent, -extent / 2, 0, extent / 2, extent):
+        marks.append(hline(left - 5, left, y(tick), "fig-axis"))
+        marks.append(label(left - 8, y(tick) + 5, f"{tick * 100:+.{digits}f}" if tick else "0", "fig-tick", "end"))
+    for i, row in enumerate(rows):
+        x0 = left + i * step + 1
+        marks.append(rect(x0, x0 + max(step - 2, 1), y(0), y(row["delta"]),
+                          "fig-bar-down" if row["delta"] < 0 else "fig-bar-up",
+                          f"{row['subject'].replace('_', ' ')}: {row['delta'] * 100:+.1f} points over {row['n']} questions"))
+    marks += [
+        vline(left, 20, 230, "fig-axis"),
+        hline(left, right, y(0), "fig-axis"),
+        hline(left, right, y(delta), "fig-ref fig-delta"),
+        label(right - 4, y(delta) - 6, f"delta {delta * 100:+.2f}", "fig-ref-label", "end"),
+        label(left, 250, "subjects, sorted by their change (points, candidate minus production)", "fig-caption", "start"),
+    ]
+    verdict = "investigate" if report["verdict"] == "investigate" else "ship"
+    return figure(560, 260, f"Per-subject deltas sorted, with the clustered band; verdict {verdict}", marks)
+
+
+def view(state: dict, context: dict) -> dict:
+    problem = None
+    groups = context.get("subject_groups") or {}
+    main = generative = holdout = None
+    if context.get("runs"):
+        try:
+            main, generative, holdout = _pairs(context["runs"])
+            source = "Your loaded runs."
+        except (RunFormatError, ValueError) as error:
+            problem = f"Could not use the loaded runs: {error}. Showing the stored example instead."
+    if main is None:
+        main = context["example"]
+        source = ("The stored example: the live model's 0-shot run (production) against its 5-shot run "
+                  "(candidate), a few MMLU subjects.")
+    report = compare(main, groups, generative, holdout, state["multiple"])
+    summary = ([problem] if problem else []) + [source] + report_lines(report)
+    return {
+        "summary": summary,
+        "figure": _figure(report),
+        "numbers": {key: report[key] for key in ("n", "delta", "naive_se", "paired_se", "clustered_se", "band",
+                                                  "verdict", "shape", "dropped")},
+    }
+
+
+WIDGET = Widget(
+    name="two-run-gate",
+    title="The release gate on two runs",
+    blurb="Drop in two evaluate or lm-evaluation-harness runs: paired delta, clustered error bar, verdict and shape.",
+    height=1000, params=params, view=view,
+    needs={"example": paired_results}, accepts={"runs": loaded_runs, "subject_groups": groups_check}, script=True,
+)

@@ -1,0 +1,352 @@
+"""The scoring lesson: its gate against numpy, its run readers, its command, its page and its data counts."""
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from test_numbers import evaluate, formats_to, ledger_values, names_a_primary_source, page_and_ledger, stated_numbers
+from test_snippets import run_snippet
+
+from content_helpers import real_app
+from engine.__main__ import main as engine_main
+from papers.scoring_lesson.gate import compare
+from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
+from papers.scoring_lesson.server import RUNS_DIR, example_pair, mmlu_data_dir
+from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
+from papers.scoring_lesson.widgets.two_run_gate import WIDGET
+from widgetkit import run_view
+
+HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
+EXAMPLE = [RUNS_DIR / "smollm2-0shot.jsonl", RUNS_DIR / "smollm2-5shot.jsonl"]
+
+
+def numpy_gate(candidate, baseline, subjects):
+    """The seed's recipe, written with numpy: an independent computation of the gate's numbers."""
+    c, b, s = np.array(candidate, float), np.array(baseline, float), np.array(subjects)
+    d = c - b
+    n = len(d)
+    delta = d.mean()
+    resid = d - delta
+    sums = np.array([resid[s == k].sum() for k in np.unique(s)])
+    return {
+        "delta": delta,
+        "naive_se": np.sqrt(c.mean() * (1 - c.mean()) / n + b.mean() * (1 - b.mean()) / n),
+        "paired_se": d.std(ddof=1) / np.sqrt(n),
+        "clustered_se": np.sqrt((sums ** 2).sum()) / n,
+    }
+
+
+def clustered_pair(seed, subjects=40, size=60, subject_sd=0.15, shift=0.0, shift_subjects=()):
+    """Paired 0/1 results with known cluster structure: each subject has its own change in the
+    candidate's accuracy (normal, sd ``subject_sd``), plus ``shift`` on the named subjects."""
+    rng = random.Random(seed)
+    candidate, baseline, names = [], [], []
+    for j in range(subjects):
+        name = f"subject_{j:02d}"
+        p = rng.uniform(0.4, 0.8)
+        q = min(0.98, max(0.02, p + rng.gauss(0, subject_sd) + (shift if name in shift_subjects else 0.0)))
+        for _ in range(size):
+            u = rng.random()
+            b = int(u < p)
+            c = int(u < q) if rng.random() < 0.8 else int(rng.random() < q)  # mostly the same questions right
+            baseline.append(b)
+            candidate.append(c)
+            names.append(name)
+    return {"candidate": candidate, "baseline": baseline, "subjects": names}
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_gate_matches_numpy_on_clustered_data(seed):
+    pair = clustered_pair(seed)
+    report = compare(pair)
+    expected = numpy_gate(pair["candidate"], pair["baseline"], pair["subjects"])
+    for key, value in expected.items():
+        assert report[key] == pytest.approx(float(value), abs=1e-12), key
+    # subjects moving on their own: clustering widens the error bar well past the paired one
+    assert report["clustered_se"] > 1.5 * report["paired_se"]
+    # pairing: the paired error is below the independent one when answers correlate
+    assert report["paired_se"] < report["naive_se"]
+
+
+def test_per_subject_deltas_match_numpy_and_are_sorted():
+    pair = clustered_pair(7)
+    rows = compare(pair)["subject_rows"]
+    d = np.array(pair["candidate"], float) - np.array(pair["baseline"], float)
+    s = np.array(pair["subjects"])
+    for row in rows:
+        assert row["delta"] == pytest.approx(float(d[s == row["subject"]].mean()))
+        assert row["n"] == int((s == row["subject"]).sum())
+    assert [r["delta"] for r in rows] == sorted(r["delta"] for r in rows)
+
+
+def test_the_stored_real_runs_against_numpy():
+    pair = example_pair()
+    report = compare(pair)
+    expected = numpy_gate(pair["candidate"], pair["baseline"], pair["subjects"])
+    for key, value in expected.items():
+        assert report[key] == pytest.approx(float(value), abs=1e-12), key
+    rows = [json.loads(line) for path in EXAMPLE for line in path.read_text().splitlines()]
+    assert {row["shots"] for row in rows} == {0, 5} and len(pair["subjects"]) >= 30
+
+
+# -- shapes ----------------------------------------------------------------------------------
+
+GROUPS = {f"subject_{j:02d}": ("STEM" if j < 10 else "humanities" if j < 20 else "other") for j in range(40)}
+STEM = tuple(s for s, g in GROUPS.items() if g == "STEM")
+
+
+def test_noise_shape():
+    assert compare(clustered_pair(1, subject_sd=0.0), GROUPS)["shape"] == "noise"
+
+
+def test_knowledge_regression_shape_names_the_group():
+    pair = clustered_pair(2, subject_sd=0.02, shift=-0.4, shift_subjects=STEM)
+    report = compare(pair, GROUPS)
+    assert report["verdict"] == "investigate" and report["shape"] == "knowledge"
+    assert any(g["group"] == "STEM" and g["moved"] and not g["rest_moved"] for g in report["groups"])
+
+
+def test_format_regression_shape():
+    letter = clustered_pair(1, subject_sd=0.0)
+    generative = clustered_pair(4, subject_sd=0.02, shift=-0.3, shift_subjects=tuple(GROUPS))
+    assert compare(letter, GROUPS, generative=generative)["shape"] == "format"
+
+
+def test_contamination_shape():
+    public = clustered_pair(5, subject_sd=0.02, shift=0.3, shift_subjects=tuple(GROUPS))
+    holdout = clustered_pair(1, subject_sd=0.0)
+    assert compare(public, GROUPS, holdout=holdout)["shape"] == "contamination"
+
+
+# -- the readers -----------------------------------------------------------------------------
+
+def harness_files(role):
+    return [(p.name, p.read_text()) for p in sorted((HARNESS / role).glob("samples_*.jsonl"))]
+
+
+def test_harness_sample_logs_pair_by_task_and_doc_id():
+    production, candidate = read_run(harness_files("production")), read_run(harness_files("candidate"))
+    assert production.format == "harness" and len(production) == 6
+    assert production.scores[("harness", "mmlu_abstract_algebra", 1)] == 0.0
+    pair = pair_runs(production, candidate)
+    assert sorted(set(pair["subjects"])) == ["abstract_algebra", "astronomy"]
+    assert pair["baseline"] == [1.0, 0.0, 1.0, 0.0, 1.0, 1.0] and pair["candidate"] == [0.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+
+
+def test_task_and_subject_names():
+    assert task_of_file("out/samples_mmlu_astronomy_2024-06-01T10-00-00.123456.jsonl") == "mmlu_astronomy"
+    assert task_of_file("results.jsonl") is None
+    assert subject_of_task("mmlu_continuation_astronomy") == "astronomy"
+    assert subject_of_task("mmlu_generative_high_school_physics") == "high_school_physics"
+
+
+GOOD_HARNESS = '{"doc_id": 0, "doc": {}, "target": 0, "resps": [], "filtered_resps": [], "acc": 1.0}'
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", GOOD_HARNESS + "\n{not json", "line 2: not valid JSON"),
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", "[1, 2]", "line 1: each line must be a JSON object"),
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", '{"doc_id": 0, "doc": {}}', "line 1: a harness sample line needs"),
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", '{"doc_id": -1, "acc": 1}', "line 1: 'doc_id' must be"),
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", '{"doc_id": 0, "acc": 0.5}', "line 1: 'acc' must be 0 or 1"),
+    ("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", GOOD_HARNESS + "\n" + GOOD_HARNESS, "line 2: question"),
+    ("results.jsonl", GOOD_HARNESS, "line 1: no task"),
+    ("run.jsonl", '{"subject": "anatomy", "split": "test", "correct": true}', "line 1: an evaluate line needs"),
+    ("run.jsonl", '{"hello": 1}', "line 1: neither an evaluate line"),
+    ("run.jsonl", "\n\n", "hold no questions"),
+])
+def test_malformed_lines_are_named(name, text, message):
+    with pytest.raises(RunFormatError) as error:
+        read_run([(name, text)])
+    assert message in str(error.value) and (name in str(error.value) or "no questions" in message)
+
+
+def test_two_formats_do_not_pair():
+    evaluate_run = read_run([(EXAMPLE[0].name, EXAMPLE[0].read_text())])
+    with pytest.raises(RunFormatError, match="same tool"):
+        pair_runs(evaluate_run, read_run(harness_files("production")))
+
+
+# -- the command -----------------------------------------------------------------------------
+
+def test_gate_command_on_the_stored_runs(capsys):
+    status = engine_main(["scoring-lesson", "gate", "--production", str(EXAMPLE[0]), "--candidate", str(EXAMPLE[1])])
+    out = capsys.readouterr().out
+    report = compare(example_pair())
+    assert status == (1 if report["verdict"] == "investigate" else 0)
+    assert f"paired delta {report['delta'] * 100:+.2f} points" in out
+    assert f"clustered by subject {report['clustered_se'] * 100:.2f}" in out
+    assert "Per-subject deltas" in out and "Shape:" in out
+
+
+def test_gate_command_json_and_harness_files(capsys):
+    args = ["scoring-lesson", "gate", "--json", "--production", *map(str, sorted((HARNESS / "production").glob("*"))),
+            "--candidate", *map(str, sorted((HARNESS / "candidate").glob("*")))]
+    assert engine_main(args) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n"] == 6 and report["shape"] == "noise"
+
+
+def test_gate_command_names_the_bad_line(tmp_path, capsys):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(EXAMPLE[0].read_text().splitlines()[0] + "\nnot json\n")
+    assert engine_main(["scoring-lesson", "gate", "--production", str(bad), "--candidate", str(EXAMPLE[1])]) == 2
+    assert f"{bad} line 2: not valid JSON" in capsys.readouterr().err
+    assert engine_main(["scoring-lesson", "gate", "--production", str(tmp_path / "none.jsonl"),
+                        "--candidate", str(EXAMPLE[1])]) == 2
+    assert "cannot read it" in capsys.readouterr().err
+
+
+# -- the widget ------------------------------------------------------------------------------
+
+def widget_context():
+    return {"example": example_pair(), "subject_groups": {}}
+
+
+def test_widget_shows_the_example_and_loaded_harness_runs():
+    view = run_view(WIDGET, {}, widget_context())
+    assert view["numbers"]["delta"] == pytest.approx(compare(example_pair())["delta"])
+    runs = {"production": [list(f) for f in harness_files("production")],
+            "candidate": [list(f) for f in harness_files("candidate")]}
+    loaded = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert loaded["numbers"]["n"] == 6 and "Your loaded runs." in loaded["summary"]
+
+
+def test_widget_names_a_bad_line_and_keeps_the_example():
+    runs = {"production": [["a.jsonl", "{oops"]], "candidate": [["b.jsonl", GOOD_HARNESS]]}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert "a.jsonl line 1: not valid JSON" in view["summary"][0]
+    assert view["numbers"]["n"] == len(example_pair()["subjects"])
+
+
+# -- the page --------------------------------------------------------------------------------
+
+APP = real_app()
+HTML, LEDGER = page_and_ledger(APP, "scoring-lesson")
+
+
+def test_every_number_on_the_lesson_is_in_its_ledger():
+    known = ledger_values(LEDGER)
+    missing = sorted({(n, c) for n, c in stated_numbers(HTML) if n not in known})
+    assert not missing, missing
+    assert all(names_a_primary_source(e["source"]) for e in LEDGER["cited"])
+    for entry in LEDGER["computed"]:
+        assert formats_to(evaluate(entry["expr"]), entry["value"]), entry
+
+
+def test_the_lesson_has_the_ladder_widget_and_sources():
+    paper = APP.extensions["content"].paper("scoring-lesson")
+    assert len(paper.sections) >= 7
+    for section in paper.sections:
+        if section.id != "glossary":
+            assert 'class="rung' in section.html, section.id
+    assert 'data-widget="two-run-gate"' in HTML and 'id="sources"' in HTML and "<math" in HTML
+    for snippet in paper.refs.snippets:
+        assert run_snippet(snippet.code) >= 1
+
+
+def test_counts_stated_on_the_page_are_recounted_from_the_files():
+    counts = split_counts(mmlu_data_dir())
+    assert counts["sizes"] == {"dev": 285, "val": 1531, "test": 14042}
+    assert counts["duplicates"]["test"] == 105 and counts["repeated_questions"]["test"] == 173
+    assert counts["shared"]["dev/test"] == 5 and counts["shared"]["val/test"] == 27
+    for value in ("14,042", "1,531", "105", "173", "27"):
+        assert value in HTML
+
+
+def test_overlap_finds_a_pasted_test_question_and_misses_a_paraphrase():
+    root = mmlu_data_dir()
+    from papers.mmlu.dataset import MMLUData
+
+    q = MMLUData(root).question("virology", "test", 3)
+    found = overlap_with_test(root, "Here is a question I saw: " + q.question + " " + " ".join(q.choices))
+    assert found[0] == {"subject": "virology", "index": 3, "overlap": 1.0}
+    assert overlap_with_test(root, "Nothing like any exam question, just a sentence about lunch.") == []
+    with pytest.raises(ValueError, match="paste"):
+        overlap_with_test(root, "  ")
+
+
+def test_the_lesson_widget_page_and_embed_render():
+    client = APP.test_client()
+    for url in ("/scoring-lesson/widgets/two-run-gate", "/embed/scoring-lesson/two-run-gate?multiple=3",
+                "/api/widgets/scoring-lesson/two-run-gate?multiple=9", "/scoring-lesson/widgets/micro-macro",
+                "/embed/scoring-lesson/micro-macro?source=run-smollm2-0shot",
+                "/api/widgets/scoring-lesson/micro-macro?source=nothing", "/scoring-lesson/widgets/",
+                "/oembed?url=http://localhost/scoring-lesson/widgets/micro-macro&format=json"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+
+
+def test_micro_macro_on_table_1_and_a_stored_run():
+    client = APP.test_client()
+    table = client.get("/api/widgets/scoring-lesson/micro-macro?source=table-0").get_json()
+    assert table["numbers"]["micro"] == pytest.approx(0.439, abs=0.0005)  # Table 1 reweighted by our sizes
+    assert round(table["numbers"]["macro"] * 100, 1) == 44.2
+    run = client.get("/api/widgets/scoring-lesson/micro-macro?source=run-smollm2-5shot").get_json()
+    pair_rows = [json.loads(line) for line in EXAMPLE[1].read_text().splitlines()]
+    by_subject: dict = {}
+    for row in pair_rows:
+        by_subject.setdefault(row["subject"], []).append(row["correct"])
+    assert run["numbers"]["micro"] == pytest.approx(sum(sum(v) for v in by_subject.values()) / len(pair_rows))
+    assert run["numbers"]["macro"] == pytest.approx(float(np.mean([np.mean(v) for v in by_subject.values()])))
+
+
+def test_overlap_page_counts_checks_and_escapes():
+    client = APP.test_client()
+    page = client.get("/scoring-lesson/overlap").get_data(as_text=True)
+    assert "14,042" in page and "105" in page
+    found = client.post("/scoring-lesson/overlap", data={"text": "<script>x</script> " + (
+        "Find all zeros in the indicated finite field of the given polynomial with coefficients in that field.")})
+    assert found.status_code == 200
+    body = found.get_data(as_text=True)
+    assert "<script>x</script>" not in body and "&lt;script&gt;" in body and "abstract_algebra" in body
+    assert client.post("/scoring-lesson/overlap", data={"text": " "}).status_code == 400
+    assert client.post("/scoring-lesson/overlap", data={"text": "x" * 30_000}).status_code == 400
+
+
+def scored(method, logprobs, tokens, prediction):
+    return {"prompt": {"text": f"prompt for {method}"}, "prediction": prediction, "key": "A",
+            "options": [{"letter": letter, "continuation": f" {letter}", "tokens": k, "logprob": lp}
+                        for letter, lp, k in zip("ABCD", logprobs, tokens, strict=True)]}
+
+
+def test_three_scorers_decisions_without_the_model():
+    from papers.scoring_lesson.server.three_scorers import decisions
+
+    letter = scored("letter", [-0.5, -2.0, -3.0, -3.0], [1, 1, 1, 1], "A")
+    option = scored("option", [-4.0, -3.0, -9.0, -6.0], [8, 2, 9, 3], "B")
+    found = decisions(letter, option)
+    assert [d["prediction"] for d in found] == ["A", "B", "A"]  # per token: A -0.5, B -1.5, C -1.0, D -2.0
+    assert found[2]["rows"][0][3] == -0.5 and found[0]["prompt"] == "prompt for letter"
+
+
+def test_three_scorers_page_refuses_bad_input():
+    client = APP.test_client()
+    assert client.get("/scoring-lesson/three-scorers").status_code == 200
+    bad = client.post("/scoring-lesson/three-scorers", data={"subject": "<b>nope</b>", "index": "0", "shots": "0"})
+    assert bad.status_code == 400 and "<b>nope</b>" not in bad.get_data(as_text=True)
+    assert client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "99999",
+                                                               "shots": "0"}).status_code == 400
+    assert client.post("/scoring-lesson/three-scorers", data={}).status_code == 400  # no defaults: no model run
+
+
+@pytest.mark.model
+def test_three_scorers_with_the_real_model():
+    page = APP.test_client().post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0", "shots": "0"})
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert html.count('data-role="decision"') == 3 and html.count('class="prompt-text"') == 3
+    assert "The following are multiple choice questions (with answers) about astronomy." in html
+
+
+def test_widget_takes_the_optional_pairs_and_asks_for_both_halves():
+    runs = {role: [list(f) for f in harness_files("production" if role.endswith("production") else "candidate")]
+            for role in ("production", "candidate", "holdout_production", "holdout_candidate")}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert any(line.startswith("Held-out pair: delta") for line in view["summary"])
+    half = {**runs, "generative_production": runs["production"]}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": half})
+    assert "load both the generative production and candidate runs" in view["summary"][0]
