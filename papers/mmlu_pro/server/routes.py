@@ -5,13 +5,14 @@
     POST /api/mmlu-pro/score                  {"category", "index", "shots": 0-5} for a real test
                                               question: ten-letter probabilities (livescoring's
                                               ``letter`` method) with this paper's prompt
+    GET  /mmlu-pro/run                        the question browser; POST scores the chosen question
 Categories may be written with "-" for the space ("computer-science").
 """
 from __future__ import annotations
 
 import random
 
-from flask import Blueprint, abort, jsonify, request
+from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
 from livescoring import service
 from livescoring.model import ModelUnavailable
@@ -19,7 +20,7 @@ from livescoring.scorer import PromptTooLong
 from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
 from .. import prompt
-from ..dataset import SPLITS
+from ..dataset import LETTERS, SPLITS
 from . import dataset
 
 bp = Blueprint("mmlu_pro_live", __name__)
@@ -60,38 +61,88 @@ def question(category: str):
     return jsonify(question_json(rows[int(raw)]))
 
 
-def _fail(status: int, message: str, field: str | None = None, headers: dict | None = None):
-    payload = {"error": message, "status": status} | ({"field": field} if field else {})
-    return jsonify(payload), status, headers or {}
+class ScoreFailed(Exception):
+    """A score request that ends in an error response: status, message, field, extra headers."""
+
+    def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.message, self.field, self.headers = status, message, field, headers or {}
 
 
-@bp.post("/api/mmlu-pro/score")
-def score():
-    body = request.get_json(silent=True)
-    if not isinstance(body, dict):
-        return _fail(400, "send a JSON object: {\"category\", \"index\", \"shots\"}")
-    category, index, shots = body.get("category"), body.get("index", 0), body.get("shots", 5)
+def _whole(value, name: str, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= high:
+        raise ScoreFailed(400, f"{name} must be a whole number from 0 to {high}", name)
+    return value
+
+
+def score_question(category, index, shots) -> dict:
+    """Score one real test question with the letter prompt; the result gains the question itself."""
     if not isinstance(category, str) or category.replace("-", " ") not in dataset().categories:
-        return _fail(400, f"category must be one of {', '.join(dataset().categories)}", "category")
+        raise ScoreFailed(400, f"category must be one of {', '.join(dataset().categories)}", "category")
     rows = dataset().in_category(category.replace("-", " "), "test")
-    if not isinstance(index, int) or isinstance(index, bool) or not 0 <= index < len(rows):
-        return _fail(400, f"index must be a whole number from 0 to {len(rows) - 1}", "index")
-    if not isinstance(shots, int) or isinstance(shots, bool) or not 0 <= shots <= prompt.MAX_SHOTS:
-        return _fail(400, f"shots must be a whole number from 0 to {prompt.MAX_SHOTS}", "shots")
-    q = rows[index]
+    q = rows[_whole(index, "index", len(rows) - 1)]
+    shots = _whole(shots, "shots", prompt.MAX_SHOTS)
     try:
         result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
                                  choices=list(q.options), shots=list(dataset().shots(q.category, shots)),
                                  method="letter", key=q.answer)
     except PromptTooLong as error:
-        return _fail(400, str(error), "question")
+        raise ScoreFailed(400, str(error), "question") from None
     except QueueFull as error:
-        return _fail(429, str(error), headers={"Retry-After": str(error.retry_after)})
+        raise ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)}) from None
     except StillLoading as error:
-        return _fail(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"})
+        raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
     except ModelUnavailable as error:
-        return _fail(503, f"Live scoring is unavailable: {error}")
+        raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
     except ScoringTimeout as error:
-        return _fail(504, str(error))
-    result.update(question=question_json(q))
+        raise ScoreFailed(504, str(error)) from None
+    return result | {"question": question_json(q)}
+
+
+@bp.post("/api/mmlu-pro/score")
+def score():
+    body = request.get_json(silent=True)
+    try:
+        if not isinstance(body, dict):
+            raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\"}")
+        result = score_question(body.get("category"), body.get("index", 0), body.get("shots", 5))
+    except ScoreFailed as failure:
+        payload = {"error": failure.message, "status": failure.status}
+        if failure.field:
+            payload["field"] = failure.field
+        return jsonify(payload), failure.status, failure.headers
     return jsonify(result)
+
+
+# -- the page: the question browser and live scoring, a plain form that works without JavaScript --
+def _form_int(source, name: str, default: int) -> int | str:
+    raw = source.get(name, "")
+    return int(raw) if raw.isdigit() else (default if raw == "" else raw)
+
+
+@bp.route("/mmlu-pro/run", methods=["GET", "POST"])
+def page():
+    source = request.form if request.method == "POST" else request.args
+    data = dataset()
+    category = source.get("category", "math").replace("-", " ")
+    if category not in data.categories:
+        category = "math"
+    rows = data.in_category(category)
+    index = _form_int(source, "index", 0)
+    if source.get("random"):
+        index = random.randrange(len(rows))
+    if not isinstance(index, int) or index >= len(rows):
+        index = 0
+    shots = _form_int(source, "shots", 5)
+    shots = shots if isinstance(shots, int) and shots <= prompt.MAX_SHOTS else 5
+    result = failure = None
+    status, headers = 200, {}
+    if request.method == "POST":
+        try:
+            result = score_question(category, index, shots)
+        except ScoreFailed as error:
+            failure, status, headers = error, error.status, error.headers
+    paper = current_app.extensions["papers"]["mmlu-pro"]
+    return render_template("mmlu-pro/server/run-page.html", paper=paper, categories=data.categories,
+                           sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
+                           question=rows[index], letters=LETTERS, result=result, failure=failure), status, headers
