@@ -30,7 +30,8 @@ PAGES = {
     "mmlu-pro": {
         "sections": ["abstract", "introduction", "related-work", "benchmark", "initial-filtering", "question-collection",
                      "option-augmentation", "expert-review", "experimental-setup", "results", "error-analysis",
-                     "difficulty", "reasoning", "robustness", "limitations", "what-happened-next", "glossary"],
+                     "difficulty", "reasoning", "robustness", "limitations", "what-happened-next", "run-it-yourself",
+                     "glossary"],
         "short": ("glossary",),
         "diagrams": ["pipeline", "prompt-anatomy"],
         "widgets": ["guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes"],
