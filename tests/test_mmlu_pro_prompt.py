@@ -97,6 +97,8 @@ def test_questions_api_lists_categories_and_serves_real_questions(client):
     ("/api/mmlu-pro/questions/history?index=381", 400),
     ("/api/mmlu-pro/questions/history?index=-1", 400),
     ("/api/mmlu-pro/questions/history?split=dev", 400),
+    ("/api/mmlu-pro/questions/history?index=%C2%B2", 400),  # "²" is a digit to str.isdigit, not to int()
+    ("/api/mmlu-pro/questions/%3Cscript%3E", 404),
 ])
 def test_questions_api_refuses_bad_input_in_words(client, url, status):
     response = client.get(url)
@@ -120,3 +122,10 @@ def test_score_api_names_the_bad_field_without_loading_the_model(client, body, f
 def test_score_api_refuses_a_body_that_is_not_an_object(client):
     assert client.post("/api/mmlu-pro/score", data="[]", content_type="application/json").status_code == 400
     assert client.post("/api/mmlu-pro/score", data="not json").status_code == 400
+
+
+@pytest.mark.parametrize("query", ["index=%C2%B2&shots=%C2%B2", "category=%3Cb%3E&index=-4", "index=99999999999999999999",
+                                   "category=history&index=87&shots=9"])
+def test_the_question_browser_never_fails_on_odd_input(client, query):
+    response = client.get(f"/mmlu-pro/run?{query}")
+    assert response.status_code == 200 and "<b>" not in response.get_data(as_text=True)

@@ -56,7 +56,7 @@ def question(category: str):
     if request.args.get("random"):
         return jsonify(question_json(random.choice(rows)))
     raw = request.args.get("index", "0")
-    if not raw.isdigit() or int(raw) >= len(rows):
+    if not (raw.isascii() and raw.isdigit()) or int(raw) >= len(rows):
         abort(400, description=f"index must be a whole number from 0 to {len(rows) - 1}")
     return jsonify(question_json(rows[int(raw)]))
 
@@ -117,7 +117,7 @@ def score():
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --
 def _form_int(source, name: str, default: int) -> int | str:
     raw = source.get(name, "")
-    return int(raw) if raw.isdigit() else (default if raw == "" else raw)
+    return int(raw) if raw.isascii() and raw.isdigit() else (default if raw == "" else raw)
 
 
 @bp.route("/mmlu-pro/run", methods=["GET", "POST"])
