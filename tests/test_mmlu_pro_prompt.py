@@ -129,3 +129,9 @@ def test_score_api_refuses_a_body_that_is_not_an_object(client):
 def test_the_question_browser_never_fails_on_odd_input(client, query):
     response = client.get(f"/mmlu-pro/run?{query}")
     assert response.status_code == 200 and "<b>" not in response.get_data(as_text=True)
+
+
+def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):
+    response = client.post("/mmlu-pro/run", data={"index": "3"})
+    assert response.status_code == 400 and "without a known category" in response.get_data(as_text=True)
+    assert client.application.extensions["scoring"].state == "not loaded"

@@ -139,6 +139,9 @@ def page():
     status, headers = 200, {}
     if request.method == "POST":
         try:
+            if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
+                raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
+                                  "category")
             result = score_question(category, index, shots)
         except ScoreFailed as error:
             failure, status, headers = error, error.status, error.headers
