@@ -1,13 +1,16 @@
 """Live scoring of real MMLU-Pro questions with the real default model (SmolLM2-135M-Instruct), on CPU:
-ten letter probabilities that sum to 1, through the API and the question browser page."""
+ten letter probabilities that sum to 1, through the API and the question browser page, and the paper's
+chain-of-thought protocol streamed and length-capped."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 
 from engine import create_app
 from papers.mmlu_pro import prompt
+from papers.mmlu_pro.answer import extract_answer
 
 pytestmark = pytest.mark.model
 
@@ -56,3 +59,25 @@ def test_the_question_browser_scores_without_javascript(client):
     html = page.get_data(as_text=True)
     assert "What the model said" in html and "When did the first pharaohs emerge in Egypt?" in html
     assert html.count('<th scope="row">') == 4
+
+
+def test_chain_of_thought_streams_is_capped_and_is_read_the_papers_way(client):
+    response = client.post("/api/mmlu-pro/generate", json={"category": "history", "index": 87, "shots": 5,
+                                                           "max_tokens": 40})
+    assert response.status_code == 200 and response.mimetype == "application/x-ndjson"
+    lines = [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
+    head, pieces, last = lines[0], [line for line in lines if "text" in line], lines[-1]
+    assert head["shots_used"] == 5 and head["prompt"].endswith("Answer: Let's think step by step.")
+    assert head["prompt"] == prompt.build_prompt("history", head["question"]["question"], head["question"]["options"],
+                                                 _shots(client, "history", 5), chain_of_thought=True)
+    assert pieces, "no text was streamed"
+    assert last["done"] and last["tokens"] <= 40 and last["reason"] in ("length", "stop", "end of text")
+    written = "".join(piece["text"] for piece in pieces)
+    assert "Question:" not in written
+    found = extract_answer(written, 4)
+    assert (last["extracted"], last["rule"], last["key"]) == (found.letter, found.rule, "C")
+
+
+def test_generation_input_is_checked_before_the_model_runs(client):
+    response = client.post("/api/mmlu-pro/generate", json={"category": "history", "index": 0, "max_tokens": 5000})
+    assert response.status_code == 400 and response.get_json()["field"] == "max_tokens"

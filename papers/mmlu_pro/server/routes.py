@@ -5,21 +5,26 @@
     POST /api/mmlu-pro/score                  {"category", "index", "shots": 0-5} for a real test
                                               question: ten-letter probabilities (livescoring's
                                               ``letter`` method) with this paper's prompt
+    POST /api/mmlu-pro/generate               {"category", "index", "shots": 0-5, "max_tokens": 1-512}: the
+                                              paper's chain-of-thought protocol, streamed as JSON lines
+                                              (the prompt, the text as it is written, then the letter the
+                                              paper's extraction reads and whether it is the key)
     GET  /mmlu-pro/run                        the question browser; POST scores the chosen question
 Categories may be written with "-" for the space ("computer-science").
 """
 from __future__ import annotations
 
+import json
 import random
 
-from flask import Blueprint, abort, current_app, jsonify, render_template, request
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
-from livescoring import service
+from livescoring import generate, service
 from livescoring.model import ModelUnavailable
 from livescoring.scorer import PromptTooLong
 from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
-from .. import prompt
+from .. import answer, prompt
 from ..dataset import LETTERS, SPLITS
 from . import dataset
 
@@ -77,10 +82,7 @@ def _whole(value, name: str, high: int) -> int:
 
 def score_question(category, index, shots) -> dict:
     """Score one real test question with the letter prompt; the result gains the question itself."""
-    if not isinstance(category, str) or category.replace("-", " ") not in dataset().categories:
-        raise ScoreFailed(400, f"category must be one of {', '.join(dataset().categories)}", "category")
-    rows = dataset().in_category(category.replace("-", " "), "test")
-    q = rows[_whole(index, "index", len(rows) - 1)]
+    q = _question(category, index)
     shots = _whole(shots, "shots", prompt.MAX_SHOTS)
     try:
         result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
@@ -112,6 +114,78 @@ def score():
             payload["field"] = failure.field
         return jsonify(payload), failure.status, failure.headers
     return jsonify(result)
+
+
+DEFAULT_COT_TOKENS = 256  # enough for a short chain of thought; a small model rambles past it
+
+
+def _question(category, index):
+    if not isinstance(category, str) or category.replace("-", " ") not in dataset().categories:
+        raise ScoreFailed(400, f"category must be one of {', '.join(dataset().categories)}", "category")
+    rows = dataset().in_category(category.replace("-", " "), "test")
+    return rows[_whole(index, "index", len(rows) - 1)]
+
+
+def start_generation(category, index, shots, max_tokens):
+    """The paper's chain-of-thought run of one test question: (question, prompt, shots used, events).
+
+    Worked examples are dropped from the end while the prompt does not fit, as the authors' code does."""
+    q = _question(category, index)
+    shots = _whole(shots, "shots", prompt.MAX_SHOTS)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= generate.MAX_NEW_TOKENS:
+        raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {generate.MAX_NEW_TOKENS}", "max_tokens")
+    for k in range(shots, -1, -1):
+        text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
+                                   chain_of_thought=True)
+        try:
+            return q, text, k, generate.generation(service(), text, max_tokens, stop=("Question:",))
+        except PromptTooLong as error:
+            if k == 0:
+                raise ScoreFailed(400, str(error), "question") from None
+        except QueueFull as error:
+            raise ScoreFailed(429, "Another reader's chain of thought is being written; try again shortly.",
+                              headers={"Retry-After": str(error.retry_after)}) from None
+        except StillLoading as error:
+            raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
+        except ModelUnavailable as error:
+            raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
+    raise AssertionError("unreachable: k reaches 0 above")
+
+
+def finished(q, written: str, event: dict) -> dict:
+    found = answer.extract_answer(written, len(q.options))
+    return event | {"extracted": found.letter, "rule": found.rule, "key": q.answer,
+                    "correct": None if found.letter is None else found.letter == q.answer}
+
+
+@bp.post("/api/mmlu-pro/generate")
+def generate_answer():
+    body = request.get_json(silent=True)
+    try:
+        if not isinstance(body, dict):
+            raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\", \"max_tokens\"}")
+        q, text, used, events = start_generation(body.get("category"), body.get("index", 0), body.get("shots", 5),
+                                                 body.get("max_tokens", DEFAULT_COT_TOKENS))
+    except ScoreFailed as failure:
+        payload = {"error": failure.message, "status": failure.status} | ({"field": failure.field} if failure.field else {})
+        return jsonify(payload), failure.status, failure.headers
+
+    def lines():
+        yield json.dumps({"question": question_json(q), "prompt": text, "shots_used": used}) + "\n"
+        written = ""
+        try:
+            for event in events:
+                if "text" in event:
+                    written += event["text"]
+                    yield json.dumps(event) + "\n"
+                else:
+                    yield json.dumps(finished(q, written, event)) + "\n"
+        except Exception as error:  # noqa: BLE001 - the stream has begun: the reader gets the reason as its last line
+            current_app.logger.exception("chain-of-thought generation failed")
+            yield json.dumps({"error": f"Generation stopped: {error}"}) + "\n"
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return Response(stream_with_context(lines()), mimetype="application/x-ndjson", headers=headers)
 
 
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --
