@@ -81,3 +81,11 @@ def test_chain_of_thought_streams_is_capped_and_is_read_the_papers_way(client):
 def test_generation_input_is_checked_before_the_model_runs(client):
     response = client.post("/api/mmlu-pro/generate", json={"category": "history", "index": 0, "max_tokens": 5000})
     assert response.status_code == 400 and response.get_json()["field"] == "max_tokens"
+
+
+def test_the_question_browser_reasons_without_javascript(client):
+    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0", "mode": "cot"})
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "What the model wrote" in html and "the key is" in html
+    assert "<section class=\"run-reasoning\" aria-labelledby=\"run-reasoning-title\" data-reasoning>" in html

@@ -19,6 +19,7 @@ import random
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
+from engine.widgets import asset_url
 from livescoring import generate, service
 from livescoring.model import ModelUnavailable
 from livescoring.scorer import PromptTooLong
@@ -188,6 +189,18 @@ def generate_answer():
     return Response(stream_with_context(lines()), mimetype="application/x-ndjson", headers=headers)
 
 
+def written_answer(category, index, shots) -> dict:
+    """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
+    q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS)
+    written, last = "", {}
+    for event in events:
+        if "text" in event:
+            written += event["text"]
+        else:
+            last = finished(q, written, event)
+    return last | {"text": written, "shots_used": used}
+
+
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --
 def _form_int(source, name: str, default: int) -> int | str:
     raw = source.get(name, "")
@@ -209,17 +222,21 @@ def page():
         index = 0
     shots = _form_int(source, "shots", 5)
     shots = shots if isinstance(shots, int) and shots <= prompt.MAX_SHOTS else 5
-    result = failure = None
+    result = reasoning = failure = None
     status, headers = 200, {}
     if request.method == "POST":
         try:
             if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
                 raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
                                   "category")
-            result = score_question(category, index, shots)
+            if request.form.get("mode") == "cot":
+                reasoning = written_answer(category, index, shots)
+            else:
+                result = score_question(category, index, shots)
         except ScoreFailed as error:
             failure, status, headers = error, error.status, error.headers
     paper = current_app.extensions["papers"]["mmlu-pro"]
     return render_template("mmlu-pro/server/run-page.html", paper=paper, categories=data.categories,
                            sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
-                           question=rows[index], letters=LETTERS, result=result, failure=failure), status, headers
+                           question=rows[index], letters=LETTERS, result=result, reasoning=reasoning, failure=failure,
+                           script=asset_url(paper, "question-browser.js")), status, headers
