@@ -8,12 +8,12 @@ from urllib.parse import quote
 
 import pytest
 
-from explainers import chance_band, expected_score
+from explainers import chance_band, confidence_interval, expected_score
 from papers.mmlu_pro import figures
-from papers.mmlu_pro.widgets import guessing_floor
+from papers.mmlu_pro.widgets import category_bars, guessing_floor
 from widgetkit import run_view
 
-WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes")
+WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars")
 
 
 def summary_of(page: str) -> list[str]:
@@ -69,3 +69,23 @@ def test_oembed_for_an_mmlu_pro_widget(client):
     url = "http://localhost/mmlu-pro/widgets/guessing-floor?category=law"
     body = client.get(f"/oembed?url={quote(url)}&format=json").get_json()
     assert body["type"] == "rich" and 'src="http://localhost/embed/mmlu-pro/guessing-floor?category=law"' in body["html"]
+
+
+def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
+    from papers.mmlu_pro.server import widget_context
+
+    view = run_view(category_bars.WIDGET, {"score": "0.5", "band": "normal"}, widget_context(app))
+    assert view["numbers"]["bands"]["history"] == confidence_interval(0.5, 381, 0.95, "normal")
+    assert view["numbers"]["bands"]["math"] == confidence_interval(0.5, 1351, 0.95, "normal")
+    assert "GPT-4o scored 51.0% here (Table 2), inside that band" in " ".join(view["summary"])  # 50% ± 3.0 on law
+
+
+def test_the_wheel_carries_the_widgets_but_not_the_server(app):
+    import io
+    import zipfile
+
+    from engine.wheel import build_wheel
+
+    names = zipfile.ZipFile(io.BytesIO(build_wheel(app.extensions["papers"]).data)).namelist()
+    assert "papers/mmlu_pro/widgets/guessing_floor.py" in names and "papers/mmlu_pro/figures.py" in names
+    assert not [name for name in names if name.startswith("papers/mmlu_pro/server/")]

@@ -34,7 +34,7 @@ PAGES = {
                      "glossary"],
         "short": ("glossary",),
         "diagrams": ["pipeline", "prompt-anatomy"],
-        "widgets": ["guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes"],
+        "widgets": ["guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars"],
         "authors": ("Yubo Wang", "Wenhu Chen"), "arxiv": "2406.01574", "bibtex": "@misc{",
         "year": "2024", "quoted": r"Wang et al\. \(2024\)",
         "title": "MMLU-Pro: A More Robust and Challenging Multi-Task Language Understanding Benchmark",

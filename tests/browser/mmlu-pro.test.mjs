@@ -58,10 +58,11 @@ const CASES = [
   ['cot-vs-direct', '#w-cot-vs-direct-benchmark', 'ArrowUp', /On MMLU, chain of thought helps 2 of 5 models/],
   ['prompt-spread', '#w-prompt-spread-scale', 'ArrowDown', /spread of 4\.9 points/],
   ['error-causes', '#w-error-causes-order', 'ArrowDown', /^Annotation errors/],
+  ['category-bars', '#w-category-bars-score-range', 'ArrowLeft', /^math \(1,351 questions\): 72\.5% would be known/],
 ];
 
 test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
-  for (const name of ['guessing-floor', 'cot-vs-direct', 'prompt-spread', 'error-causes']) {
+  for (const name of ['guessing-floor', 'cot-vs-direct', 'prompt-spread', 'error-causes', 'category-bars']) {
     await t.test(`${name}: keyboard, server match, 320 px dark, axe`, async () => {
       const opened = await open(name);
       const { page, problems } = opened;
