@@ -120,6 +120,14 @@ test('the MMLU-Pro page', async (t) => {
     await narrowDark(page, 'page');
   });
 
+  await t.test('the glossary page is axe-clean', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${BASE_URL}/mmlu-pro/glossary/`);
+    assert.ok(await page.locator('.glossary-entry').count() >= 40);
+    assert.deepEqual(await axeViolations(page), []);
+  });
+
   await t.test('the question browser works with the keyboard', async () => {
     await page.setViewportSize({ width: 900, height: 900 });
     await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&index=87`);
