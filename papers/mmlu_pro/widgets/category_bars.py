@@ -26,7 +26,7 @@ def params(context: dict) -> tuple[Param, ...]:
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     score = state["score"]
-    x = Linear((0, 1), (170, 540))
+    x = Linear((0, 1), (215, 540))  # room for "computer science (410)"
     marks, summary, bands = [], [], {}
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
     for row, (name, n) in enumerate(ordered):
@@ -36,14 +36,14 @@ def view(state: dict, context: dict) -> dict:
         text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
         children = [hwhisker(x(low), x(high), y, "fig-whisker"),
                     mark("circle", {"cx": x(score), "cy": y, "r": 4, "class": "fig-dot"}),
-                    mark("text", {"x": 162, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
+                    mark("text", {"x": 207, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
         if name in GPT4O_CATEGORIES:
             reported = GPT4O_CATEGORIES[name] / 100
             outside = not low <= reported <= high
             text += (f"; GPT-4o scored {100 * reported:.1f}% here (Table 2), "
                      f"{'outside' if outside else 'inside'} that band")
             children.append(mark("rect", {"x": x(reported) - 4, "y": y - 4, "width": 8, "height": 8,
-                                          "class": "fig-point series-unifiedqa"}))
+                                          "class": "reported-score"}))
         summary.append(text + ".")
         marks.append(mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
                           children=children))
@@ -64,5 +64,5 @@ WIDGET = Widget(
     name="category-bars",
     title="Category bars: how precisely each category's score is known",
     blurb="The same score has a wide band on history's 381 questions and a narrow one on math's 1,351.",
-    height=620, params=params, view=view, accepts={"category_sizes": sizes},
+    height=620, params=params, view=view, accepts={"category_sizes": sizes}, style=True,
 )

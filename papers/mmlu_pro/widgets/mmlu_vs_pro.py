@@ -17,7 +17,7 @@ def params(context: dict) -> tuple[Param, ...]:
 
 def view(state: dict, context: dict) -> dict:
     y = Linear((0, 1), (300, 20))
-    left, right = 150, 410
+    left, right = 230, 420  # room on the left for a focused model's name at phone size
     marks = percent_axis_y(y, left, right)
     marks += [label(left, 322, "MMLU", "fig-tick"), label(right, 322, "MMLU-Pro", "fig-tick")]
     summary, drops = [], {}
@@ -30,9 +30,9 @@ def view(state: dict, context: dict) -> dict:
         summary.append(text + ".")
         y0, y1 = y(row["mmlu"] / 100), y(row["pro"] / 100)
         marks.append(mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text}, children=[
-            mark("line", {"x1": left, "y1": y0, "x2": right, "y2": y1, "class": "fig-line"}),
-            mark("circle", {"cx": left, "cy": y0, "r": 5}),
-            mark("circle", {"cx": right, "cy": y1, "r": 5}),
+            mark("line", {"x1": left, "y1": y0, "x2": right, "y2": y1, "class": "fig-line slope-line"}),
+            mark("circle", {"cx": left, "cy": y0, "r": 5, "class": "slope-end"}),
+            mark("circle", {"cx": right, "cy": y1, "r": 5, "class": "slope-end"}),
             mark("text", {"x": left - 8, "y": y0 + 4, "class": "fig-point-label", "text-anchor": "end"},
                  f"{row['model']} {row['mmlu']:.1f}"),
             mark("text", {"x": right + 8, "y": y1 + 4, "class": "fig-point-label", "text-anchor": "start"},
@@ -55,5 +55,5 @@ WIDGET = Widget(
     name="mmlu-vs-pro",
     title="MMLU against MMLU-Pro",
     blurb="The same models on both benchmarks: every one loses 16 to 33 points on MMLU-Pro (Figure 4).",
-    height=560, params=params, view=view,
+    height=560, params=params, view=view, style=True,
 )
