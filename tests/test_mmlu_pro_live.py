@@ -89,3 +89,15 @@ def test_the_question_browser_reasons_without_javascript(client):
     html = page.get_data(as_text=True)
     assert "What the model wrote" in html and "the key is" in html
     assert "<section class=\"run-reasoning\" aria-labelledby=\"run-reasoning-title\" data-reasoning>" in html
+
+
+def test_the_evaluate_command_scores_and_writes_jsonl(tmp_path, capsys):
+    from engine.__main__ import main
+
+    out = tmp_path / "pro.jsonl"
+    assert main(["mmlu-pro", "evaluate", "--categories", "history", "--limit", "2", "--shots", "0", "--threads", "1",
+                 "--out", str(out), "--no-progress"]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["category"] for r in rows] == ["history", "history"]
+    assert all(math.isclose(sum(r["probabilities"].values()), 1.0, abs_tol=1e-9) for r in rows)
+    assert "Per category:" in capsys.readouterr().out

@@ -135,3 +135,25 @@ def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):
     response = client.post("/mmlu-pro/run", data={"index": "3"})
     assert response.status_code == 400 and "without a known category" in response.get_data(as_text=True)
     assert client.application.extensions["scoring"].state == "not loaded"
+
+
+def test_evaluate_summary_and_whole_file_writing(tmp_path):
+    from papers.mmlu_pro.server.evaluate import summarise, write_jsonl
+
+    rows = [{"category": "law", "options": 10, "prediction": "A", "key": "A"},
+            {"category": "law", "options": 10, "prediction": "B", "key": "A"},
+            {"category": "math", "options": 4, "prediction": "C", "key": "C"}]
+    summary = summarise(rows)
+    assert summary["questions"] == 3 and round(summary["accuracy"], 4) == 0.6667
+    assert summary["categories"]["law"]["n"] == 2 and summary["categories"]["law"]["accuracy"] == 0.5
+    assert round(summary["chance"], 4) == 0.15  # (0.1 + 0.1 + 0.25) / 3
+    out = tmp_path / "runs" / "r.jsonl"
+    write_jsonl(rows, out)
+    assert out.read_text().count("\n") == 3 and [p.name for p in out.parent.iterdir()] == ["r.jsonl"]
+
+
+def test_evaluate_refuses_unknown_categories_in_words(capsys):
+    from engine.__main__ import main
+
+    assert main(["mmlu-pro", "evaluate", "--categories", "astrology"]) == 2
+    assert "unknown category: astrology" in capsys.readouterr().err

@@ -1,7 +1,8 @@
 """The MMLU-Pro paper's server side: its Parquet dataset, its widgets' data, live scoring of its questions.
 
 The engine calls these hooks (see engine/papers.py): ``init_app`` (the dataset, the model service and
-the routes in routes.py) and ``widget_context`` (category sizes for the widgets); ``UNAVAILABLE``
+the routes in routes.py) and ``widget_context`` (category sizes for the widgets); ``COMMANDS`` are
+``python -m engine mmlu-pro <command>``; ``UNAVAILABLE``
 errors (the data folder missing or unreadable) become 503s that say what to do, while the rest of
 the site keeps working.
 """
@@ -17,6 +18,9 @@ from ..figures import CATEGORY_SIZES
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu-pro"  # ../shared beside the checkout
 UNAVAILABLE = (DataMissing,)
+COMMANDS = {
+    "evaluate": ("evaluate", "score real MMLU-Pro test questions with the live-scoring model; write JSONL"),
+}
 
 
 def data_dir(config) -> Path:
