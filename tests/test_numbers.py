@@ -1,6 +1,6 @@
 """Every number the annotated paper states is cited or computed.
 
-The numbers are taken from the rendered /mmlu/ page as a reader sees it: its prose, lists,
+The numbers are taken from each real paper's rendered page (/mmlu/, /mmlu-pro/) as a reader sees it: its prose, lists,
 captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
 code blocks (the snippet tests check those), headings, the table of contents, the citation
 block, the Sources list (titles and ids of the works cited), widget controls or popovers (which
@@ -121,13 +121,16 @@ def page_and_ledger(app, slug: str) -> tuple[str, dict]:
     return html, ledger
 
 
-REAL_HTML, REAL_LEDGER = page_and_ledger(real_app(), "mmlu")
+SLUGS = ["mmlu", "mmlu-pro"]
+REAL = {slug: page_and_ledger(real_app(), slug) for slug in SLUGS}
 
 
-def test_every_number_on_the_page_is_cited_or_computed():
-    known = ledger_values(REAL_LEDGER)
-    missing = sorted({(number, context) for number, context in stated_numbers(REAL_HTML) if number not in known})
-    assert not missing, "numbers not in papers/mmlu/content/numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_number_on_the_page_is_cited_or_computed(slug):
+    html, ledger = REAL[slug]
+    known = ledger_values(ledger)
+    missing = sorted({(number, context) for number, context in stated_numbers(html) if number not in known})
+    assert not missing, f"numbers not in the {slug} numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
 
 
 # A [[cited]] source must name a primary source (README "Page content"): the paper's own section,
@@ -176,23 +179,25 @@ def test_the_primary_source_rule(source, ok):
     assert names_a_primary_source(source) is ok
 
 
-def test_cited_numbers_name_a_primary_source():
-    bad = [f"{entry['value']}: {entry.get('source', '')!r}" for entry in REAL_LEDGER.get("cited", [])
+@pytest.mark.parametrize("slug", SLUGS)
+def test_cited_numbers_name_a_primary_source(slug):
+    bad = [f"{entry['value']}: {entry.get('source', '')!r}" for entry in REAL[slug][1].get("cited", [])
            if not names_a_primary_source(entry.get("source", ""))]
-    assert not bad, "cited numbers without a primary source in papers/mmlu/content/numbers.toml:\n" + "\n".join(bad)
+    assert not bad, f"cited numbers without a primary source in the {slug} numbers.toml:\n" + "\n".join(bad)
 
 
-COMPUTED = REAL_LEDGER.get("computed", [])
+COMPUTED = [(slug, entry) for slug in SLUGS for entry in REAL[slug][1].get("computed", [])]
 
 
-@pytest.mark.parametrize("entry", COMPUTED, ids=[f"{e['value']}={e['expr']}" for e in COMPUTED])
-def test_computed_number(entry):
+@pytest.mark.parametrize("slug, entry", COMPUTED, ids=[f"{slug}:{e['value']}={e['expr']}" for slug, e in COMPUTED])
+def test_computed_number(slug, entry):
     result = evaluate(entry["expr"])
     assert formats_to(result, entry["value"]), f"{entry['expr']} gives {result!r}, the page says {entry['value']}"
 
 
-def test_the_ledger_lists_computed_numbers():
-    assert len(COMPUTED) >= 10
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_ledger_lists_computed_numbers(slug):
+    assert len(REAL[slug][1].get("computed", [])) >= 10
 
 
 # -- the rules themselves, on the fixture paper -------------------------------------------------

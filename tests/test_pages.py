@@ -9,16 +9,37 @@ from html.parser import HTMLParser
 
 import pytest
 
-from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, real_app, rendered_paper
+from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, paper_of, real_app
 from engine import create_app
 from engine.markdown_ext import ContentError
 
-# The sections of the page specification (seed 000), in order, by permalink.
-SEED_SECTIONS = ["abstract", "introduction", "related-work", "multitask-test", "four-groups", "try-chance",
-                 "experiments", "setup", "results-size", "results-lopsided", "calibration",
-                 "discussion", "conclusion", "appendix-a", "appendix-b", "what-happened-next", "glossary"]
-DIAGRAMS = ["prompt-anatomy", "splits-flow", "four-groups"]
-WIDGETS = ["chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars", "prompt-anatomy"]
+# What each real paper's page must hold: its sections in order (by permalink), its diagrams and
+# widget slots, and the title block's facts. MMLU's sections follow the page specification (seed 000);
+# MMLU-Pro's follow the paper (issue 14). The checks below run over every paper.
+PAGES = {
+    "mmlu": {
+        "sections": ["abstract", "introduction", "related-work", "multitask-test", "four-groups", "try-chance",
+                     "experiments", "setup", "results-size", "results-lopsided", "calibration",
+                     "discussion", "conclusion", "appendix-a", "appendix-b", "what-happened-next", "glossary"],
+        "short": ("conclusion", "glossary"),  # a short summary and the glossary itself
+        "diagrams": ["prompt-anatomy", "splits-flow", "four-groups"],
+        "widgets": ["chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars", "prompt-anatomy"],
+        "authors": ("Dan Hendrycks", "Jacob Steinhardt"), "arxiv": "2009.03300", "bibtex": "@inproceedings{",
+        "year": "2020", "quoted": r"Hendrycks et al\. \(2020\)", "title": "Measuring Massive Multitask Language Understanding",
+    },
+    "mmlu-pro": {
+        "sections": ["abstract", "introduction", "related-work", "benchmark", "initial-filtering", "question-collection",
+                     "option-augmentation", "expert-review", "experimental-setup", "results", "error-analysis",
+                     "difficulty", "reasoning", "robustness", "limitations", "what-happened-next", "run-it-yourself",
+                     "glossary"],
+        "short": ("glossary",),
+        "diagrams": ["pipeline", "prompt-anatomy"],
+        "widgets": ["guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars"],
+        "authors": ("Yubo Wang", "Wenhu Chen"), "arxiv": "2406.01574", "bibtex": "@misc{",
+        "year": "2024", "quoted": r"Wang et al\. \(2024\)",
+        "title": "MMLU-Pro: A More Robust and Challenging Multi-Task Language Understanding Benchmark",
+    },
+}
 
 
 class Elements(HTMLParser):
@@ -40,41 +61,51 @@ class Elements(HTMLParser):
 
 
 @pytest.fixture(scope="module")
-def paper_html(client_module):
-    response = client_module.get("/mmlu/")
-    assert response.status_code == 200
-    return response.get_data(as_text=True)
-
-
-@pytest.fixture(scope="module")
-def glossary_html(client_module):
-    response = client_module.get("/mmlu/glossary/")
-    assert response.status_code == 200
-    return response.get_data(as_text=True)
-
-
-@pytest.fixture(scope="module")
 def client_module():
     return real_app().test_client()
 
 
-def test_index_lists_the_paper(client_module):
+@pytest.fixture(scope="module", params=list(PAGES))
+def slug(request):
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def spec(slug):
+    return PAGES[slug]
+
+
+@pytest.fixture(scope="module")
+def paper_html(client_module, slug):
+    response = client_module.get(f"/{slug}/")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+@pytest.fixture(scope="module")
+def glossary_html(client_module, slug):
+    response = client_module.get(f"/{slug}/glossary/")
+    assert response.status_code == 200
+    return response.get_data(as_text=True)
+
+
+def test_index_lists_the_paper(client_module, slug, spec):
     html = client_module.get("/").get_data(as_text=True)
-    assert '<a href="/mmlu/">Measuring Massive Multitask Language Understanding</a>' in html
+    assert f'<a href="/{slug}/">{spec["title"]}</a>' in html
 
 
-def test_title_block_has_authors_year_arxiv_and_bibtex(paper_html):
+def test_title_block_has_authors_year_arxiv_and_bibtex(paper_html, spec):
     head = paper_html.split('<nav class="toc"')[0]
-    assert "Dan Hendrycks" in head and "Jacob Steinhardt" in head
-    assert 'href="https://arxiv.org/abs/2009.03300"' in head
-    assert re.search(r'<pre[^>]*id="bibtex"><code>@inproceedings\{', head)
-    assert "2020" in head
+    assert all(author in head for author in spec["authors"])
+    assert f'href="https://arxiv.org/abs/{spec["arxiv"]}"' in head
+    assert re.search(r'<pre[^>]*id="bibtex"><code>' + re.escape(spec["bibtex"]), head)
+    assert spec["year"] in head
 
 
-def test_every_seed_section_is_present_in_order_with_a_permalink(paper_html):
+def test_every_specified_section_is_present_in_order_with_a_permalink(paper_html, spec):
     elements = Elements(paper_html)
     sections = [attrs["id"] for attrs in elements.with_class("paper-section")]
-    assert [s for s in sections if s in SEED_SECTIONS] == SEED_SECTIONS
+    assert [s for s in sections if s in spec["sections"]] == spec["sections"]
     toc = re.search(r'<nav class="toc".*?</nav>', paper_html, re.S).group()
     for section in sections:
         assert f'href="#{section}"' in toc
@@ -82,33 +113,33 @@ def test_every_seed_section_is_present_in_order_with_a_permalink(paper_html):
         assert f'class="copy-link" data-section="{section}"' in paper_html
 
 
-def test_sections_climb_the_ladder(paper_html):
-    bodies = {section.id: str(section.html) for section in rendered_paper().sections}
-    for section in SEED_SECTIONS:
-        if section in ("conclusion", "glossary"):
-            continue  # a short summary and the glossary itself
+def test_sections_climb_the_ladder(paper_html, slug, spec):
+    bodies = {section.id: str(section.html) for section in paper_of(real_app(), slug).sections}
+    for section in spec["sections"]:
+        if section in spec["short"]:
+            continue
         assert 'class="rung rung-everyday-picture"' in bodies[section], f"{section}: no everyday picture"
         assert 'class="rung rung-why-it-matters"' in bodies[section], f"{section}: no why it matters"
     all_rungs = set(re.findall(r'class="rung rung-([a-z-]+)"', paper_html))
     assert {"everyday-picture", "tiny-example", "diagram", "the-math", "why-it-matters"} <= all_rungs
 
 
-def test_quotes_name_their_section_and_link_the_original(paper_html):
+def test_quotes_name_their_section_and_link_the_original(paper_html, spec):
     quotes = re.findall(r'<figure class="paper-quote">(.*?)</figure>', paper_html, re.S)
     assert len(quotes) >= 6
     for quote in quotes:
-        assert re.search(r"Hendrycks et al\. \(2020\), (§|Abstract|Appendix)", quote)
-        assert 'href="https://arxiv.org/abs/2009.03300' in quote
+        assert re.search(spec["quoted"] + r", (§|Abstract|Appendix)", quote)
+        assert f'href="https://arxiv.org/abs/{spec["arxiv"]}' in quote
 
 
-def test_glossary_has_forty_terms_and_every_used_one_has_a_popover(paper_html):
+def test_glossary_has_forty_terms_and_every_used_one_has_a_popover(paper_html, slug):
     elements = Elements(paper_html)
     ids = elements.ids()
     assert len(ids) == len(set(ids)), "duplicate ids on the page"
     terms = elements.with_class("term")
     assert len({t["data-tip"] for t in terms}) >= 40
     for term in terms:
-        assert term["href"].startswith("/mmlu/glossary/#")
+        assert term["href"].startswith(f"/{slug}/glossary/#")
         assert term["aria-describedby"] in ids and term["data-tip"] in ids
     tips = [attrs for tag, attrs in elements.found if attrs.get("role") == "tooltip"]
     assert all("hidden" in tip for tip in tips)
@@ -127,7 +158,7 @@ def test_every_equation_symbol_is_focusable_and_explained(paper_html):
 NAMED_FUNCTIONS = {"max", "min", "log", "exp", "ln", "sup", "inf", "lim", "arg", "Pr"}
 
 
-def test_every_identifier_in_every_equation_explains_itself():
+def test_every_identifier_in_every_equation_explains_itself(slug):
     """Every <mi> in the paper's math (not the symbol lists under equations) sits inside a
     focusable symbol, except named functions such as max."""
     ns = "{http://www.w3.org/1998/Math/MathML}"
@@ -140,7 +171,7 @@ def test_every_identifier_in_every_equation_explains_itself():
         for child in element:
             walk(child, explained, section_id)
 
-    for section in rendered_paper().sections:
+    for section in paper_of(real_app(), slug).sections:
         html = re.sub(r'<details class="symbol-key">.*?</details>', "", str(section.html), flags=re.S)
         for math in re.findall(r"<math.*?</math>", html, re.S):
             walk(etree.fromstring(math), False, section.id)
@@ -153,16 +184,16 @@ def test_every_equation_is_followed_by_its_in_words_sentence(paper_html):
     assert all('class="step in-words"' in following for following in equations)
 
 
-def test_diagrams_are_inline_svg_with_text_alternatives_and_captions(paper_html):
-    for name in DIAGRAMS:
+def test_diagrams_are_inline_svg_with_text_alternatives_and_captions(paper_html, spec):
+    for name in spec["diagrams"]:
         figure = re.search(rf'<figure class="diagram" id="fig-{name}">(.*?)</figure>', paper_html, re.S)
         assert figure, f"no diagram {name}"
         assert re.search(r"<svg[^>]*role=\"img\"", figure.group(1)) and "<title" in figure.group(1)
         assert "<figcaption>" in figure.group(1)
 
 
-def test_widget_slots_are_in_place(paper_html):
-    for name in WIDGETS:
+def test_widget_slots_are_in_place(paper_html, spec):
+    for name in spec["widgets"]:
         assert f'data-widget="{name}"' in paper_html
 
 
@@ -180,11 +211,11 @@ def test_pages_obey_the_content_security_policy(client_module, paper_html, gloss
             assert tag != "script" or "src" in attrs, "inline script"
 
 
-def test_glossary_page_links_back_to_every_use(paper_html, glossary_html):
+def test_glossary_page_links_back_to_every_use(paper_html, glossary_html, slug):
     elements = Elements(glossary_html)
     entries = elements.with_class("glossary-entry")
     assert len(entries) >= 40 + 12
-    back_links = re.findall(r'href="/mmlu/#(use-(?:term|sym)-[^"]+)"', glossary_html)
+    back_links = re.findall(rf'href="/{slug}/#(use-(?:term|sym)-[^"]+)"', glossary_html)
     paper_ids = set(Elements(paper_html).ids())
     assert len(back_links) >= 40
     assert set(back_links) <= paper_ids
@@ -194,7 +225,8 @@ def test_glossary_page_links_back_to_every_use(paper_html, glossary_html):
     assert used == linked
 
 
-@pytest.mark.parametrize("path", ["/nope/", "/mmlu/no-such-page", "/mmlu/glossary/nothing", "/static/none.css"])
+@pytest.mark.parametrize("path", ["/nope/", "/mmlu/no-such-page", "/mmlu/glossary/nothing", "/mmlu-pro/no-such-page",
+                                  "/static/none.css"])
 def test_unknown_paths_get_a_friendly_404(client_module, path):
     response = client_module.get(path)
     assert response.status_code == 404
@@ -278,8 +310,8 @@ def test_an_unknown_widget_fails_at_start_up(tmp_path):
 
 
 # -- the Sources block: every work the page cites, with a link ----------------------------------
-def test_sources_block_ends_the_page_and_links_every_work(paper_html):
-    paper = rendered_paper()
+def test_sources_block_ends_the_page_and_links_every_work(paper_html, slug):
+    paper = paper_of(real_app(), slug)
     assert len(paper.sources) >= 10
     block = re.search(r'<section class="paper-section paper-sources" id="sources".*?</section>', paper_html, re.S)
     assert block, "no Sources block"
@@ -290,13 +322,13 @@ def test_sources_block_ends_the_page_and_links_every_work(paper_html):
         assert f'<a href="{source["url"]}">' in block.group(), source["title"]
 
 
-def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources():
-    paper = rendered_paper()
+def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources(slug):
+    paper = paper_of(real_app(), slug)
     listed = {m for s in paper.sources for m in re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", s["url"])}
     named = set()
     for section in paper.sections:
         named |= set(re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", section.source.read_text(encoding="utf-8")))
-    ledger = real_app().extensions["content"].numbers("mmlu")
+    ledger = real_app().extensions["content"].numbers(slug)
     for entry in ledger.get("cited", []):
         named |= set(re.findall(r"arXiv:?\s*(\d{4}\.\d{4,5})", entry["source"]))
     assert named and not named - listed, f"cited but not under Sources: {sorted(named - listed)}"
@@ -312,3 +344,10 @@ def test_sources_entries_are_checked(tmp_path, sources, message):
     paper_toml.write_text(paper_toml.read_text() + "\n" + sources)
     with pytest.raises(ContentError, match=message):
         create_app(config)
+
+
+def test_the_two_papers_link_each_other(client_module):
+    mmlu = client_module.get("/mmlu/").get_data(as_text=True)
+    pro = client_module.get("/mmlu-pro/").get_data(as_text=True)
+    assert '<a href="/mmlu-pro/">MMLU-Pro, annotated</a>' in mmlu
+    assert '<a href="/mmlu/">MMLU page</a>' in pro and '<a href="/mmlu/#what-happened-next">' in pro

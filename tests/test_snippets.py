@@ -12,11 +12,12 @@ import re
 
 import pytest
 
-from content_helpers import fixture_paper, real_app, rendered_paper
+from content_helpers import fixture_paper, paper_of, real_app
 from engine.markdown_ext import split_result
 
-PAPER = rendered_paper()
-SNIPPETS = PAPER.refs.snippets
+SLUGS = ["mmlu", "mmlu-pro"]
+SNIPPETS = {slug: paper_of(real_app(), slug).refs.snippets for slug in SLUGS}
+ALL_SNIPPETS = [(slug, snippet) for slug in SLUGS for snippet in SNIPPETS[slug]]
 
 
 def run_snippet(code: str) -> int:
@@ -48,22 +49,25 @@ def run_snippet(code: str) -> int:
     return checked
 
 
-def test_the_paper_has_snippets_in_many_sections():
-    assert len({snippet.section_id for snippet in SNIPPETS}) >= 5
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_paper_has_snippets_in_many_sections(slug):
+    assert len({snippet.section_id for snippet in SNIPPETS[slug]}) >= 5
 
 
-@pytest.mark.parametrize("snippet", SNIPPETS, ids=[f"{s.section_id}-{i}" for i, s in enumerate(SNIPPETS)])
-def test_snippet_shows_what_it_computes(snippet):
+@pytest.mark.parametrize("slug, snippet", ALL_SNIPPETS,
+                         ids=[f"{slug}:{s.section_id}-{i}" for i, (slug, s) in enumerate(ALL_SNIPPETS)])
+def test_snippet_shows_what_it_computes(slug, snippet):
     assert run_snippet(snippet.code) >= 1, "every snippet must state at least one result (# → …)"
 
 
-def test_the_page_shows_exactly_the_snippets_that_were_run():
-    page = real_app().test_client().get("/mmlu/").get_data(as_text=True)
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_page_shows_exactly_the_snippets_that_were_run(slug):
+    page = real_app().test_client().get(f"/{slug}/").get_data(as_text=True)
     shown = [
         html.unescape(re.sub(r"<[^>]+>", "", block))
         for block in re.findall(r'<code class="language-python">(.*?)</code>', page, re.S)
     ]
-    assert shown == [snippet.code for snippet in SNIPPETS]
+    assert shown == [snippet.code for snippet in SNIPPETS[slug]]
 
 
 def test_a_changed_result_fails():

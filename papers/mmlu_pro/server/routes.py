@@ -1,0 +1,242 @@
+"""HTTP for MMLU-Pro questions and their live scoring.
+
+    GET  /api/mmlu-pro/questions              the categories with their test and validation sizes
+    GET  /api/mmlu-pro/questions/<category>   ?split=test&index=N (one question) or ?random=1
+    POST /api/mmlu-pro/score                  {"category", "index", "shots": 0-5} for a real test
+                                              question: ten-letter probabilities (livescoring's
+                                              ``letter`` method) with this paper's prompt
+    POST /api/mmlu-pro/generate               {"category", "index", "shots": 0-5, "max_tokens": 1-512}: the
+                                              paper's chain-of-thought protocol, streamed as JSON lines
+                                              (the prompt, the text as it is written, then the letter the
+                                              paper's extraction reads and whether it is the key)
+    GET  /mmlu-pro/run                        the question browser; POST scores the chosen question
+Categories may be written with "-" for the space ("computer-science").
+"""
+from __future__ import annotations
+
+import json
+import random
+
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
+
+from engine.widgets import asset_url
+from livescoring import generate, service
+from livescoring.model import ModelUnavailable
+from livescoring.scorer import PromptTooLong
+from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
+
+from .. import answer, prompt
+from ..dataset import LETTERS, SPLITS
+from . import dataset
+
+bp = Blueprint("mmlu_pro_live", __name__)
+
+
+def _category(raw: str) -> str:
+    name = raw.replace("-", " ")
+    if name not in dataset().categories:
+        abort(404, description=f"There is no MMLU-Pro category called “{raw}”; see /api/mmlu-pro/questions.")
+    return name
+
+
+def question_json(q) -> dict:
+    return {"question_id": q.question_id, "category": q.category, "split": q.split, "index": q.index,
+            "src": q.src, "question": q.question, "options": list(q.options), "answer": q.answer}
+
+
+@bp.get("/api/mmlu-pro/questions")
+def categories():
+    data = dataset()
+    test, validation = data.category_sizes("test"), data.category_sizes("validation")
+    return jsonify(categories=[{"name": name, "test": test[name], "validation": validation.get(name, 0)}
+                               for name in data.categories])
+
+
+@bp.get("/api/mmlu-pro/questions/<category>")
+def question(category: str):
+    name = _category(category)
+    split = request.args.get("split", "test")
+    if split not in SPLITS:
+        abort(400, description=f"split must be one of {', '.join(SPLITS)}")
+    rows = dataset().in_category(name, split)
+    if request.args.get("random"):
+        return jsonify(question_json(random.choice(rows)))
+    raw = request.args.get("index", "0")
+    if not (raw.isascii() and raw.isdigit()) or int(raw) >= len(rows):
+        abort(400, description=f"index must be a whole number from 0 to {len(rows) - 1}")
+    return jsonify(question_json(rows[int(raw)]))
+
+
+class ScoreFailed(Exception):
+    """A score request that ends in an error response: status, message, field, extra headers."""
+
+    def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.message, self.field, self.headers = status, message, field, headers or {}
+
+
+def _whole(value, name: str, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= high:
+        raise ScoreFailed(400, f"{name} must be a whole number from 0 to {high}", name)
+    return value
+
+
+def score_question(category, index, shots) -> dict:
+    """Score one real test question with the letter prompt; the result gains the question itself."""
+    q = _question(category, index)
+    shots = _whole(shots, "shots", prompt.MAX_SHOTS)
+    try:
+        result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
+                                 choices=list(q.options), shots=list(dataset().shots(q.category, shots)),
+                                 method="letter", key=q.answer)
+    except PromptTooLong as error:
+        raise ScoreFailed(400, str(error), "question") from None
+    except QueueFull as error:
+        raise ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)}) from None
+    except StillLoading as error:
+        raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
+    except ModelUnavailable as error:
+        raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
+    except ScoringTimeout as error:
+        raise ScoreFailed(504, str(error)) from None
+    return result | {"question": question_json(q)}
+
+
+@bp.post("/api/mmlu-pro/score")
+def score():
+    body = request.get_json(silent=True)
+    try:
+        if not isinstance(body, dict):
+            raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\"}")
+        result = score_question(body.get("category"), body.get("index", 0), body.get("shots", 5))
+    except ScoreFailed as failure:
+        payload = {"error": failure.message, "status": failure.status}
+        if failure.field:
+            payload["field"] = failure.field
+        return jsonify(payload), failure.status, failure.headers
+    return jsonify(result)
+
+
+DEFAULT_COT_TOKENS = 256  # enough for a short chain of thought; a small model rambles past it
+
+
+def _question(category, index):
+    if not isinstance(category, str) or category.replace("-", " ") not in dataset().categories:
+        raise ScoreFailed(400, f"category must be one of {', '.join(dataset().categories)}", "category")
+    rows = dataset().in_category(category.replace("-", " "), "test")
+    return rows[_whole(index, "index", len(rows) - 1)]
+
+
+def start_generation(category, index, shots, max_tokens):
+    """The paper's chain-of-thought run of one test question: (question, prompt, shots used, events).
+
+    Worked examples are dropped from the end while the prompt does not fit, as the authors' code does."""
+    q = _question(category, index)
+    shots = _whole(shots, "shots", prompt.MAX_SHOTS)
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= generate.MAX_NEW_TOKENS:
+        raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {generate.MAX_NEW_TOKENS}", "max_tokens")
+    for k in range(shots, -1, -1):
+        text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
+                                   chain_of_thought=True)
+        try:
+            return q, text, k, generate.generation(service(), text, max_tokens, stop=("Question:",))
+        except PromptTooLong as error:
+            if k == 0:
+                raise ScoreFailed(400, str(error), "question") from None
+        except QueueFull as error:
+            raise ScoreFailed(429, "Another reader's chain of thought is being written; try again shortly.",
+                              headers={"Retry-After": str(error.retry_after)}) from None
+        except StillLoading as error:
+            raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
+        except ModelUnavailable as error:
+            raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
+    raise AssertionError("unreachable: k reaches 0 above")
+
+
+def finished(q, written: str, event: dict) -> dict:
+    found = answer.extract_answer(written, len(q.options))
+    return event | {"extracted": found.letter, "rule": found.rule, "key": q.answer,
+                    "correct": None if found.letter is None else found.letter == q.answer}
+
+
+@bp.post("/api/mmlu-pro/generate")
+def generate_answer():
+    body = request.get_json(silent=True)
+    try:
+        if not isinstance(body, dict):
+            raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\", \"max_tokens\"}")
+        q, text, used, events = start_generation(body.get("category"), body.get("index", 0), body.get("shots", 5),
+                                                 body.get("max_tokens", DEFAULT_COT_TOKENS))
+    except ScoreFailed as failure:
+        payload = {"error": failure.message, "status": failure.status} | ({"field": failure.field} if failure.field else {})
+        return jsonify(payload), failure.status, failure.headers
+
+    def lines():
+        yield json.dumps({"question": question_json(q), "prompt": text, "shots_used": used}) + "\n"
+        written = ""
+        try:
+            for event in events:
+                if "text" in event:
+                    written += event["text"]
+                    yield json.dumps(event) + "\n"
+                else:
+                    yield json.dumps(finished(q, written, event)) + "\n"
+        except Exception as error:  # noqa: BLE001 - the stream has begun: the reader gets the reason as its last line
+            current_app.logger.exception("chain-of-thought generation failed")
+            yield json.dumps({"error": f"Generation stopped: {error}"}) + "\n"
+
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return Response(stream_with_context(lines()), mimetype="application/x-ndjson", headers=headers)
+
+
+def written_answer(category, index, shots) -> dict:
+    """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
+    q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS)
+    written, last = "", {}
+    for event in events:
+        if "text" in event:
+            written += event["text"]
+        else:
+            last = finished(q, written, event)
+    return last | {"text": written, "shots_used": used}
+
+
+# -- the page: the question browser and live scoring, a plain form that works without JavaScript --
+def _form_int(source, name: str, default: int) -> int | str:
+    raw = source.get(name, "")
+    return int(raw) if raw.isascii() and raw.isdigit() else (default if raw == "" else raw)
+
+
+@bp.route("/mmlu-pro/run", methods=["GET", "POST"])
+def page():
+    source = request.form if request.method == "POST" else request.args
+    data = dataset()
+    category = source.get("category", "math").replace("-", " ")
+    if category not in data.categories:
+        category = "math"
+    rows = data.in_category(category)
+    index = _form_int(source, "index", 0)
+    if source.get("random"):
+        index = random.randrange(len(rows))
+    if not isinstance(index, int) or index >= len(rows):
+        index = 0
+    shots = _form_int(source, "shots", 5)
+    shots = shots if isinstance(shots, int) and shots <= prompt.MAX_SHOTS else 5
+    result = reasoning = failure = None
+    status, headers = 200, {}
+    if request.method == "POST":
+        try:
+            if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
+                raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
+                                  "category")
+            if request.form.get("mode") == "cot":
+                reasoning = written_answer(category, index, shots)
+            else:
+                result = score_question(category, index, shots)
+        except ScoreFailed as error:
+            failure, status, headers = error, error.status, error.headers
+    paper = current_app.extensions["papers"]["mmlu-pro"]
+    return render_template("mmlu-pro/server/run-page.html", paper=paper, categories=data.categories,
+                           sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
+                           question=rows[index], letters=LETTERS, result=result, reasoning=reasoning, failure=failure,
+                           script=asset_url(paper, "question-browser.js")), status, headers

@@ -1,0 +1,1 @@
+"""The MMLU-Pro paper's widgets, one module each."""

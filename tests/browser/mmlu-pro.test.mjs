@@ -1,0 +1,147 @@
+// The MMLU-Pro page and its widgets in headless Chromium: each widget operated with the keyboard,
+// its redraw equal to what the server renders for the same state (serverMatch), the URL holding
+// the state; a term and an equation symbol explaining themselves on focus; the question browser
+// usable by keyboard; axe-core clean in light and dark; nothing wider than a 320 px screen.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+
+let browser;
+let shared;
+before(async () => {
+  browser = await launch();
+  shared = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+});
+after(async () => { await browser.close(); });
+
+async function open(name, query = '') {
+  const page = await shared.newPage();
+  const problems = watchConsole(page);
+  page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`); });
+  await page.goto(`${BASE_URL}/mmlu-pro/widgets/${name}${query}`);
+  await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
+  await settle(page, name, 0);
+  return { page, problems };
+}
+
+async function checkAgainstServer(page, name, renders) {
+  await settle(page, name, renders);
+  const match = await serverMatch(page, name);
+  assert.equal(match.liveMarks, match.serverMarks, `${name}: the redrawn SVG differs from the server's`);
+  assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
+  assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
+}
+
+// Press Tab until `selector` has focus (the page's own tabTo counts widget redraws; these are not widgets).
+async function tabUntil(page, selector, limit = 300) {
+  for (let i = 0; i < limit; i += 1) {
+    if (await page.evaluate((sel) => document.activeElement && document.activeElement.matches(sel), selector)) return;
+    await page.keyboard.press('Tab');
+  }
+  throw new Error(`Tab never reached ${selector}`);
+}
+
+async function narrowDark(page, name) {
+  await page.setViewportSize({ width: 320, height: 900 });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 0, `${name}: ${overflow}px wider than a 320px screen`);
+  assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations in dark mode`);
+  await screenshot(page, `mmlu-pro-${name}-320-dark`);
+}
+
+// Each widget: which control to reach with Tab, which key to press, and what the summary says after.
+const CASES = [
+  ['guessing-floor', '#w-guessing-floor-known-range', 'ArrowRight', /knows 31% of the answers/],
+  ['guessing-floor', '#w-guessing-floor-category', 'ArrowDown', /on physics \(1,299 questions\)/],
+  ['cot-vs-direct', '#w-cot-vs-direct-benchmark', 'ArrowUp', /On MMLU, chain of thought helps 2 of 5 models/],
+  ['prompt-spread', '#w-prompt-spread-scale', 'ArrowDown', /spread of 4\.9 points/],
+  ['error-causes', '#w-error-causes-order', 'ArrowDown', /^Annotation errors/],
+  ['category-bars', '#w-category-bars-score-range', 'ArrowLeft', /^math \(1,351 questions\): 72\.5% would be known/],
+];
+
+test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
+  for (const name of ['guessing-floor', 'cot-vs-direct', 'prompt-spread', 'error-causes', 'category-bars']) {
+    await t.test(`${name}: keyboard, server match, 320 px dark, axe`, async () => {
+      const opened = await open(name);
+      const { page, problems } = opened;
+      const widget = widgetOf(page, name);
+      for (const [, selector, key, expected] of CASES.filter(([n]) => n === name)) {
+        const renders = await tabTo(page, selector);
+        await page.keyboard.press(key);
+        await checkAgainstServer(page, name, renders);
+        assert.match(await widget.locator('.widget-summary').innerText(), expected);
+      }
+      assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations`);
+      await narrowDark(page, name);
+      assert.deepEqual(problems, [], `${name}: console errors`);
+      await page.close();
+    });
+  }
+
+  await t.test('mmlu-vs-pro: each model readable by keyboard focus, server match', async () => {
+    const name = 'mmlu-vs-pro';
+    const { page, problems } = await open(name);
+    const match = await serverMatch(page, name);
+    assert.equal(match.liveMarks, match.serverMarks);
+    const first = await tabTo(page, `section[data-widget="${name}"] g.fig-point`).then(() =>
+      page.evaluate(() => document.activeElement.getAttribute('aria-label')));
+    assert.match(first, /^GPT-4o: 88\.7% on MMLU, 72\.6% on MMLU-Pro, 16\.1 points lower$/);
+    assert.deepEqual(await axeViolations(page), []);
+    await narrowDark(page, name);
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
+});
+
+test('the MMLU-Pro page', async (t) => {
+  const page = await shared.newPage();
+  const problems = watchConsole(page);
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.goto(`${BASE_URL}/mmlu-pro/`);
+
+  await t.test('a term and a symbol explain themselves on keyboard focus', async () => {
+    await tabUntil(page, 'a.term[data-tip="tip-term-mmlu"]');
+    const tip = page.locator('#tip-term-mmlu');
+    await tip.waitFor({ state: 'visible' });
+    assert.match(await tip.innerText(), /57 subjects, four options/);
+    await page.keyboard.press('Escape');
+    await tip.waitFor({ state: 'hidden' });
+    await page.focus('mrow.sym[data-tip="tip-sym-k-options"]');
+    const symbol = page.locator('#tip-sym-k-options');
+    await symbol.waitFor({ state: 'visible' });
+    assert.match(await symbol.innerText(), /number of options/);
+  });
+
+  await t.test('axe-core finds nothing in light and dark; 320 px fits', async () => {
+    assert.deepEqual(await axeViolations(page), []);
+    await screenshot(page, 'mmlu-pro-page-1280');
+    await narrowDark(page, 'page');
+  });
+
+  await t.test('the glossary page is axe-clean', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${BASE_URL}/mmlu-pro/glossary/`);
+    assert.ok(await page.locator('.glossary-entry').count() >= 40);
+    assert.deepEqual(await axeViolations(page), []);
+  });
+
+  await t.test('the question browser works with the keyboard', async () => {
+    await page.setViewportSize({ width: 900, height: 900 });
+    await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&index=87`);
+    assert.match(await page.locator('.run-question-text').innerText(), /first pharaohs/);
+    assert.equal(await page.locator('.run-options li').count(), 4);
+    await tabUntil(page, '#run-category');
+    await page.keyboard.press('End'); // the last category, history
+    await tabUntil(page, 'button[name="random"]');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/random=1/);
+    assert.match(await page.locator('#run-question-title').innerText(), /^history, question \d+/);
+    assert.deepEqual(await axeViolations(page), []);
+    await narrowDark(page, 'run');
+  });
+  assert.deepEqual(problems, []);
+  await page.close();
+});

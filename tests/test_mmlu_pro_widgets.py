@@ -1,0 +1,91 @@
+"""The MMLU-Pro widgets on the server: pages, embeds, widget JSON, oEmbed, gallery, and their numbers
+against direct explainers calls and the paper's figures (the browser side: tests/browser/mmlu-pro.test.mjs)."""
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import quote
+
+import pytest
+
+from explainers import chance_band, confidence_interval, expected_score
+from papers.mmlu_pro import figures
+from papers.mmlu_pro.widgets import category_bars, guessing_floor
+from widgetkit import run_view
+
+WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars")
+
+
+def summary_of(page: str) -> list[str]:
+    block = re.search(r'<figcaption class="widget-summary"[^>]*>(.*?)</figcaption>', page, re.S).group(1)
+    return [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", block, re.S)]
+
+
+@pytest.mark.parametrize("name", WIDGETS)
+def test_every_widget_renders_without_javascript(client, name):
+    for url in (f"/mmlu-pro/widgets/{name}", f"/embed/mmlu-pro/{name}"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        page = response.get_data(as_text=True)
+        assert '<svg class="widget-figure"' in page and summary_of(page)
+        assert '<form class="widget-controls" method="get"' in page
+        assert not re.search(r'\sstyle="', page)
+    assert client.get(f"/api/widgets/mmlu-pro/{name}").status_code == 200
+
+
+def test_gallery_lists_every_widget(client):
+    page = client.get("/mmlu-pro/widgets/").get_data(as_text=True)
+    assert all(f"/mmlu-pro/widgets/{name}" in page for name in WIDGETS)
+
+
+def test_guessing_floor_uses_the_real_category_sizes_and_the_math_core(client, app):
+    from papers.mmlu_pro.server import widget_context
+
+    context = widget_context(app)
+    assert context["category_sizes"]["history"] == 381 and context["sizes_from"] == "the test file"
+    view = run_view(guessing_floor.WIDGET, {"category": "history", "known": "0.5"}, context)
+    for options in (4, 10):
+        low, high = chance_band(381, options, 0.95, "exact")
+        assert view["numbers"][f"k{options}"] == {"low": low, "high": high, "expected": expected_score(0.5, options)}
+    page = client.get("/mmlu-pro/widgets/guessing-floor?category=history&known=0.5").get_data(as_text=True)
+    assert any("history (381 questions)" in sentence for sentence in summary_of(page))
+
+
+def test_guessing_floor_clamps_and_refuses_unknown_categories_with_a_message(client):
+    page = client.get("/mmlu-pro/widgets/guessing-floor?known=7&category=<b>x</b>").get_data(as_text=True)
+    assert re.search(r'<div class="widget-messages"', page)
+    assert "<b>x</b>" not in page
+
+
+def test_the_paper_figures_are_what_the_widgets_say(client):
+    page = client.get("/mmlu-pro/widgets/mmlu-vs-pro").get_data(as_text=True)
+    assert "The drops shown run from 16.1 to 32.3 points" in " ".join(summary_of(page))
+    cot = client.get("/api/widgets/mmlu-pro/cot-vs-direct?benchmark=mmlu").get_json()
+    assert cot["numbers"]["gains"]["Llama-3-8B"] == -3.9
+    assert sum(share for _, share in figures.ERROR_CAUSES) == 100
+
+
+def test_oembed_for_an_mmlu_pro_widget(client):
+    url = "http://localhost/mmlu-pro/widgets/guessing-floor?category=law"
+    body = client.get(f"/oembed?url={quote(url)}&format=json").get_json()
+    assert body["type"] == "rich" and 'src="http://localhost/embed/mmlu-pro/guessing-floor?category=law"' in body["html"]
+
+
+def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
+    from papers.mmlu_pro.server import widget_context
+
+    view = run_view(category_bars.WIDGET, {"score": "0.5", "band": "normal"}, widget_context(app))
+    assert view["numbers"]["bands"]["history"] == confidence_interval(0.5, 381, 0.95, "normal")
+    assert view["numbers"]["bands"]["math"] == confidence_interval(0.5, 1351, 0.95, "normal")
+    assert "GPT-4o scored 51.0% here (Table 2), inside that band" in " ".join(view["summary"])  # 50% ± 3.0 on law
+
+
+def test_the_wheel_carries_the_widgets_but_not_the_server(app):
+    import io
+    import zipfile
+
+    from engine.wheel import build_wheel
+
+    names = zipfile.ZipFile(io.BytesIO(build_wheel(app.extensions["papers"]).data)).namelist()
+    assert "papers/mmlu_pro/widgets/guessing_floor.py" in names and "papers/mmlu_pro/figures.py" in names
+    assert not [name for name in names if name.startswith("papers/mmlu_pro/server/")]
