@@ -21,6 +21,7 @@ import time
 from urllib.parse import urlsplit
 
 from flask import Flask, Response, current_app, request
+from markupsafe import Markup
 from werkzeug.exceptions import Forbidden
 from werkzeug.middleware.proxy_fix import ProxyFix
 
@@ -127,6 +128,19 @@ def csrf_token() -> str:
     return _csrf_digest(int(time.time() // CSRF_WINDOW_S))
 
 
+CSRF_FIELD = "csrf_token"  # the hidden field of every form whose POST starts work on the server
+
+
+def csrf_input() -> Markup:
+    """The hidden CSRF field for a form (templates: {{ csrf_input() }})."""
+    return Markup(f'<input type="hidden" name="{CSRF_FIELD}" value="{csrf_token()}">')
+
+
+def form_token_valid() -> bool:
+    """Whether this POST carries a current CSRF token for this client."""
+    return csrf_token_valid(request.form.get(CSRF_FIELD))
+
+
 def csrf_token_valid(token: str | None) -> bool:
     if not isinstance(token, str):
         return False
@@ -136,6 +150,7 @@ def csrf_token_valid(token: str | None) -> bool:
 
 def init_app(app: Flask) -> None:
     app.after_request(add_security_headers)
+    app.jinja_env.globals["csrf_input"] = csrf_input
     app.wsgi_app = HostCheck(app.wsgi_app, app.config["TRUSTED_HOSTS"])
     hops = app.config["TRUSTED_PROXIES"]
     if hops:  # behind nginx (deploy/): the client's address and scheme come from its headers

@@ -209,7 +209,9 @@ def test_the_page_cache_bound_counts_its_keys():
 
 
 # -- scoring cost, CSRF, Origin ------------------------------------------------------------------
-def test_the_scoring_hog_is_refused_before_the_queue_saying_what_to_shorten(client, app):
+def test_the_scoring_hog_is_refused_before_the_queue_saying_what_to_shorten():
+    app = create_app({"TESTING": True})  # its own app: other tests may have woken the shared one's model
+    client = app.test_client()
     hog = {"subject": "astronomy", "question": "q" * 4000, "choices": ["c" * 1000] * 4, "shots": 5, "method": "option"}
     response = client.post("/api/score", json=hog)
     assert response.status_code == 413
@@ -235,7 +237,15 @@ def test_every_real_question_fits_the_budget():
     assert 15_000 < worst <= 16_000
 
 
-def test_the_run_form_needs_its_token(client):
+@pytest.fixture(scope="module")
+def quiet_client():
+    """A client of an app of its own, whose model nothing else has woken (the shared app's may be:
+    the route fuzzer asks /api/model/load, a same-site POST), so "not loaded" proves a refusal."""
+    return create_app({"TESTING": True}).test_client()
+
+
+def test_the_run_form_needs_its_token(quiet_client):
+    client = quiet_client
     fields = {"subject": "astronomy", "source": "real", "split": "test", "index": "0", "shots": "0", "method": "letter"}
     refused = client.post("/mmlu/run", data=fields)
     assert refused.status_code == 400 and "This form has expired" in refused.get_data(as_text=True)
@@ -261,7 +271,8 @@ def test_a_token_is_bound_to_the_client_address(client):
 ])
 @pytest.mark.parametrize("header", [{"Origin": "http://evil.example"}, {"Origin": "null"},
                                     {"Referer": "http://evil.example/page"}])
-def test_cross_site_posts_are_refused(client, path, kwargs, header):
+def test_cross_site_posts_are_refused(quiet_client, path, kwargs, header):
+    client = quiet_client
     response = client.post(path, headers=header, **kwargs)
     assert response.status_code == 403
     assert client.application.extensions["scoring"].state == "not loaded"

@@ -38,7 +38,7 @@ def test_every_api_route_is_described(client):
 def test_generated_requests_get_no_5xx_and_json_errors(case):
     response = case.call()
     path = case.path
-    if response.status_code == 503 and path in ("/api/score",):
+    if response.status_code == 503 and path in ("/api/score", "/api/mmlu-pro/score", "/api/mmlu-pro/generate"):
         assert response.json()["state"] == "failed" or "unavailable" in response.json()["error"]
         return
     assert response.status_code < 500, (case.method, case.formatted_path, response.status_code, response.text[:300])

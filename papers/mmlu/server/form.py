@@ -9,7 +9,7 @@ import random
 
 from flask import current_app, url_for
 
-from engine.security import csrf_token
+from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py checks on every POST
 from livescoring.scorer import METHODS
 
 from ..dataset import LETTERS, DataMissing, MMLUData
@@ -18,7 +18,6 @@ from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS
 
 DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
-CSRF_FIELD = "csrf_token"  # the hidden field run.py checks on every POST of the form
 
 
 def default_values(data: MMLUData) -> dict:

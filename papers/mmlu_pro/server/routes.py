@@ -19,6 +19,7 @@ import random
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
+from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate, service
 from livescoring.model import ModelUnavailable
@@ -30,6 +31,41 @@ from ..dataset import LETTERS, SPLITS
 from . import dataset
 
 bp = Blueprint("mmlu_pro_live", __name__)
+
+
+def _answer(description: str, schema: dict | None = None) -> dict:
+    return {"description": description,
+            "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
+
+
+_WHOLE = {"oneOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]}
+_QUESTION = {"category": {"type": "string"}, "index": _WHOLE, "shots": _WHOLE}
+_REFUSED = {"400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
+            "429": _answer("busy; see Retry-After"), "503": _answer("the model or the data is unavailable, or still loading")}
+bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
+    "/api/mmlu-pro/questions": {"get": {
+        "operationId": "mmlu_pro_categories", "summary": "the categories with their test and validation sizes",
+        "responses": {"200": _answer("categories", {"type": "object"}), "503": _answer("the MMLU-Pro files are missing")}}},
+    "/api/mmlu-pro/questions/{category}": {"get": {
+        "operationId": "mmlu_pro_question", "summary": "one question of a category, or a random one",
+        "parameters": [{"name": "category", "in": "path", "required": True, "schema": {"type": "string"}},
+                       {"name": "split", "in": "query", "schema": {"enum": list(SPLITS)}},
+                       {"name": "index", "in": "query", "schema": {"type": "string"}},
+                       {"name": "random", "in": "query", "schema": {"enum": ["1"]}}],
+        "responses": {"200": _answer("the question", {"type": "object"}), "400": _answer("a bad parameter"),
+                      "404": _answer("unknown category"), "503": _answer("the MMLU-Pro files are missing")}}},
+    "/api/mmlu-pro/score": {"post": {
+        "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["category"], "properties": _QUESTION}}}},
+        "responses": {"200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}), **_REFUSED}}},
+    "/api/mmlu-pro/generate": {"post": {
+        "operationId": "mmlu_pro_generate", "summary": "the paper's chain-of-thought protocol, streamed as JSON lines",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["category"], "properties": {**_QUESTION, "max_tokens": _WHOLE}}}}},
+        "responses": {"200": {"description": "JSON lines: the prompt, the text as written, the extracted letter",
+                              "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}, **_REFUSED}}},
+}
 
 
 def _category(raw: str) -> str:
@@ -104,6 +140,7 @@ def score_question(category, index, shots) -> dict:
 
 @bp.post("/api/mmlu-pro/score")
 def score():
+    require_same_origin()  # a page of another site may not spend this server's model
     body = request.get_json(silent=True)
     try:
         if not isinstance(body, dict):
@@ -161,6 +198,7 @@ def finished(q, written: str, event: dict) -> dict:
 
 @bp.post("/api/mmlu-pro/generate")
 def generate_answer():
+    require_same_origin()  # a page of another site may not spend this server's model
     body = request.get_json(silent=True)
     try:
         if not isinstance(body, dict):
@@ -225,10 +263,14 @@ def page():
     result = reasoning = failure = None
     status, headers = 200, {}
     if request.method == "POST":
+        require_same_origin()
         try:
             if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
                 raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
                                   "category")
+            if not form_token_valid():
+                raise ScoreFailed(400, "This form has expired (or was not sent from this site); it has been "
+                                       "refreshed: press Score again.", "form")
             if request.form.get("mode") == "cot":
                 reasoning = written_answer(category, index, shots)
             else:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from engine.security import require_same_origin
+
 from .data_checks import MAX_PASTED, OVERLAP_N, overlap_with_test, split_counts
 
 bp = Blueprint("scoring_lesson_overlap", __name__)
@@ -19,6 +21,7 @@ def overlap_page():
     data = current_app.extensions["scoring_lesson_mmlu"]
     text, found, error, status = "", None, None, 200
     if request.method == "POST":
+        require_same_origin()
         text = request.form.get("text", "")
         try:
             found = overlap_with_test(root, text)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from engine.security import form_token_valid, require_same_origin
+
 bp = Blueprint("scoring_lesson_scorers", __name__)
 DEFAULT = {"subject": "astronomy", "index": "0", "shots": "0"}
 
@@ -45,8 +47,12 @@ def three_scorers_page():
     subjects = sorted(current_app.extensions["mmlu_data"].subjects)
     values = {key: request.form.get(key, default) for key, default in DEFAULT.items()}
     found, error, status, key = None, None, 200, None
+    if request.method == "POST":
+        require_same_origin()  # a page of another site may not spend this server's model
     if request.method == "POST" and not all(request.form.get(key) for key in DEFAULT):
         error, status = "fill in the subject, the question number and the number of worked examples", 400
+    elif request.method == "POST" and not form_token_valid():
+        error, status = "this form has expired (or was not sent from this site); it has been refreshed: press Score again", 400
     elif request.method == "POST":
         body = {"subject": values["subject"], "split": "test", "index": values["index"], "shots": values["shots"]}
         try:
