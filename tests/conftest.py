@@ -33,11 +33,12 @@ def live_server():
         yield server.url
 
 
-def run_form_token(client) -> dict:
-    """The hidden CSRF field of the /mmlu/run form as this client would get it: {name: token}."""
+def run_form_token(client, page: str = "/mmlu/run") -> dict:
+    """The hidden CSRF field of a form page (the /mmlu/run form by default) as this client would get
+    it: {name: token}."""
     import re
 
-    html = client.get("/mmlu/run").get_data(as_text=True)
+    html = client.get(page).get_data(as_text=True)
     match = re.search(r'<input type="hidden" name="(csrf_token)" value="([0-9a-f]+)">', html)
     assert match, "the run form carries no CSRF token"
     return {match.group(1): match.group(2)}

@@ -11,6 +11,7 @@ import pytest
 from engine import create_app
 from papers.mmlu_pro import prompt
 from papers.mmlu_pro.answer import extract_answer
+from tests.conftest import run_form_token
 
 pytestmark = pytest.mark.model
 
@@ -54,7 +55,8 @@ def test_a_question_with_fewer_options_gets_that_many_letters(client):
 
 
 def test_the_question_browser_scores_without_javascript(client):
-    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0"})
+    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0",
+                                          **run_form_token(client, "/mmlu-pro/run?category=history&index=87")})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "What the model said" in html and "When did the first pharaohs emerge in Egypt?" in html
@@ -84,7 +86,8 @@ def test_generation_input_is_checked_before_the_model_runs(client):
 
 
 def test_the_question_browser_reasons_without_javascript(client):
-    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0", "mode": "cot"})
+    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0", "mode": "cot",
+                                          **run_form_token(client, "/mmlu-pro/run?category=history&index=87")})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "What the model wrote" in html and "the key is" in html

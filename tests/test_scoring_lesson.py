@@ -17,6 +17,7 @@ from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subj
 from papers.scoring_lesson.server import RUNS_DIR, example_pair, mmlu_data_dir
 from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
 from papers.scoring_lesson.widgets.two_run_gate import WIDGET
+from tests.conftest import run_form_token
 from widgetkit import run_view
 
 HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
@@ -335,7 +336,9 @@ def test_three_scorers_page_refuses_bad_input():
 
 @pytest.mark.model
 def test_three_scorers_with_the_real_model():
-    page = APP.test_client().post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0", "shots": "0"})
+    client = APP.test_client()
+    token = run_form_token(client, "/scoring-lesson/three-scorers")
+    page = client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0", "shots": "0", **token})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert html.count('data-role="decision"') == 3 and html.count('class="prompt-text"') == 3
