@@ -21,7 +21,7 @@ from pathlib import Path
 import explainers
 from engine.config import default_config
 from livescoring.model import ModelSettings, ModelUnavailable, load
-from livescoring.scorer import BATCH_ROWS, METHODS, Scorer
+from livescoring.scorer import METHODS, Scorer
 
 from .. import prompt
 from ..dataset import MMLUData
@@ -30,6 +30,11 @@ from . import data_dir
 from .validation import QUESTION_SPLITS
 
 CALIBRATION_BINS = 10
+# The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
+# one question per forward pass (batches of 8 were no faster on CPU; they are for GPUs) and one
+# torch thread per core.
+DEFAULT_BATCH_SIZE = 1
+DEFAULT_THREADS = os.cpu_count() or 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,12 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--resume", action="store_true",
                         help="continue --out: keep its complete lines and score only the questions not in it")
     parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
-    parser.add_argument("--batch-size", type=int, default=BATCH_ROWS,
-                        help=f"questions per forward pass (default {BATCH_ROWS}, the fastest measured on 2 CPU cores)")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"questions per forward pass (default {DEFAULT_BATCH_SIZE}, the fastest measured on CPU; "
+                             "larger on a GPU)")
     parser.add_argument("--model", help="override SCORER_MODEL (a local directory, a cached model id, or smollm2)")
     parser.add_argument("--device", help="override SCORER_DEVICE (auto, cpu, cuda)")
     parser.add_argument("--dtype", help="override SCORER_DTYPE (auto, float32, bfloat16, float16)")
-    parser.add_argument("--threads", type=int, help="override SCORER_THREADS (torch CPU threads)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                        help=f"torch CPU threads (default {DEFAULT_THREADS}, one per core, the fastest measured)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -99,7 +106,7 @@ def row_key(row: dict) -> tuple[str, str, int]:
 
 def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
              limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True,
-             resume: bool = False, batch_size: int = BATCH_ROWS) -> dict:
+             resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> dict:
     """Score the questions, append JSONL rows to ``out``, and return the summary of every row (see summarise).
 
     With ``resume``, the complete rows already in ``out`` are kept and their questions skipped; a
