@@ -1,19 +1,29 @@
-"""Live-scoring speed: model load time, per-question latency (0- and 5-shot, p50/p95), batch throughput.
+"""Live-scoring speed, every figure from one run on one machine, printed with the hardware named.
 
     python3 bench/scoring.py                       # CPU, SCORER_THREADS threads (default 1)
     python3 bench/scoring.py --device cuda         # the same figures on a GPU (bench/score_gpu.sh)
 
-Load time is measured twice: "cold" converts the GGUF into an empty temporary cache (what a fresh
-machine pays once), "warm" reads the converted weights back (every later start). Latency is the
-Scorer's own time for one question (tokenising, one forward pass, softmax); throughput runs the
-batch command's loop over real test questions. Figures are printed with the hardware they ran on.
+Figures:
+
+* load time: "cold" converts the GGUF into an empty temporary cache (what a fresh machine pays
+  once), "warm" reads the converted weights back (every later start);
+* live latency, warm (the subject's prefix already cached): the Scorer's own time for one
+  question, 0- and 5-shot, p50/p95;
+* batch throughput at 5 shots on the same questions: the reference path (each question alone,
+  one forward pass over its whole prompt, logits everywhere, as lm-evaluation-harness runs it)
+  against the batch command's path (prefix reused, batches of 1, 4, 8, 16), as ratios, and the
+  full 5-shot test (14,042 questions) extrapolated from the best;
+* the scoring service under 16 client threads for ``--seconds`` each: micro-batching against
+  one question at a time (in-process, no HTTP: bench/load.py measures the HTTP server).
 """
 from __future__ import annotations
 
 import argparse
+import random
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -23,12 +33,14 @@ from bench.common import hardware  # noqa: E402
 from engine.config import default_config  # noqa: E402
 from livescoring.model import ModelSettings, load  # noqa: E402
 from livescoring.scorer import Scorer  # noqa: E402
+from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
 from papers.mmlu import prompt  # noqa: E402
 from papers.mmlu.dataset import MMLUData  # noqa: E402
 from papers.mmlu.server import data_dir  # noqa: E402
 from papers.mmlu.server.evaluate import evaluate  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
+FULL_TEST = 14042
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -36,28 +48,67 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def latency(scorer: Scorer, data: MMLUData, shots: int, count: int) -> list[float]:
+def requests_for(data: MMLUData, questions, shots: int) -> list[dict]:
+    return [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
+             "shots": data.questions(q.subject, "dev")[:shots], "method": "letter", "key": q.answer}
+            for q in questions]
+
+
+def latency(scorer: Scorer, requests: list[dict]) -> list[float]:
     times = []
-    questions = [q for s in SUBJECTS for q in data.questions(s, "test")][:count]
-    for q in questions:
+    for r in requests:
         started = time.perf_counter()
-        scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:shots], "letter", q.answer)
+        scorer.score(**r)
         times.append((time.perf_counter() - started) * 1000)
     return times
+
+
+def service_throughput(loaded, requests: list[dict], micro_batch: int, clients: int, seconds: float) -> float:
+    """Answered questions per second with ``clients`` threads each sending one question after another."""
+    service = ScoringService(ModelSettings(), queue_size=clients, timeout_s=600, micro_batch=micro_batch,
+                             per_client=1)
+    service.scorer, service.state = Scorer(loaded, batch_rows=micro_batch), READY
+    for r in {r["subject"]: r for r in requests}.values():
+        service.scorer.score(**r)  # every subject's prefix cached, as on a warm server
+    threading.Thread(target=service._serve, daemon=True).start()
+    answered, stop_at = [0] * clients, time.perf_counter() + seconds
+
+    def client(n: int) -> None:
+        rng = random.Random(n)
+        while time.perf_counter() < stop_at:
+            try:
+                service.score(client=n, **rng.choice(requests))
+                answered[n] += 1
+            except QueueFull:
+                time.sleep(0.05)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(answered) / (time.perf_counter() - started)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default=None, help="auto, cpu or cuda (default: SCORER_DEVICE)")
+    parser.add_argument("--dtype", default=None, help="auto, float32, bfloat16 or float16 (default: SCORER_DTYPE)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: SCORER_THREADS)")
     parser.add_argument("--questions", type=int, default=20, help="questions per latency figure")
-    parser.add_argument("--batch", type=int, default=10, help="questions per subject in the throughput run")
+    parser.add_argument("--batch", type=int, default=16, help="questions per subject in the throughput runs")
+    parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4, 8, 16])
+    parser.add_argument("--clients", type=int, default=16, help="client threads for the service figure")
+    parser.add_argument("--seconds", type=float, default=30, help="seconds per service figure (0: skip it)")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the first (converting) load")
     args = parser.parse_args()
 
     config = default_config()
     if args.device:
         config["SCORER_DEVICE"] = args.device
+    if args.dtype:
+        config["SCORER_DTYPE"] = args.dtype
     if args.threads:
         config["SCORER_THREADS"] = args.threads
     data = MMLUData(data_dir(config))
@@ -75,17 +126,40 @@ def main() -> None:
         import torch
 
         print(f"gpu: {torch.cuda.get_device_name(0)}")
-    scorer = Scorer(loaded)
-    latency(scorer, data, 0, 2)  # warm-up: first calls allocate
+
+    live = Scorer(loaded)
+    questions = [q for s in SUBJECTS for q in data.questions(s, "test")[1:]][:args.questions]
     for shots in (0, 5):
-        times = latency(scorer, data, shots, args.questions)
-        print(f"latency {shots}-shot over {len(times)} questions: p50 {percentile(times, .5):.0f} ms, "
+        latency(live, requests_for(data, [data.questions(s, "test")[0] for s in SUBJECTS], shots))  # warm
+        times = latency(live, requests_for(data, questions, shots))
+        print(f"live latency {shots}-shot, warm, over {len(times)} questions: p50 {percentile(times, .5):.0f} ms, "
               f"p95 {percentile(times, .95):.0f} ms, mean {statistics.fmean(times):.0f} ms")
+
+    batch_questions = [q for s in SUBJECTS for q in data.questions(s, "test")[:args.batch]]
+    reference = Scorer(loaded, reuse_prefix=False)
     started = time.perf_counter()
-    summary = evaluate(scorer, data, list(SUBJECTS), "test", shots=5, limit=args.batch, progress=False)
-    elapsed = time.perf_counter() - started
-    print(f"batch 5-shot: {summary['questions']} questions in {elapsed:.1f} s = "
-          f"{summary['questions'] / elapsed:.2f} questions/s (accuracy {summary['micro']['accuracy']:.3f})")
+    for r in requests_for(data, batch_questions, 5):
+        reference.score(**r)
+    base = len(batch_questions) / (time.perf_counter() - started)
+    print(f"5-shot, full prompt, one question per pass (the reference path): {base:.2f} questions/s "
+          f"over {len(batch_questions)} questions")
+    best = 0.0
+    for size in args.batch_sizes:
+        started = time.perf_counter()  # from a cold prefix cache: the batch command pays for it too
+        summary = evaluate(Scorer(loaded, batch_rows=size), data, list(SUBJECTS), "test", shots=5,
+                           limit=args.batch, progress=False, batch_size=size)
+        rate = summary["questions"] / (time.perf_counter() - started)
+        best = max(best, rate)
+        print(f"5-shot, prefix reused, batches of {size}: {rate:.2f} questions/s = {rate / base:.1f}x the reference")
+    print(f"full 5-shot test ({FULL_TEST:,} questions) at the best rate: about {FULL_TEST / best / 60:.0f} min "
+          f"(the reference path: about {FULL_TEST / base / 60:.0f} min)")
+
+    if args.seconds > 0:
+        pool = requests_for(data, [q for s in SUBJECTS for q in data.questions(s, "test")[:40]], 5)
+        one = service_throughput(loaded, pool, 1, args.clients, args.seconds)
+        micro = service_throughput(loaded, pool, 8, args.clients, args.seconds)
+        print(f"service, {args.clients} clients, 5-shot, {args.seconds:g} s each: one at a time {one:.2f} questions/s, "
+              f"micro-batches of up to 8 {micro:.2f} questions/s = {micro / one:.1f}x")
 
 
 if __name__ == "__main__":

@@ -1,14 +1,14 @@
-"""Score one multiple-choice question with a causal LM, the way the reference evaluation does.
+"""Score multiple-choice questions with a causal LM, the way the reference evaluation does, fast.
 
 The scorer knows no dataset: a question comes with its options (K of them, lettered A, B, …) and a
 prompt format, any object with ``prompt_parts(subject, question, choices, shots)`` returning parts
 with ``kind`` and ``text`` (a paper's prompt module, in its folder under papers/). Two methods:
 
 * ``letter`` (the reference method: lm-evaluation-harness's default multiple-choice task for the
-  benchmark, one forward pass, log-softmax at the last position): after the
-  prompt ending in "Answer:", compare the log-probabilities of the continuations " A", " B", …
-  (a letter that is several tokens gets the sum of its tokens' log-probabilities); the
-  softmax over the K letters is the letter distribution and its argmax the prediction.
+  benchmark, one float32 forward pass, log-softmax at the last position): after the prompt ending
+  in "Answer:", compare the log-probabilities of the continuations " A", " B", … (a letter that is
+  several tokens gets the sum of its tokens' log-probabilities); the softmax over the K letters is
+  the letter distribution and its argmax the prediction.
 * ``option`` (full-option log-likelihood): the continuation is the option's own text, " {choice}",
   scored as the sum of its tokens' log-probabilities (explainers.option_logprob); the best one is
   picked with explainers.pick_option.
@@ -17,13 +17,30 @@ Tokenisation follows the harness: a context and a continuation are encoded as
 ``context_ids = encode(context)`` and ``continuation_ids = encode(context + continuation)[len(context_ids):]``,
 with no special tokens. When a few-shot prompt does not fit the model's context, whole worked
 examples are dropped (the original code lowered k until the prompt fit) and the result says so.
+
+Speed without changing a number (see the README, "Live scoring"):
+
+* **Prefix reuse.** Every question of a subject shares the header and the worked examples. Their
+  key/value cache is computed once and kept (an LRU bounded by bytes); a question then runs only
+  its own tokens on top. The split is made on tokens, not text: the whole prompt is tokenised as
+  always and the longest common token prefix with the cached one is reused, so tokenisation never
+  changes (BPE may merge across the text boundary; those tokens are simply recomputed).
+* **Batching.** Questions that share a cached prefix run in one forward pass: their own tokens,
+  right-padded, on top of the prefix expanded across the batch, with an attention mask hiding the
+  padding and explicit positions. The language-model head (49,152 × 576 in SmolLM2) runs only at
+  the positions whose log-probabilities are read, not at every prompt position.
+
+``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each question alone, one
+forward pass over its whole prompt with logits at every position, as the harness runs it. The tests
+and bench/ compare the two.
 """
 from __future__ import annotations
 
-import copy
 import math
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 import explainers
 
@@ -33,10 +50,17 @@ METHODS = {
 }
 TOP_NEXT_TOKENS = 5
 LETTERS = "ABCDEFGHIJ"  # up to ten options
+SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
+PREFIX_CACHE_BYTES = 256 * 2**20  # SmolLM2-135M holds 46 KiB of keys and values per token in float32
+BATCH_ROWS = 8  # rows per forward pass; bench/scoring.py measures the choice
 
 
 class PromptTooLong(ValueError):
     """Even with no worked examples the question does not fit the model's context."""
+
+
+class ScoringCancelled(RuntimeError):
+    """Every caller of a batch gave up; the batch stopped between forward passes."""
 
 
 @dataclass(frozen=True)
@@ -51,11 +75,86 @@ class ScoredContinuation:
         return explainers.option_logprob(list(self.token_logprobs))
 
 
+@dataclass
+class _Prepared:
+    """One question after prompt building and tokenisation, before the model runs."""
+
+    request: dict
+    letters: str
+    texts: list[str]
+    parts: list
+    shared_text: str
+    context_ids: list[int]
+    continuation_ids: list[list[int]]
+    started: float
+    token_logprobs: list[list[float]] = field(default_factory=list)
+    next_logprobs: object = None  # log-softmax over the vocabulary after the whole context
+
+
+@dataclass(frozen=True)
+class _Row:
+    """One sequence of the forward pass and the positions whose next-token log-probabilities are read.
+
+    ``reads`` pairs a position of ``tokens`` with the token whose log-probability is wanted there
+    (None: keep the whole distribution, for the position right after the context)."""
+
+    question: int
+    continuation: int | None  # None: the context's own row
+    tokens: tuple[int, ...]
+    reads: tuple[tuple[int, int | None], ...]
+
+
+@dataclass
+class _Prefix:
+    token_ids: tuple[int, ...]
+    layers: list  # per layer (keys, values), each [1, heads, tokens, head_dim]
+    nbytes: int
+
+
+class PrefixCache:
+    """Key/value caches of shared prompt prefixes, least recently used first out, bounded by bytes."""
+
+    def __init__(self, max_bytes: int = PREFIX_CACHE_BYTES):
+        self.max_bytes = max_bytes
+        self.entries: OrderedDict[str, _Prefix] = OrderedDict()
+        self.nbytes = 0
+
+    def get(self, text: str) -> _Prefix | None:
+        entry = self.entries.get(text)
+        if entry is not None:
+            self.entries.move_to_end(text)
+        return entry
+
+    def put(self, text: str, entry: _Prefix) -> None:
+        if entry.nbytes > self.max_bytes:
+            return
+        old = self.entries.pop(text, None)
+        if old is not None:
+            self.nbytes -= old.nbytes
+        self.entries[text] = entry
+        self.nbytes += entry.nbytes
+        while self.nbytes > self.max_bytes:
+            _, evicted = self.entries.popitem(last=False)
+            self.nbytes -= evicted.nbytes
+
+
+def common_prefix_length(a, b) -> int:
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
 class Scorer:
     """Holds a loaded model; every call is pure inference under torch.inference_mode()."""
 
-    def __init__(self, loaded):
+    def __init__(self, loaded, reuse_prefix: bool = True, batch_rows: int = BATCH_ROWS,
+                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES):
         self.loaded = loaded
+        self.reuse_prefix = reuse_prefix
+        self.batch_rows = max(1, batch_rows)
+        self.prefixes = PrefixCache(prefix_cache_bytes)
 
     # -- tokenisation -------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -70,35 +169,7 @@ class Scorer:
         whole_ids = self.encode(context + continuation)
         return context_ids, whole_ids[len(context_ids):]
 
-    # -- the model ----------------------------------------------------------------------------
-    def continuation_logprobs(self, context_ids: list[int], continuations: list[list[int]]):
-        """Log-probabilities of each continuation's tokens after the context, from one pass over it.
-
-        The context runs once; its key/value cache is copied for each continuation that has more
-        than one token. Also returns the top next tokens after the context.
-        """
-        import torch
-
-        model, device = self.loaded.model, self.loaded.device
-        with torch.inference_mode():
-            out = model(torch.tensor([context_ids], device=device), use_cache=True)
-            next_logprobs = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
-            results = []
-            for cont in continuations:
-                lps = [next_logprobs[cont[0]].item()]
-                if len(cont) > 1:
-                    tail = model(torch.tensor([cont[:-1]], device=device), cache=copy.deepcopy(out.cache), use_cache=True)
-                    tail_lps = torch.log_softmax(tail.logits[0].float(), dim=-1)
-                    lps += [tail_lps[i, token].item() for i, token in enumerate(cont[1:])]
-                results.append(lps)
-            top = torch.topk(next_logprobs, TOP_NEXT_TOKENS)
-            top_tokens = [
-                {"token": self.loaded.tokenizer.decode([int(i)]), "probability": math.exp(float(lp))}
-                for lp, i in zip(top.values, top.indices, strict=False)
-            ]
-        return results, top_tokens
-
-    # -- one question -------------------------------------------------------------------------
+    # -- prompts ------------------------------------------------------------------------------
     @staticmethod
     def letters(choices) -> str:
         if not 2 <= len(choices) <= len(LETTERS):
@@ -131,45 +202,192 @@ class Scorer:
             "worked examples; shorten them"
         )
 
-    def score(self, prompt_format, subject: str, question: str, choices, shots: list | tuple = (),
-              method: str = "letter", key: str | None = None) -> dict:
-        """Score one question; the result is plain JSON-ready data (see the README for fields)."""
+    def _prepare(self, request: dict) -> _Prepared:
+        method = request.get("method", "letter")
         if method not in METHODS:
             raise ValueError(f"method must be one of {', '.join(METHODS)}")
         started = time.perf_counter()
+        choices = request["choices"]
         texts = self.continuation_texts(method, choices)
         letters = self.letters(choices)
-        parts, context_ids, continuation_ids = self.fit_prompt(prompt_format, subject, question, choices, list(shots), texts)
-        token_logprobs, top_tokens = self.continuation_logprobs(context_ids, continuation_ids)
+        parts, context_ids, continuation_ids = self.fit_prompt(
+            request["prompt_format"], request["subject"], request["question"], choices,
+            list(request.get("shots", ())), texts)
+        shared = []
+        for part in parts:
+            if part.kind not in SHARED_PART_KINDS:
+                break
+            shared.append(part.text)
+        return _Prepared(request, letters, texts, parts, "".join(shared), context_ids, continuation_ids, started)
+
+    @staticmethod
+    def _rows(index: int, prepared: _Prepared) -> list[_Row]:
+        """The context's row (reading the whole next-token distribution) and one row per continuation
+        of several tokens (reading each of its later tokens after the ones before it)."""
+        ctx = prepared.context_ids
+        rows = [_Row(index, None, tuple(ctx), ((len(ctx) - 1, None),))]
+        for c, cont in enumerate(prepared.continuation_ids):
+            if len(cont) > 1:
+                reads = tuple((len(ctx) - 1 + i, token) for i, token in enumerate(cont[1:], start=1))
+                rows.append(_Row(index, c, tuple(ctx) + tuple(cont[:-1]), reads))
+        return rows
+
+    # -- the model ----------------------------------------------------------------------------
+    def _prefix(self, text: str) -> _Prefix | None:
+        """The cached key/value states of a shared prefix, computed on first use."""
+        import torch
+
+        if not text:
+            return None
+        entry = self.prefixes.get(text)
+        if entry is not None:
+            return entry
+        ids = self.encode(text)
+        if not ids:
+            return None
+        model, device = self.loaded.model, self.loaded.device
+        out = model.model(input_ids=torch.tensor([ids], device=device), use_cache=True)
+        layers = [(layer.keys, layer.values) for layer in out.cache.layers]
+        nbytes = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        entry = _Prefix(tuple(ids), layers, nbytes)
+        self.prefixes.put(text, entry)
+        return entry
+
+    def _forward(self, rows: list[_Row], prefix: _Prefix | None) -> list[list]:
+        """One forward pass over ``rows`` (all sharing ``prefix``); per row, the values it reads:
+        a float log-probability, or the whole log-softmax vector where the token is None."""
+        import torch
+        from transformers import DynamicCache
+
+        model, device = self.loaded.model, self.loaded.device
+        reused = 0
+        if prefix is not None:
+            # At least the last context token must run, so its hidden state exists.
+            reused = min(min(common_prefix_length(prefix.token_ids, r.tokens) for r in rows),
+                         min(r.reads[0][0] for r in rows))
+        width = max(len(r.tokens) for r in rows) - reused
+        pad = self.loaded.tokenizer.pad_token_id or 0
+        ids = torch.full((len(rows), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(rows), reused + width), dtype=torch.long)
+        mask[:, :reused] = 1
+        for i, r in enumerate(rows):
+            own = r.tokens[reused:]
+            ids[i, :len(own)] = torch.tensor(own, dtype=torch.long)
+            mask[i, reused:reused + len(own)] = 1
+        positions = torch.arange(reused, reused + width).unsqueeze(0).expand(len(rows), -1)
+        past = None
+        if reused:
+            past = DynamicCache(ddp_cache_data=[
+                (k[:, :, :reused].expand(len(rows), -1, -1, -1), v[:, :, :reused].expand(len(rows), -1, -1, -1))
+                for k, v in prefix.layers])
+        out = model.model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
+                          cache=past, use_cache=past is not None)
+        where = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
+        hidden = out.last_hidden_state[[i for i, _ in where], [p for _, p in where]]
+        logprobs = torch.log_softmax(model.lm_head(hidden).float(), dim=-1)
+        values, n = [], 0
+        for r in rows:
+            got = []
+            for _, token in r.reads:
+                got.append(logprobs[n] if token is None else logprobs[n, token].item())
+                n += 1
+            values.append(got)
+        return values
+
+    def _forward_full(self, row: _Row) -> list:
+        """The reference: one sequence, no cache, logits at every position, log-softmax, read."""
+        import torch
+
+        model, device = self.loaded.model, self.loaded.device
+        logits = model(torch.tensor([row.tokens], device=device)).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        return [logprobs[pos] if token is None else logprobs[pos, token].item() for pos, token in row.reads]
+
+    def _run(self, prepared: list[_Prepared], stop: Callable[[], bool] | None) -> None:
+        """Fill each question's token log-probabilities, batching rows that share a prefix."""
+        import torch
+
+        groups: dict[str, list[_Row]] = {}
+        for index, p in enumerate(prepared):
+            for row in self._rows(index, p):
+                groups.setdefault(p.shared_text if self.reuse_prefix else "", []).append(row)
+        results: dict[tuple[int, int | None], list] = {}
+        with torch.inference_mode():
+            for shared_text, rows in groups.items():
+                if self.reuse_prefix:
+                    prefix = self._prefix(shared_text)
+                    rows = sorted(rows, key=lambda r: len(r.tokens))  # neighbours in length pad little
+                    batches = [rows[i:i + self.batch_rows] for i in range(0, len(rows), self.batch_rows)]
+                else:
+                    batches = [[row] for row in rows]
+                for batch in batches:
+                    if stop is not None and stop():
+                        raise ScoringCancelled("every caller of this batch gave up waiting")
+                    values = self._forward(batch, prefix) if self.reuse_prefix else [self._forward_full(batch[0])]
+                    for row, got in zip(batch, values, strict=True):
+                        results[(row.question, row.continuation)] = got
+        for index, p in enumerate(prepared):
+            (p.next_logprobs,) = results[(index, None)]
+            p.token_logprobs = [
+                [p.next_logprobs[cont[0]].item()] + (results[(index, c)] if len(cont) > 1 else [])
+                for c, cont in enumerate(p.continuation_ids)
+            ]
+
+    # -- questions ----------------------------------------------------------------------------
+    def score(self, prompt_format, subject: str, question: str, choices, shots: list | tuple = (),
+              method: str = "letter", key: str | None = None) -> dict:
+        """Score one question; the result is plain JSON-ready data (see the README for fields)."""
+        (result,) = self.score_many([{"prompt_format": prompt_format, "subject": subject, "question": question,
+                                      "choices": choices, "shots": shots, "method": method, "key": key}])
+        return result
+
+    def score_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
+        """Score several questions (dicts of :meth:`score`'s arguments) together; each result is
+        what :meth:`score` returns for it alone. ``stop`` is asked between forward passes."""
+        prepared = [self._prepare(r) for r in requests]
+        self._run(prepared, stop)
+        return [self._result(p) for p in prepared]
+
+    def _result(self, p: _Prepared) -> dict:
+        import torch
+
+        request, method = p.request, p.request.get("method", "letter")
+        choices, shots, key = request["choices"], list(request.get("shots", ())), request.get("key")
         scored = [
             ScoredContinuation(letter, text, tuple(ids), tuple(lps))
-            for letter, text, ids, lps in zip(letters, texts, continuation_ids, token_logprobs, strict=False)
+            for letter, text, ids, lps in zip(p.letters, p.texts, p.continuation_ids, p.token_logprobs, strict=True)
         ]
         logprobs = [s.logprob for s in scored]
-        probabilities = dict(zip(letters, explainers.softmax(logprobs), strict=False))
+        probabilities = dict(zip(p.letters, explainers.softmax(logprobs), strict=True))
         if method == "letter":
             prediction = explainers.predict(probabilities)
         else:
             prediction = explainers.pick_option({s.letter: list(s.token_logprobs) for s in scored})
-        shots_used = sum(1 for p in parts if p.kind == "shot")
+        top = torch.topk(p.next_logprobs, TOP_NEXT_TOKENS)
+        top_tokens = [
+            {"token": self.loaded.tokenizer.decode([int(i)]), "probability": math.exp(float(lp))}
+            for lp, i in zip(top.values, top.indices, strict=True)
+        ]
+        shots_used = sum(1 for part in p.parts if part.kind == "shot")
         dropped = len(shots) - shots_used
         return {
             "method": method,
             "method_title": METHODS[method],
             "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
                       "threads": self.loaded.threads, "context_length": self.loaded.context_length},
-            "subject": subject,
+            "subject": request["subject"],
             "shots_requested": len(shots),
             "shots_used": shots_used,
             "shots_note": (
                 f"{dropped} worked example{'s' if dropped != 1 else ''} dropped: the prompt did not fit the "
                 f"model's context of {self.loaded.context_length} tokens" if dropped else None
             ),
-            "prompt": {"text": "".join(p.text for p in parts), "parts": [{"kind": p.kind, "text": p.text} for p in parts]},
+            "prompt": {"text": "".join(part.text for part in p.parts),
+                       "parts": [{"kind": part.kind, "text": part.text} for part in p.parts]},
             "options": [
                 {"letter": s.letter, "choice": choice, "continuation": s.text, "tokens": len(s.token_ids),
                  "logprob": s.logprob, "probability": probabilities[s.letter]}
-                for s, choice in zip(scored, choices, strict=False)
+                for s, choice in zip(scored, choices, strict=True)
             ],
             "probabilities": probabilities,
             "prediction": prediction,
@@ -180,6 +398,6 @@ class Scorer:
             # would rather write something else ("The") puts little mass on them.
             "vocabulary_share": sum(math.exp(lp) for lp in logprobs),
             "top_next_tokens": top_tokens,
-            "token_counts": {"prompt": len(context_ids), "continuations": {s.letter: len(s.token_ids) for s in scored}},
-            "model_ms": round((time.perf_counter() - started) * 1000, 1),
+            "token_counts": {"prompt": len(p.context_ids), "continuations": {s.letter: len(s.token_ids) for s in scored}},
+            "model_ms": round((time.perf_counter() - p.started) * 1000, 1),
         }

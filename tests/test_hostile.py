@@ -218,7 +218,7 @@ def test_the_scoring_hog_is_refused_before_the_queue_saying_what_to_shorten():
     payload = response.get_json()
     assert payload["field"] == "question" and "limit per request is 16,000" in payload["error"]
     assert "shorten the question or the choices" in payload["error"] and "method letter" in payload["error"]
-    assert app.extensions["scoring"].jobs.qsize() == 0 and app.extensions["scoring"].state == "not loaded"
+    assert app.extensions["scoring"].status()["queued"] == 0 and app.extensions["scoring"].state == "not loaded"
 
 
 def test_every_real_question_fits_the_budget():

@@ -2,12 +2,19 @@
 
 Writes one JSON line per question (fields in README, "Live scoring") and prints micro and macro
 accuracy with 95 % intervals and the RMS calibration error, all computed by ``explainers``.
+All 57 subjects by default. A run can be stopped at any moment and continued with ``--resume``:
+each row is one ``write`` of a whole line, and only complete lines count when a file is read back
+(a torn last line is cut off before appending). An existing file is never overwritten unless
+``--force`` says so. Questions of a subject are scored in batches that share the subject's
+prompt prefix (livescoring.scorer), shortest first so a batch pads little.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
+import os
+import shlex
 import sys
 from pathlib import Path
 
@@ -23,20 +30,32 @@ from . import data_dir
 from .validation import QUESTION_SPLITS
 
 CALIBRATION_BINS = 10
+# The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
+# one question per forward pass (batches of 8 were no faster on CPU; they are for GPUs) and one
+# torch thread per core.
+DEFAULT_BATCH_SIZE = 1
+DEFAULT_THREADS = os.cpu_count() or 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--subjects", nargs="+", default=["all"], metavar="SUBJECT",
-                        help="subject names (e.g. astronomy college_medicine), or 'all'")
+                        help="subject names (e.g. astronomy college_medicine), or 'all' (the default: all 57)")
     parser.add_argument("--split", choices=QUESTION_SPLITS, default="test")
     parser.add_argument("--shots", type=int, default=5, help=f"worked examples, 0 to {MAX_SHOTS} (default 5)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per subject (0: all)")
     parser.add_argument("--method", choices=tuple(METHODS), default="letter")
     parser.add_argument("--out", type=Path, default=Path("mmlu-results.jsonl"), help="JSONL file to write")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue --out: keep its complete lines and score only the questions not in it")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"questions per forward pass (default {DEFAULT_BATCH_SIZE}, the fastest measured on CPU; "
+                             "larger on a GPU)")
     parser.add_argument("--model", help="override SCORER_MODEL (a local directory, a cached model id, or smollm2)")
     parser.add_argument("--device", help="override SCORER_DEVICE (auto, cpu, cuda)")
     parser.add_argument("--dtype", help="override SCORER_DTYPE (auto, float32, bfloat16, float16)")
-    parser.add_argument("--threads", type=int, help="override SCORER_THREADS (torch CPU threads)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                        help=f"torch CPU threads (default {DEFAULT_THREADS}, one per core, the fastest measured)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -49,29 +68,91 @@ def chosen_subjects(names: list[str], data: MMLUData) -> list[str]:
     return names
 
 
+def output_problem(out: Path, resume: bool, force: bool) -> str | None:
+    """Why ``out`` cannot be written as asked, in words, or None; checked before any slow work."""
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        return f"the directory {parent} does not exist; create it or choose another --out"
+    if out.exists():
+        if out.is_dir():
+            return f"{out} is a directory; --out must be a file"
+        if not os.access(out, os.W_OK):
+            return f"{out} is not writable"
+        if not (resume or force):
+            return f"{out} already exists; add --resume to continue it or --force to overwrite it"
+    elif not os.access(parent, os.W_OK):
+        return f"cannot create files in {parent}"
+    return None
+
+
+def read_complete_rows(path: Path) -> tuple[list[dict], int]:
+    """The rows of the file's complete lines, and the byte length they take (what to keep)."""
+    rows, kept = [], 0
+    with open(path, "rb") as fh:
+        for line in fh:
+            if not line.endswith(b"\n"):
+                break  # torn by a kill mid-write
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                break
+            kept += len(line)
+    return rows, kept
+
+
+def row_key(row: dict) -> tuple[str, str, int]:
+    return row["subject"], row["split"], row["index"]
+
+
 def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
-             limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True) -> dict:
-    """Score the questions, write JSONL rows to ``out``, and return the summary (see summarise)."""
+             limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True,
+             resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> dict:
+    """Score the questions, append JSONL rows to ``out``, and return the summary of every row (see summarise).
+
+    With ``resume``, the complete rows already in ``out`` are kept and their questions skipped; a
+    run stopped by Ctrl-C leaves only complete rows (KeyboardInterrupt is re-raised)."""
     from tqdm import tqdm
 
-    questions = [q for s in subjects for q in (data.questions(s, split)[:limit] if limit else data.questions(s, split))]
-    rows = []
-    sink = open(out, "w", encoding="utf-8") if out else None
+    rows: list[dict] = []
+    if resume and out is not None and out.exists():
+        rows, kept = read_complete_rows(out)
+        other = {(r["method"], r["split"]) for r in rows} - {(method, split)}
+        if other:
+            raise ValueError(f"{out} holds rows of another run ({sorted(other)}); resume it with the same options")
+        with open(out, "r+b") as fh:
+            fh.truncate(kept)
+    done = {row_key(r) for r in rows}
+    pending = {}
+    for subject in subjects:
+        questions = data.questions(subject, split)
+        questions = questions[:limit] if limit else questions
+        pending[subject] = [q for q in questions if (subject, split, q.index) not in done]
+    total = sum(len(qs) for qs in pending.values())
+    sink = open(out, "a" if resume else "w", encoding="utf-8") if out else None
     try:
-        for q in tqdm(questions, desc="scoring", unit="q", disable=not progress, file=sys.stderr):
-            shots_of = data.questions(q.subject, "dev")[:shots]
-            result = scorer.score(prompt, q.subject, q.question, q.choices, shots_of, method, q.answer)
-            row = {
-                "subject": q.subject, "split": split, "index": q.index, "method": method,
-                "shots": result["shots_used"], "probabilities": result["probabilities"],
-                "prediction": result["prediction"], "key": q.answer, "correct": result["correct"],
-                "confidence": result["confidence"], "vocabulary_share": result["vocabulary_share"],
-                "model": result["model"]["name"],
-            }
-            rows.append(row)
-            if sink:
-                sink.write(json.dumps(row) + "\n")
-                sink.flush()
+        with tqdm(total=total, desc="scoring", unit="q", disable=not progress, file=sys.stderr, smoothing=0.05) as bar:
+            for subject, questions in pending.items():
+                shots_of = data.questions(subject, "dev")[:shots]
+                ordered = sorted(questions, key=lambda q: len(q.question) + sum(len(c) for c in q.choices))
+                for start in range(0, len(ordered), batch_size):
+                    chunk = ordered[start:start + batch_size]
+                    results = scorer.score_many([
+                        {"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
+                         "shots": shots_of, "method": method, "key": q.answer} for q in chunk])
+                    for q, result in zip(chunk, results, strict=True):
+                        row = {
+                            "subject": subject, "split": split, "index": q.index, "method": method,
+                            "shots": result["shots_used"], "probabilities": result["probabilities"],
+                            "prediction": result["prediction"], "key": q.answer, "correct": result["correct"],
+                            "confidence": result["confidence"], "vocabulary_share": result["vocabulary_share"],
+                            "model": result["model"]["name"],
+                        }
+                        rows.append(row)
+                        if sink:
+                            sink.write(json.dumps(row) + "\n")  # one write per whole line
+                    if sink:
+                        sink.flush()
+                    bar.update(len(chunk))
     finally:
         if sink:
             sink.close()
@@ -126,12 +207,33 @@ def report(summary: dict) -> str:
     return "\n".join(lines)
 
 
+def resume_command(args: argparse.Namespace) -> str:
+    """The command that continues this run where it stopped."""
+    words = ["python", "-m", "engine", "mmlu", "evaluate", "--subjects", *args.subjects, "--split", args.split,
+             "--shots", str(args.shots), "--limit", str(args.limit), "--method", args.method, "--out", str(args.out),
+             "--batch-size", str(args.batch_size)]
+    for option in ("model", "device", "dtype", "threads"):
+        if getattr(args, option) is not None:
+            words += [f"--{option}", str(getattr(args, option))]
+    return shlex.join([*words, "--resume"])
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.shots <= MAX_SHOTS:
         print(f"error: --shots must be from 0 to {MAX_SHOTS}", file=sys.stderr)
         return 2
     if args.limit < 0:
         print("error: --limit must be 0 (all) or more", file=sys.stderr)
+        return 2
+    if args.batch_size < 1:
+        print("error: --batch-size must be 1 or more", file=sys.stderr)
+        return 2
+    if args.resume and args.force:
+        print("error: --resume and --force contradict each other; choose one", file=sys.stderr)
+        return 2
+    problem = output_problem(args.out, args.resume, args.force)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     config = default_config()
     overrides = {"SCORER_MODEL": args.model, "SCORER_DEVICE": args.device, "SCORER_DTYPE": args.dtype,
@@ -149,9 +251,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 3
     print(f"Model: {loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
-          f"{loaded.load_seconds:.1f} s; method {args.method}; {args.shots}-shot; {args.split} split", file=sys.stderr)
-    summary = evaluate(Scorer(loaded), data, subjects, args.split, args.shots, args.limit, args.method, args.out,
-                       progress=not args.no_progress)
+          f"{loaded.load_seconds:.1f} s; method {args.method}; {args.shots}-shot; {args.split} split; "
+          f"batches of {args.batch_size}", file=sys.stderr)
+    try:
+        summary = evaluate(Scorer(loaded, batch_rows=args.batch_size), data, subjects, args.split, args.shots,
+                           args.limit, args.method, args.out, progress=not args.no_progress, resume=args.resume,
+                           batch_size=args.batch_size)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        rows, _ = read_complete_rows(args.out) if args.out.exists() else ([], 0)
+        print(f"\nInterrupted: {args.out} holds {len(rows)} complete rows. Continue with:\n  {resume_command(args)}",
+              file=sys.stderr)
+        return 130
     print(report(summary))
-    print(f"Wrote {summary['questions']} rows to {args.out}")
+    print(f"{args.out} holds {summary['questions']} rows")
     return 0

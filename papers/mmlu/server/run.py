@@ -94,7 +94,8 @@ def run_score(body) -> dict:
         raise ScoreFailed(413, str(error), field=error.field) from None
     split, index = arguments.pop("split"), arguments.pop("index")
     try:
-        result = service().score(**arguments)
+        # The client's address keys its fair share of the queue (through nginx, TRUSTED_PROXIES makes it the reader's).
+        result = service().score(**arguments, client=request.remote_addr)
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), field="question") from None
     except QueueFull as error:

@@ -124,7 +124,7 @@ def score_question(category, index, shots) -> dict:
     try:
         result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
                                  choices=list(q.options), shots=list(dataset().shots(q.category, shots)),
-                                 method="letter", key=q.answer)
+                                 method="letter", key=q.answer, client=request.remote_addr)
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), "question") from None
     except QueueFull as error:

@@ -1,0 +1,72 @@
+"""The live model's published runs (papers/mmlu/runs/*.jsonl.gz) are complete and reproducible.
+
+Each published file must hold every test question exactly once, from one method and one shot
+count (a partial run is never published as if it were complete), and a random sample of its rows,
+re-scored now with the batch command's scorer, must give the same prediction and every
+probability within 1e-5. ``MMLU_RUNS_DIR`` points the test at another folder of runs (``.jsonl``
+or ``.jsonl.gz``), for example a run still in progress, which is then only re-scored.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from engine.config import default_config
+from livescoring.model import ModelSettings, load
+from livescoring.scorer import Scorer
+from papers.mmlu import prompt
+from papers.mmlu.dataset import MMLUData
+from papers.mmlu.server import data_dir
+
+PUBLISHED = Path(__file__).resolve().parent.parent / "papers" / "mmlu" / "runs"
+RUNS = Path(os.environ.get("MMLU_RUNS_DIR") or PUBLISHED)
+FILES = sorted([*RUNS.glob("*.jsonl.gz"), *RUNS.glob("*.jsonl")]) if RUNS.is_dir() else []
+SAMPLE = 6
+
+pytestmark = [pytest.mark.model, pytest.mark.skipif(not FILES, reason=f"no runs in {RUNS}")]
+
+
+def read_rows(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.endswith("\n")]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return MMLUData(data_dir(default_config()))
+
+
+@pytest.fixture(scope="module")
+def scorer():
+    config = default_config()
+    return Scorer(load(ModelSettings.from_config({**config, "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1})))
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_published_run_is_complete(path, data):
+    if RUNS != PUBLISHED:
+        pytest.skip("not a published folder: completeness is required only of published runs")
+    rows = read_rows(path)
+    keys = [(r["subject"], r["index"]) for r in rows]
+    expected = {(s, q.index) for s in data.subjects for q in data.questions(s, "test")}
+    assert len(keys) == len(set(keys)) and set(keys) == expected
+    assert len({(r["method"], r["split"], r["model"]) for r in rows}) == 1
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
+    rows = read_rows(path)
+    for row in random.Random(path.name).sample(rows, min(SAMPLE, len(rows))):
+        q = data.question(row["subject"], row["split"], row["index"])
+        again = scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:row["shots"]],
+                             row["method"], q.answer)
+        assert again["prediction"] == row["prediction"], row
+        for letter, p in row["probabilities"].items():
+            assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])
+        assert again["shots_used"] == row["shots"]
