@@ -19,6 +19,7 @@ import argparse
 import json
 import logging
 import os
+import select
 import signal
 import sys
 import threading
@@ -79,6 +80,10 @@ def serve(app, host: str, port: int, threads: int) -> None:
         connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
         max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
         cleanup_interval=min(30, config["SERVER_CHANNEL_TIMEOUT_S"]),
+        # waitress drops X-Forwarded-* headers unless told to keep them; behind nginx (TRUSTED_PROXIES)
+        # the app's ProxyFix reads them, or every reader would share the proxy's address and its
+        # one share of the scoring queue.
+        clear_untrusted_proxy_headers=not config["TRUSTED_PROXIES"],
     )
     server.channel_class = _front_error_channel()
     stopping = threading.Event()
@@ -98,6 +103,12 @@ def serve(app, host: str, port: int, threads: int) -> None:
         stopping.set()
         print(f"Received {signal.Signals(signum).name}: no new connections; finishing requests in flight",
               flush=True)
+        # Connections already waiting in the listen backlog were sent before the signal: take them in,
+        # so their requests are answered, then stop listening.
+        for _ in range(config["SERVER_CONNECTION_LIMIT"]):
+            if not select.select([server.socket], [], [], 0)[0]:
+                break
+            server.handle_accept()
         server.accepting = False
         server.del_channel()  # the listening socket leaves the loop: new connections are refused
         server.socket.close()

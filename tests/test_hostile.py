@@ -6,6 +6,7 @@ The real server's own limits (waitress errors, graceful shutdown) are in the tes
 """
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
@@ -342,15 +343,21 @@ def test_a_stop_signal_finishes_requests_in_flight_and_exits_0(tmp_path, signum)
             except OSError:
                 time.sleep(0.2)
         answers = []
+        # Every request is sent in full before the signal, so all eight are in flight when it comes
+        # (uncached widget states: each takes a few hundred ms to draw).
+        connections = []
+        for i in range(8):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            connection.request("GET", f"/embed/mmlu/release-gate?draw={200 + i}")
+            connections.append(connection)
 
-        def fetch(i: int) -> None:  # uncached widget states: each takes a few hundred ms to draw
-            with urllib.request.urlopen(f"{base}/embed/mmlu/release-gate?draw={200 + i}", timeout=30) as response:
-                answers.append((response.status, len(response.read())))
+        def fetch(connection) -> None:
+            response = connection.getresponse()
+            answers.append((response.status, len(response.read())))
 
-        threads = [threading.Thread(target=fetch, args=(i,)) for i in range(8)]
+        threads = [threading.Thread(target=fetch, args=(c,)) for c in connections]
         for thread in threads:
             thread.start()
-        time.sleep(0.1)
         process.send_signal(signum)
         for thread in threads:
             thread.join()
@@ -367,11 +374,12 @@ def test_a_stop_signal_finishes_requests_in_flight_and_exits_0(tmp_path, signum)
 
 @pytest.mark.model
 def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
-    """Six questions queued, the hog refused, then SIGTERM: every request gets its whole answer, exit 0."""
+    """Six questions queued, the hog refused, then SIGTERM: every request gets its whole answer, exit 0.
+    The six come from six readers (as nginx would forward them), so none is held to one client's share."""
     port = free_port()
     log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below, after the process
     process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "16"], cwd=REPO_ROOT,
-                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"},
+                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1", "TRUSTED_PROXIES": "1"},
                                stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
@@ -385,9 +393,10 @@ def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
             time.sleep(0.5)
         answers = []
 
-        def post(body: dict) -> None:
+        def post(body: dict, reader: int) -> None:
             request = urllib.request.Request(base + "/api/score", data=json.dumps(body).encode(),
-                                             headers={"Content-Type": "application/json"})
+                                             headers={"Content-Type": "application/json",
+                                                      "X-Forwarded-For": f"192.0.2.{reader + 1}"})
             try:
                 with urllib.request.urlopen(request, timeout=120) as response:
                     answers.append((response.status, json.loads(response.read())))
@@ -397,7 +406,7 @@ def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
         hog = {"subject": "astronomy", "question": "q" * 4000, "choices": ["c" * 1000] * 4, "shots": 5,
                "method": "option"}
         bodies = [{**REAL, "index": i} for i in range(6)] + [hog] * 4
-        threads = [threading.Thread(target=post, args=(body,)) for body in bodies]
+        threads = [threading.Thread(target=post, args=(body, i)) for i, body in enumerate(bodies)]
         for thread in threads:
             thread.start()
         time.sleep(0.5)
@@ -412,4 +421,4 @@ def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
     statuses = sorted(status for status, _ in answers)
     assert len(answers) == 10 and statuses.count(413) == 4, statuses
     assert all(status == 200 and set(body["probabilities"]) == set("ABCD") for status, body in answers
-               if status != 413)
+               if status != 413), [(status, body.get("error")) for status, body in answers]
