@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from explainers import checks
 from widgetkit import Param, Widget
+from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS, paired_results
-from widgetkit.scene import Linear, figure, hline, label, rect, vline
 
 from ..gate import compare, report_lines
 from ..runs import RunFormatError, pair_runs, read_run
@@ -65,31 +65,8 @@ def _pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
 
 
 def _figure(report: dict) -> dict:
-    rows, delta, band = report["subject_rows"], report["delta"], report["band"]
-    extent = max(0.05, max(abs(r["delta"]) for r in rows), abs(delta) + band)
-    y = Linear((-extent, extent), (230, 20))
-    left, right = 64, 550
-    step = (right - left) / len(rows)
-    digits = 0 if extent >= 0.1 else 1
-    marks = [rect(left, right, y(delta - band), y(delta + band), "fig-band-gate",
-                  f"Delta ± {report['multiple']:g} clustered standard errors")]
-    for tick in (-extent, -extent / 2, 0, extent / 2, extent):
-        marks.append(hline(left - 5, left, y(tick), "fig-axis"))
-        marks.append(label(left - 8, y(tick) + 5, f"{tick * 100:+.{digits}f}" if tick else "0", "fig-tick", "end"))
-    for i, row in enumerate(rows):
-        x0 = left + i * step + 1
-        marks.append(rect(x0, x0 + max(step - 2, 1), y(0), y(row["delta"]),
-                          "fig-bar-down" if row["delta"] < 0 else "fig-bar-up",
-                          f"{row['subject'].replace('_', ' ')}: {row['delta'] * 100:+.1f} points over {row['n']} questions"))
-    marks += [
-        vline(left, 20, 230, "fig-axis"),
-        hline(left, right, y(0), "fig-axis"),
-        hline(left, right, y(delta), "fig-ref fig-delta"),
-        label(right - 4, y(delta) - 6, f"delta {delta * 100:+.2f}", "fig-ref-label", "end"),
-        label(left, 250, "subjects, sorted by their change (points, candidate minus production)", "fig-caption", "start"),
-    ]
     verdict = "investigate" if report["verdict"] == "investigate" else "ship"
-    return figure(560, 260, f"Per-subject deltas sorted, with the clustered band; verdict {verdict}", marks)
+    return subject_delta_chart(report["subject_rows"], report["delta"], report["band"], report["multiple"], verdict)
 
 
 def view(state: dict, context: dict) -> dict:
