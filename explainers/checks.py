@@ -18,10 +18,13 @@ def number(name: str, value: object) -> float:
     """Return ``value`` as a finite float, or explain why it is not one."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ValueError(f"{name} must be a number, got {type(value).__name__}")
-    if isinstance(value, int) and abs(value) > LARGEST_WHOLE:
+    if isinstance(value, int) and abs(value) > LARGEST_WHOLE:  # before isfinite, which cannot take a huge int
         raise ValueError(f"{name} must be at most {LARGEST_WHOLE:g} in size")
     if not math.isfinite(value):
         raise ValueError(f"{name} must be a finite number, got {value}")
+    # Sums of numbers near the float limit overflow (math.fsum raises), and no statistic here needs them.
+    if abs(value) > LARGEST_WHOLE:
+        raise ValueError(f"{name} must be at most {LARGEST_WHOLE:g} in size")
     return float(value)
 
 

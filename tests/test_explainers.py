@@ -423,3 +423,9 @@ def test_sums_are_correctly_rounded_so_server_and_browser_agree_to_the_last_bit(
     assert ex.plain_mean(groups) == math.fsum(groups) / 4
     assert ex.weighted_accuracy([1, 1, 1, 1], groups) == math.fsum(groups) / 4
     assert f"{100 * ex.plain_mean(groups):.1f}" == f"{100 * (math.fsum(groups) / 4):.1f}"
+
+
+def test_numbers_too_large_to_add_up_are_refused_in_words():
+    # Found by the schema-driven fuzzer: math.fsum overflows on values near the float limit.
+    for values in ([1e308, 1e308], [10**400], [-1e16]):
+        assert "at most" in error_message(ex.plain_mean, values), values
