@@ -17,9 +17,8 @@ from flask import Blueprint, abort, current_app, jsonify, render_template, reque
 from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 from livescoring import service
-from livescoring.model import ModelUnavailable
+from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
 from livescoring.scorer import PromptTooLong
-from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
 from ..dataset import DataMissing
 from . import dataset as data
@@ -70,15 +69,6 @@ bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
 }
 
 
-class ScoreFailed(Exception):
-    """A score request that ends in an error response: status, message, field, extra headers."""
-
-    def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None,
-                 state: str | None = None):
-        super().__init__(message)
-        self.status, self.message, self.field, self.headers, self.state = status, message, field, headers or {}, state
-
-
 def run_score(body) -> dict:
     """Validate, queue, wait; return the result with split, index and timings, or raise ScoreFailed."""
     started = time.perf_counter()
@@ -98,14 +88,8 @@ def run_score(body) -> dict:
         result = service().score(**arguments, client=request.remote_addr)
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), field="question") from None
-    except QueueFull as error:
-        raise ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)}) from None
-    except StillLoading as error:
-        raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}, state="loading") from None
-    except ModelUnavailable as error:
-        raise ScoreFailed(503, f"Live scoring is unavailable: {error}", state="failed") from None
-    except ScoringTimeout as error:
-        raise ScoreFailed(504, str(error)) from None
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
     result.update(split=split, index=index, ms=round((time.perf_counter() - started) * 1000, 1))
     return result
 
@@ -124,12 +108,7 @@ def score():
     try:
         result = run_score(json_body())
     except ScoreFailed as failure:
-        payload = {"error": failure.message, "status": failure.status}
-        if failure.field:
-            payload["field"] = failure.field
-        if failure.state:
-            payload["state"] = failure.state
-        return jsonify(payload), failure.status, failure.headers
+        return failure.response()
     return jsonify(result)
 
 

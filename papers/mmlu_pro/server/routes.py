@@ -22,9 +22,10 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate, service
+from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
 from livescoring.model import ModelUnavailable
 from livescoring.scorer import PromptTooLong
-from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
+from livescoring.worker import QueueFull, StillLoading
 
 from .. import answer, prompt
 from ..dataset import LETTERS, SPLITS
@@ -103,14 +104,6 @@ def question(category: str):
     return jsonify(question_json(rows[int(raw)]))
 
 
-class ScoreFailed(Exception):
-    """A score request that ends in an error response: status, message, field, extra headers."""
-
-    def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None):
-        super().__init__(message)
-        self.status, self.message, self.field, self.headers = status, message, field, headers or {}
-
-
 def _whole(value, name: str, high: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= high:
         raise ScoreFailed(400, f"{name} must be a whole number from 0 to {high}", name)
@@ -127,14 +120,8 @@ def score_question(category, index, shots) -> dict:
                                  method="letter", key=q.answer, client=request.remote_addr)
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), "question") from None
-    except QueueFull as error:
-        raise ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)}) from None
-    except StillLoading as error:
-        raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
-    except ModelUnavailable as error:
-        raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
-    except ScoringTimeout as error:
-        raise ScoreFailed(504, str(error)) from None
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
     return result | {"question": question_json(q)}
 
 
@@ -147,10 +134,7 @@ def score():
             raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\"}")
         result = score_question(body.get("category"), body.get("index", 0), body.get("shots", 5))
     except ScoreFailed as failure:
-        payload = {"error": failure.message, "status": failure.status}
-        if failure.field:
-            payload["field"] = failure.field
-        return jsonify(payload), failure.status, failure.headers
+        return failure.response()
     return jsonify(result)
 
 
@@ -183,10 +167,8 @@ def start_generation(category, index, shots, max_tokens):
         except QueueFull as error:
             raise ScoreFailed(429, "Another reader's chain of thought is being written; try again shortly.",
                               headers={"Retry-After": str(error.retry_after)}) from None
-        except StillLoading as error:
-            raise ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}) from None
-        except ModelUnavailable as error:
-            raise ScoreFailed(503, f"Live scoring is unavailable: {error}") from None
+        except (StillLoading, ModelUnavailable) as error:
+            raise service_failure(error) from None
     raise AssertionError("unreachable: k reaches 0 above")
 
 
@@ -206,8 +188,7 @@ def generate_answer():
         q, text, used, events = start_generation(body.get("category"), body.get("index", 0), body.get("shots", 5),
                                                  body.get("max_tokens", DEFAULT_COT_TOKENS))
     except ScoreFailed as failure:
-        payload = {"error": failure.message, "status": failure.status} | ({"field": failure.field} if failure.field else {})
-        return jsonify(payload), failure.status, failure.headers
+        return failure.response()
 
     def lines():
         yield json.dumps({"question": question_json(q), "prompt": text, "shots_used": used}) + "\n"

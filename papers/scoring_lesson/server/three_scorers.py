@@ -42,7 +42,8 @@ def decisions(letter: dict, option: dict) -> list[dict]:
 
 @bp.route("/scoring-lesson/three-scorers", methods=["GET", "POST"])
 def three_scorers_page():
-    from papers.mmlu.server.run import ScoreFailed, run_score
+    from livescoring.failures import ScoreFailed
+    from papers.mmlu.server.run import run_score
 
     subjects = sorted(current_app.extensions["mmlu_data"].subjects)
     values = {key: request.form.get(key, default) for key, default in DEFAULT.items()}
