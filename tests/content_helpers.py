@@ -4,6 +4,8 @@ from the real papers/ or from the fixture paper the pipeline's own tests run on
 serves every test module, so the real paper renders once."""
 from __future__ import annotations
 
+import html
+import re
 from functools import cache
 from pathlib import Path
 
@@ -36,3 +38,15 @@ def rendered_paper() -> Paper:
 
 def fixture_paper() -> Paper:
     return paper_of(fixture_app(), "demo")
+
+
+def summary_of(page: str) -> list[str]:
+    """The sentences of a rendered widget's text summary, unescaped."""
+    block = re.search(r'<figcaption class="widget-summary"[^>]*>(.*?)</figcaption>', page, re.S).group(1)
+    return [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", block, re.S)]
+
+
+def messages_of(page: str) -> list[str]:
+    """The messages a rendered widget shows about its settings, unescaped."""
+    block = re.search(r'<div class="widget-messages"[^>]*>(.*?)</div>', page, re.S).group(1)
+    return [html.unescape(m) for m in re.findall(r"<li>(.*?)</li>", block, re.S)]

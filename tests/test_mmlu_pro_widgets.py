@@ -2,23 +2,18 @@
 against direct explainers calls and the paper's figures (the browser side: tests/browser/mmlu-pro.test.mjs)."""
 from __future__ import annotations
 
-import html
 import re
 from urllib.parse import quote
 
 import pytest
 
+from content_helpers import summary_of
 from explainers import chance_band, confidence_interval, expected_score
 from papers.mmlu_pro import figures
 from papers.mmlu_pro.widgets import category_bars, guessing_floor
 from widgetkit import run_view
 
 WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars")
-
-
-def summary_of(page: str) -> list[str]:
-    block = re.search(r'<figcaption class="widget-summary"[^>]*>(.*?)</figcaption>', page, re.S).group(1)
-    return [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", block, re.S)]
 
 
 @pytest.mark.parametrize("name", WIDGETS)

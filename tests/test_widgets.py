@@ -12,6 +12,7 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 import explainers
+from content_helpers import messages_of, summary_of
 from papers.mmlu import prompt
 from papers.mmlu.figures import paper_figures
 from widgetkit import run_view
@@ -26,17 +27,6 @@ def paper_context(app) -> dict:
     from papers.mmlu.server import widget_context
 
     return widget_context(app)
-
-
-def summary_of(page: str) -> list[str]:
-    """The sentences of a rendered widget's text summary, unescaped."""
-    block = re.search(r'<figcaption class="widget-summary"[^>]*>(.*?)</figcaption>', page, re.S).group(1)
-    return [html.unescape(p) for p in re.findall(r"<p>(.*?)</p>", block, re.S)]
-
-
-def messages_of(page: str) -> list[str]:
-    block = re.search(r'<div class="widget-messages"[^>]*>(.*?)</div>', page, re.S).group(1)
-    return [html.unescape(m) for m in re.findall(r"<li>(.*?)</li>", block, re.S)]
 
 
 @pytest.mark.parametrize("name", DRAWN)

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let shared;
@@ -23,14 +23,6 @@ async function open(name, query = '') {
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
   await settle(page, name, 0);
   return { page, problems };
-}
-
-async function checkAgainstServer(page, name, renders) {
-  await settle(page, name, renders);
-  const match = await serverMatch(page, name);
-  assert.equal(match.liveMarks, match.serverMarks, `${name}: the redrawn SVG differs from the server's`);
-  assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
-  assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
 }
 
 // Press Tab until `selector` has focus (the page's own tabTo counts widget redraws; these are not widgets).

@@ -1,5 +1,7 @@
 // Helpers for the widget browser tests and the redraw bench.
 
+import assert from 'node:assert/strict';
+
 export function widgetOf(page, name) {
   return page.locator(`section.widget[data-widget="${name}"]`);
 }
@@ -42,4 +44,15 @@ export async function serverMatch(page, name) {
       livePrompt: prompt(live), serverPrompt: prompt(served),
     };
   }, name);
+}
+
+// After an interaction: wait for the redraw, then the picture, the text and the URL must be what
+// the server renders for the widget's state.
+export async function checkAgainstServer(page, name, renders) {
+  await settle(page, name, renders);
+  const match = await serverMatch(page, name);
+  assert.equal(match.liveMarks, match.serverMarks, `${name}: the redrawn SVG differs from the server's`);
+  assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
+  assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
+  return match;
 }

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let plain; // a context without JavaScript: what a reader without it (or a reopened link) sees
@@ -29,16 +29,6 @@ async function open(name, query = '') {
     await settle(page, name, 0);
   }
   return { page, problems };
-}
-
-// After an interaction: wait for the redraw, compare with the server, check the URL.
-async function checkAgainstServer(page, name, renders) {
-  await settle(page, name, renders);
-  const match = await serverMatch(page, name);
-  assert.equal(match.liveMarks, match.serverMarks, `${name}: the redrawn SVG differs from the server's`);
-  assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
-  assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
-  return match;
 }
 
 // Reopen the page's URL without JavaScript: the server alone must show the same view.
