@@ -297,7 +297,8 @@ class InlineMathProcessor(InlineProcessor):
         # the line between steps instead of hiding the answer in a sideways scroller; each wrapper
         # still scrolls if one step alone is wider than the screen.
         steps = [self.refs.math(step, display=False) for step in relation_steps(m.group("latex").strip())]
-        html = " ".join(f'<span class="math-inline">{mathml}</span>' for mathml in steps)
+        # <wbr>: a line may break between steps, with no space added beside the relation's own.
+        html = "<wbr>".join(f'<span class="math-inline">{mathml}</span>' for mathml in steps)
         return self.md.htmlStash.store(html), m.start(0), m.end(0)
 
 
