@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { checkAgainstServer, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let shared;
