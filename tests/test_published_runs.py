@@ -8,8 +8,6 @@ or ``.jsonl.gz``), for example a run still in progress, which is then only re-sc
 """
 from __future__ import annotations
 
-import gzip
-import json
 import os
 import random
 from pathlib import Path
@@ -21,7 +19,8 @@ from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 from papers.mmlu import prompt
 from papers.mmlu.dataset import MMLUData
-from papers.mmlu.server import data_dir
+from papers.mmlu.live_runs import PARAMETERS
+from papers.mmlu.server import data_dir, published_runs
 
 PUBLISHED = Path(__file__).resolve().parent.parent / "papers" / "mmlu" / "runs"
 RUNS = Path(os.environ.get("MMLU_RUNS_DIR") or PUBLISHED)
@@ -31,10 +30,7 @@ SAMPLE = 6
 pytestmark = [pytest.mark.model, pytest.mark.skipif(not FILES, reason=f"no runs in {RUNS}")]
 
 
-def read_rows(path: Path) -> list[dict]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.endswith("\n")]
+read_rows = published_runs.read_rows
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +66,23 @@ def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
         for letter, p in row["probabilities"].items():
             assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])
         assert again["shots_used"] == row["shots"]
+
+
+@pytest.mark.skipif(RUNS != PUBLISHED, reason="only the published runs are drawn by the widgets")
+def test_the_widgets_draw_the_published_files(data):
+    """What the site serves (papers/mmlu/server/published_runs.py) against a plain count of the files."""
+    context = published_runs.widget_context(data)
+    by_shots = {read_rows(path)[0]["shots"]: read_rows(path) for path in FILES}
+    assert [run["shots"] for run in context["live_scores"]["runs"]] == sorted(by_shots)
+    for run, calibration in zip(context["live_scores"]["runs"], context["live_calibration"]["runs"], strict=True):
+        rows = by_shots[run["shots"]]
+        assert run["correct"] == sum(r["correct"] for r in rows) and run["questions"] == len(rows) == 14042
+        assert calibration["average_confidence"] == pytest.approx(sum(r["confidence"] for r in rows) / len(rows))
+        for subject, (right, n) in run["subjects"].items():
+            mine = [r["correct"] for r in rows if r["subject"] == subject]
+            assert (right, n) == (sum(mine), len(mine))
+
+
+def test_the_size_the_scaling_plot_states_is_the_models(scorer):
+    model = scorer.loaded.model
+    assert sum(p.numel() for p in model.parameters()) == PARAMETERS

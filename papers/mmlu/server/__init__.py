@@ -14,6 +14,7 @@ from flask import Flask, current_app
 
 from ..dataset import DataMissing, MMLUData
 from ..figures import paper_figures
+from . import published_runs
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
 UNAVAILABLE = (DataMissing,)
@@ -45,10 +46,12 @@ def init_app(app: Flask, paper) -> None:
 
 def widget_context(app: Flask) -> dict:
     """What the widgets may declare: subjects with their test sizes, sizes by subject and by group,
-    and (for widgets drawn by the server) the dataset itself."""
+    the live model's published runs (published_runs.py), and (for widgets drawn by the server) the
+    dataset itself."""
     data = app.extensions["mmlu_data"]
     subjects = data.subjects
     return {
+        **published_runs.widget_context(data),
         "subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in subjects.items()},
         "subject_sizes": {name: s.sizes["test"] for name, s in subjects.items()},
         "group_sizes": data.group_sizes("test"),

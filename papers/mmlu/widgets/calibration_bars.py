@@ -6,17 +6,23 @@ import math
 from explainers import calibration
 from widgetkit import Param, Widget
 from widgetkit.scene import Linear, figure, label, percent_axis_y, rect
-from widgetkit.words import plural, points
+from widgetkit.words import count, plural, points
 
 from ..figures import paper_figures
+from ..live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
+
+EXAMPLE = "example"
 
 
 def params(context: dict) -> tuple[Param, ...]:
     example = paper_figures()["examples"]["calibration"]
-    return (
+    live = run_choices(context.get("live_calibration"))
+    source = (Param("source", "Whose answers", "choice", EXAMPLE,
+                    choices=((EXAMPLE, "the example (typed below)"), *live)),) if live else ()
+    return source + (
         Param("conf", "Confidence of each answer", "numbers", tuple(example["confidences"]), 0.0, 1.0, 0.01),
         Param("correct", "Whether each answer was right", "flags", tuple(example["correct"])),
-        Param("bins", "Number of confidence groups", "int", 2, 1, 10, 1),
+        Param("bins", "Number of confidence groups", "int", 2, 1, MAX_BINS, 1),
         Param("binning", "How groups are formed", "choice", "equal_count",
               choices=(("equal_count", "equal numbers of answers"), ("fixed_width", "equal confidence ranges"))),
     )
@@ -24,6 +30,8 @@ def params(context: dict) -> tuple[Param, ...]:
 
 def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
     """Pair confidences with right/wrong marks, and fit the number of groups to the answers."""
+    if state.get("source", EXAMPLE) != EXAMPLE:
+        return state, []  # a published run has thousands of answers: every group count fits
     conf, correct, bins = state["conf"], state["correct"], state["bins"]
     messages = []
     if len(conf) != len(correct):
@@ -37,17 +45,39 @@ def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
     return {**state, "conf": conf, "correct": correct, "bins": bins}, messages
 
 
-def view(state: dict, context: dict) -> dict:
+def _example(state: dict) -> dict:
+    """The figures for the answers typed into the settings, computed here."""
     conf, correct, bins, binning = state["conf"], state["correct"], state["bins"], state["binning"]
-    groups = calibration.calibration_bins(conf, correct, bins, binning)
-    average = calibration.average_confidence(conf)
-    acc = math.fsum(correct) / len(correct)
-    gap = calibration.calibration_gap(conf, correct)
-    rms = calibration.rms_calibration_error(conf, correct, bins, binning)
+    return {
+        "answers": f"{len(conf)} answers",
+        "groups": calibration.calibration_bins(conf, correct, bins, binning),
+        "average": calibration.average_confidence(conf),
+        "accuracy": math.fsum(correct) / len(correct),
+        "gap": calibration.calibration_gap(conf, correct),
+        "rms": calibration.rms_calibration_error(conf, correct, bins, binning),
+    }
+
+
+def _published(state: dict, runs: dict) -> dict:
+    """The figures for a published run, computed from its rows by the same functions on the server."""
+    run = run_of(runs, state["source"])
+    entry = run["table"][state["binning"]][state["bins"] - 1]
+    return {
+        "answers": f"{model_name(runs['model'])}, {run['key']}, on all {count(run['questions'])} test questions "
+                   "(the typed answers are not used)",
+        "groups": entry["groups"], "average": run["average_confidence"],
+        "accuracy": run["correct"] / run["questions"], "gap": run["gap"], "rms": entry["rms"],
+    }
+
+
+def view(state: dict, context: dict) -> dict:
+    source = state.get("source", EXAMPLE)
+    shown = _example(state) if source == EXAMPLE else _published(state, context["live_calibration"])
+    groups, average, acc, gap, rms = (shown[k] for k in ("groups", "average", "accuracy", "gap", "rms"))
 
     direction = "more" if average > acc else "less"
     summary = [
-        f"{len(conf)} answers: average confidence {average:.2f}, accuracy {acc:.2f}; "
+        f"{shown['answers']}: average confidence {average:.2f}, accuracy {acc:.2f}; "
         f"the model claims {points(abs(average - acc))} {direction} than it delivers (gap {gap:.2f}).",
         f"RMS calibration error over {plural(len(groups), 'confidence group')}: {rms:.3f}.",
     ] + [
@@ -73,7 +103,7 @@ def view(state: dict, context: dict) -> dict:
         if abs(g["confidence"] - g["accuracy"]) > 1e-9:
             marks.append(rect(actual_x, actual_x + bar, y(g["accuracy"]), y(g["confidence"]), "fig-gap",
                               f"Group {i + 1}: gap {g['accuracy'] - g['confidence']:+.2f}"))
-        marks.append(label(centre, 240, f"{g['confidence']:.2f} ({g['n']})", "fig-group-label"))
+        marks.append(label(centre, 240, f"{g['confidence']:.2f} ({count(g['n'])})", "fig-group-label"))
     marks.append(label((left + right) / 2, 262, "average claimed confidence of each group (answers in it)", "fig-caption"))
     return {
         "summary": summary,
@@ -87,4 +117,5 @@ WIDGET = Widget(
     title="Calibration bars: claimed confidence against accuracy",
     blurb="Each pair of bars is one confidence group: what the model claimed, and how often it was right.",
     height=980, params=params, normalise=normalise, view=view, script=True, style=True,
+    accepts={"live_calibration": live_calibration},
 )

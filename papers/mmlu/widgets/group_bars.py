@@ -1,4 +1,5 @@
-"""Accuracy by group, with error bands: GPT-3 X-Large and UnifiedQA on Table 1's four groups, micro and macro."""
+"""Accuracy by group, with error bands: GPT-3 X-Large and UnifiedQA on Table 1's four groups, micro and
+macro, or this site's live model in its published 0- and 5-shot runs."""
 from __future__ import annotations
 
 from explainers import scoring, stats
@@ -10,10 +11,31 @@ from widgetkit.words import count, level_text, pct
 
 from ..figures import paper_figures, reference
 from ..groups import GROUPS
+from ..live_runs import live_scores, model_name
+
+PAPER_MODELS = ("GPT-3 X-Large", "UnifiedQA")
 
 
 def params(context: dict) -> tuple[Param, ...]:
-    return interval_params()
+    live = context.get("live_scores")
+    if not live:
+        return interval_params()
+    runs = " and ".join(run["key"] for run in live["runs"])
+    compare = Param("models", "Models compared", "choice", "paper", choices=(
+        ("paper", f"{' and '.join(PAPER_MODELS)}"),
+        ("live", f"our model, {runs}"),
+    ))
+    return (compare, *interval_params())
+
+
+def _live_rows(live: dict) -> list[dict]:
+    """The published runs as Table 1 rows: each group's accuracy and the whole-test score, in percent."""
+    name = model_name(live["model"]).removesuffix("-Instruct")
+    return [{"model": f"{name}, {run['key']}", "measured": True,
+             "average": 100 * run["correct"] / run["questions"],
+             **{group.key: 100 * run["groups"][group.key][0] / run["groups"][group.key][1]
+                if group.key in run["groups"] else None for group in GROUPS}}
+            for run in live["runs"]][:2]
 
 
 def group_sizes(name: str, value: object) -> dict[str, int]:
@@ -27,9 +49,11 @@ def group_sizes(name: str, value: object) -> dict[str, int]:
 
 def view(state: dict, context: dict) -> dict:
     level, method = float(state["level"]), state["band"]
-    table = paper_figures()["table_1"]["rows"]
     counts = context["group_sizes"]
-    models = [row for row in table if row["model"] in ("GPT-3 X-Large", "UnifiedQA")]
+    if state.get("models") == "live":
+        models = _live_rows(context["live_scores"])
+    else:
+        models = [row for row in paper_figures()["table_1"]["rows"] if row["model"] in PAPER_MODELS]
     keys = [group.key for group in GROUPS]
     titles = {group.key: group.title for group in GROUPS}
     y = Linear((0, 1), (230, 20))
@@ -72,10 +96,14 @@ def view(state: dict, context: dict) -> dict:
             summary.append(
                 f"{row['model']}: " + "; ".join(phrases) + ". "
                 f"Micro average (every question counts once, weighted by our test files' group sizes): {pct(micro)}; "
-                f"macro average (plain mean of the four groups): {pct(macro)}; the paper's Average column: {row['average']:.1f}%."
+                f"macro average (plain mean of the four groups): {pct(macro)}; "
+                + (f"its score over the whole test: {row['average']:.1f}%." if row.get("measured")
+                   else f"the paper's Average column: {row['average']:.1f}%.")
             )
         else:
-            summary.append(f"{row['model']}: the paper's average is {row['average']:.1f}%; "
+            summary.append(f"{row['model']}: {row['average']:.1f}% over the questions it was run on; "
+                           "some groups are not in its run." if row.get("measured") else
+                           f"{row['model']}: the paper's average is {row['average']:.1f}%; "
                            "its group scores are not in our sources.")
         numbers[row["model"]] = {"micro": micro, "macro": macro}
     for g_index, group in enumerate(GROUPS):
@@ -87,11 +115,14 @@ def view(state: dict, context: dict) -> dict:
         lx = 70 + 170 * m_index
         marks.append(rect(lx, lx + 14, 262, 276, "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b"))
         marks.append(label(lx + 20, 274, row["model"], "fig-tick", "start"))
+    scores_from = ("our own runs of the live model over every test question" if state.get("models") == "live"
+                   else "Table 1")
     summary.append(f"Bands: {level_text(level)} intervals from each group's number of test questions; "
-                   "group scores from Table 1; chance 25%.")
+                   f"group scores from {scores_from}; chance 25%.")
     return {
         "summary": summary,
-        "figure": figure(560, 290, "Accuracy by group for GPT-3 X-Large and UnifiedQA, with micro and macro averages", marks),
+        "figure": figure(560, 290, f"Accuracy by group for {' and '.join(row['model'] for row in models)}, "
+                                   "with micro and macro averages", marks),
         "numbers": numbers,
     }
 
@@ -101,5 +132,5 @@ WIDGET = Widget(
     name="group-bars",
     title="Accuracy by group, with error bands",
     blurb="GPT-3 X-Large and UnifiedQA on the four groups of Table 1, and two ways to average them.",
-    height=640, params=params, view=view, needs={"group_sizes": group_sizes},
+    height=640, params=params, view=view, needs={"group_sizes": group_sizes}, accepts={"live_scores": live_scores},
 )

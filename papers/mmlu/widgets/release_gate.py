@@ -15,9 +15,24 @@ from widgetkit.charts import subject_delta_chart
 from widgetkit.context import paired_results, sizes
 from widgetkit.words import count, points
 
+from ..live_runs import live_pairs, model_name, paired_marks
+
+SIMULATED = "simulated"
+
+
+def _live_pair(context: dict) -> tuple[str, str] | None:
+    """(production, candidate) run keys when two runs are published: the fewest shots is production."""
+    runs = (context.get("live_pairs") or {}).get("runs", [])
+    return (runs[0]["key"], runs[-1]["key"]) if len(runs) >= 2 else None
+
 
 def params(context: dict) -> tuple[Param, ...]:
-    return (
+    pair = _live_pair(context)
+    source = (Param("source", "Which two runs", "choice", SIMULATED, choices=(
+        (SIMULATED, "a simulated pair (settings below)"),
+        ("live", f"our model, {pair[1]} against {pair[0]}"),
+    )),) if pair else ()
+    return source + (
         Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True),
         Param("corr", "Correlation between the two models' answers", "number", 0.6, 0.0, 0.95, 0.05),
         Param("spread", "How much subjects differ in their change", "number", 0.02, 0.0, 0.1, 0.005, percent=True),
@@ -65,9 +80,15 @@ def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float,
 
 def view(state: dict, context: dict) -> dict:
     results = context.get("results")
+    pair = _live_pair(context)
     if results:
         candidate, baseline, clusters = results["candidate"], results["baseline"], results["subjects"]
         source = f"your loaded results ({count(len(candidate))} questions)"
+    elif state.get("source") == "live" and pair:
+        marks = paired_marks(context["live_pairs"], *pair)
+        candidate, baseline, clusters = marks["candidate"], marks["baseline"], marks["subjects"]
+        source = (f"{model_name(context['live_pairs']['model'])}'s published runs, {pair[1]} (candidate) against "
+                  f"{pair[0]} (production), on all {count(len(candidate))} test questions")
     else:
         candidate, baseline, clusters = simulate_pair(
             context["subject_sizes"], state["base"], state["delta"], state["corr"], state["spread"], state["draw"])
@@ -100,5 +121,5 @@ WIDGET = Widget(
     title="Release gate: is a score change real?",
     blurb="A candidate against production, question by question, with a standard error clustered by subject.",
     height=900, params=params, view=view,
-    needs={"subject_sizes": sizes}, accepts={"results": paired_results}, script=True,
+    needs={"subject_sizes": sizes}, accepts={"results": paired_results, "live_pairs": live_pairs}, script=True,
 )

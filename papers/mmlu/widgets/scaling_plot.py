@@ -6,29 +6,53 @@ from widgetkit.scene import Linear, Log10, figure, hline, label, mark, percent_a
 from widgetkit.words import pct
 
 from ..figures import paper_figures, reference
+from ..live_runs import PARAMETERS, live_scores, model_name
 
 _SERIES = (
     ("fewshot", "GPT-3 few-shot", "GPT-3", "few-shot"),
     ("zeroshot", "GPT-3 zero-shot", "GPT-3", "zero-shot"),
     ("unifiedqa", "UnifiedQA (transfer)", "UnifiedQA", "transfer"),
 )
+LIVE = "live"
+
+
+def _series(context: dict) -> list[tuple[str, str, list[dict]]]:
+    """(key, name, points) for each series: the paper's, then this site's model where runs are published.
+    A point is {"parameters", "accuracy" (percent), optional "approximate", optional "setting"}."""
+    data = paper_figures()["scaling"]["series"]
+    series = [(key, name, next(s for s in data if s["model"] == model and s["setting"] == setting)["points"])
+              for key, name, model, setting in _SERIES]
+    live = context.get("live_scores")
+    if live:
+        series.append((LIVE, f"{model_name(live['model']).removesuffix('-Instruct')} (our runs)",
+                       [{"parameters": PARAMETERS, "accuracy": 100 * run["correct"] / run["questions"], "setting": run["key"]}
+                        for run in live["runs"]]))
+    return series
 
 
 def params(context: dict) -> tuple[Param, ...]:
+    series = _series(context)
     return (
-        Param("show", "Series shown", "set", tuple(key for key, *_ in _SERIES),
-              choices=tuple((key, name) for key, name, *_ in _SERIES)),
+        Param("show", "Series shown", "set", tuple(key for key, *_ in series),
+              choices=tuple((key, name) for key, name, _ in series)),
     )
 
 
 def _size(parameters: float) -> str:
     if parameters >= 1e9:
-        return f"{parameters / 1e9:g}B"
-    return f"{parameters / 1e6:g}M"
+        return f"{parameters / 1e9:.3g}B"
+    return f"{parameters / 1e6:.3g}M"
+
+
+def _point_label(point: dict, cx: float, cy: float, nth: int) -> dict:
+    """A point's label: above it, or below it for a second point at the same size (one model, two settings)."""
+    words = f"{point['setting']}: {point['accuracy']:.1f}%" if "setting" in point else \
+        f"{_size(point['parameters'])}: {point['accuracy']:.1f}%"
+    y = cy - 12 if nth == 0 else cy + 22
+    return mark("text", {"x": max(min(cx, 420), 90), "y": y, "class": "fig-point-label", "text-anchor": "middle"}, words)
 
 
 def view(state: dict, context: dict) -> dict:
-    data = paper_figures()["scaling"]["series"]
     chance, expert = reference("chance"), reference("expert")
     x = Log10((1e7, 1e12), (60, 540))
     y = Linear((0, 1), (270, 20))
@@ -45,11 +69,11 @@ def view(state: dict, context: dict) -> dict:
         label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
     ]
     summary = []
-    for key, name, model, setting in _SERIES:
-        series = next(s for s in data if s["model"] == model and s["setting"] == setting)
-        pts = series["points"]
+    series = _series(context)
+    for key, name, pts in series:
         described = ", ".join(
-            f"{_size(p['parameters'])} {p['accuracy']:.1f}%{' (about)' if p.get('approximate') else ''}" for p in pts)
+            f"{_size(p['parameters'])}{' ' + p['setting'] if 'setting' in p else ''} {p['accuracy']:.1f}%"
+            f"{' (about)' if p.get('approximate') else ''}" for p in pts)
         if key not in state["show"]:
             summary.append(f"{name}: hidden.")
             continue
@@ -58,25 +82,28 @@ def view(state: dict, context: dict) -> dict:
         if len(coords) > 1:
             marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
                                            "class": f"fig-line series-{key}"}))
-        for p, (cx, cy) in zip(pts, coords, strict=False):
-            text = f"{name}, {_size(p['parameters'])} parameters: {p['accuracy']:.1f}%"
+        for nth, (p, (cx, cy)) in enumerate(zip(pts, coords, strict=True)):
+            setting = f", {p['setting']}" if "setting" in p else ""
+            text = f"{name}, {_size(p['parameters'])} parameters{setting}: {p['accuracy']:.1f}%"
             point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
+            same_size = sum(1 for q in pts[:nth] if q["parameters"] == p["parameters"])
             marks.append(mark("g", point, children=[
                 mark("circle", {"cx": cx, "cy": cy, "r": 6}),
-                mark("text", {"x": min(cx, 420), "y": cy - 12, "class": "fig-point-label", "text-anchor": "middle"},
-                     f"{_size(p['parameters'])}: {p['accuracy']:.1f}%"),
+                _point_label(p, cx, cy, same_size),
             ]))
-    legend_x = 70
-    for key, name, *_ in _SERIES:
-        if key in state["show"]:
-            marks.append(mark("circle", {"cx": legend_x, "cy": 332, "r": 5, "class": f"fig-legend series-{key}"}))
-            marks.append(label(legend_x + 9, 337, name, "fig-tick", "start"))
-            legend_x += 160
+    shown = [(key, name) for key, name, _ in series if key in state["show"]]
+    for i, (key, name) in enumerate(shown):
+        legend_x, legend_y = 70 + 160 * (i % 3), 332 + 20 * (i // 3)  # three to a row
+        marks.append(mark("circle", {"cx": legend_x, "cy": legend_y, "r": 5, "class": f"fig-legend series-{key}"}))
+        marks.append(label(legend_x + 9, legend_y + 5, name, "fig-tick", "start"))
+    ours = (f"; {series[-1][1]}: this site's model over every test question, at its "
+            f"{_size(series[-1][2][0]['parameters'])} parameters" if series[-1][0] == LIVE else "")
     summary.append(f"Chance is {pct(chance, 0)} and the estimated expert level {pct(expert)} (Section 3); "
-                   "accuracies from Table 1 and Appendix A.")
+                   f"accuracies from Table 1 and Appendix A{ours}.")
     return {
         "summary": summary,
-        "figure": figure(560, 346, "Accuracy against number of parameters, log scale", marks, role="group"),
+        "figure": figure(560, 346 + 20 * max(0, (len(shown) - 1) // 3),
+                         "Accuracy against number of parameters, log scale", marks, role="group"),
         "numbers": {"shown": state["show"]},
     }
 
@@ -87,5 +114,5 @@ WIDGET = Widget(
     name="scaling-plot",
     title="Accuracy against model size",
     blurb="Few-shot GPT-3 sits at chance until 175 billion parameters; UnifiedQA starts above it (Table 1, Appendix A).",
-    height=640, params=params, view=view, style=True,
+    height=640, params=params, view=view, style=True, accepts={"live_scores": live_scores},
 )

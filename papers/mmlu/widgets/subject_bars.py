@@ -1,4 +1,5 @@
-"""Lopsided knowledge: GPT-3's scores on the subjects Section 4.2 names, each with a band from its test size."""
+"""Lopsided knowledge: GPT-3's scores on the subjects Section 4.2 names (or this site's live model's, from
+its published runs), each with a band from its test size."""
 from __future__ import annotations
 
 from explainers import stats
@@ -9,10 +10,34 @@ from widgetkit.scene import Linear, figure, hwhisker, label, percent_axis_x, rec
 from widgetkit.words import count, level_text, pct
 
 from ..figures import paper_figures, reference
+from ..live_runs import live_scores, model_name, run_choices, run_of
+
+PAPER = "gpt3"
 
 
 def params(context: dict) -> tuple[Param, ...]:
-    return interval_params()
+    live = run_choices(context.get("live_scores"), "our model, {shots}-shot")
+    if not live:
+        return interval_params()
+    model = Param("model", "Whose scores", "choice", PAPER,
+                  choices=((PAPER, "GPT-3 X-Large, few-shot"), *live))
+    return (model, *interval_params())
+
+
+def _rows(state: dict, context: dict) -> tuple[list[dict], str]:
+    """The five named subjects with the chosen model's accuracy (percent), and whose it is."""
+    rows = paper_figures()["subjects"]["rows"]
+    chosen = state.get("model", PAPER)
+    if chosen == PAPER:
+        return rows, "GPT-3 X-Large, few-shot; scores named in Section 4.2"
+    live = context["live_scores"]
+    run = run_of(live, chosen)
+    measured = [{"subject": row["subject"], "name": row["name"],
+                 "accuracy": 100 * run["subjects"][row["subject"]][0] / run["subjects"][row["subject"]][1]}
+                for row in rows]
+    paper = "; ".join(f"{row['name']} {'about ' if row.get('approximate') else ''}{row['accuracy']:.1f}%" for row in rows)
+    return measured, (f"{model_name(live['model'])}, {run['key']}, our run over every test question of each subject "
+                      f"(GPT-3 X-Large in Section 4.2: {paper})")
 
 
 def subject_sizes(name: str, value: object) -> dict[str, int]:
@@ -26,7 +51,7 @@ def subject_sizes(name: str, value: object) -> dict[str, int]:
 
 def view(state: dict, context: dict) -> dict:
     level, method = float(state["level"]), state["band"]
-    rows = paper_figures()["subjects"]["rows"]
+    rows, whose = _rows(state, context)
     counts = context["subject_sizes"]
     x = Linear((0, 1), (190, 540))
     chance, expert = reference("chance"), reference("expert")
@@ -53,10 +78,11 @@ def view(state: dict, context: dict) -> dict:
         label(x(expert), bottom + 34, f"expert {pct(expert)}", "fig-ref-label"),
     ]
     marks += percent_axis_x(x, bottom, step=20)
-    summary.append("GPT-3 X-Large, few-shot; scores named in Section 4.2; bands from each subject's test size in our data files.")
+    summary.append(f"{whose}; bands from each subject's test size in our data files.")
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 42, "GPT-3 accuracy on five named subjects with error bands", marks),
+        "figure": figure(560, bottom + 42, f"{whose.split(',')[0]}: accuracy on five named subjects with error bands",
+                         marks),
         "numbers": numbers,
     }
 
@@ -65,5 +91,5 @@ WIDGET = Widget(
     name="subject-bars",
     title="Lopsided knowledge: five named subjects",
     blurb="GPT-3's scores on the subjects Section 4.2 names, each with a band from its real test size.",
-    height=560, params=params, view=view, needs={"subject_sizes": subject_sizes},
+    height=560, params=params, view=view, needs={"subject_sizes": subject_sizes}, accepts={"live_scores": live_scores},
 )

@@ -1,0 +1,142 @@
+"""The live model's published runs over the whole MMLU test set (papers/mmlu/runs/*.jsonl.gz).
+
+The files are this project's own output, written by ``python -m engine mmlu evaluate`` (one JSON
+object per question; the README says how to make them again). The widgets never see the rows:
+they get :func:`widget_context`, made once at start-up, with every figure they draw already computed
+by ``explainers/`` from the rows, in three parts so that a page carries only what its widget draws:
+``live_scores`` (accuracy per subject and group), ``live_calibration`` (the calibration groups for
+every setting the calibration widget offers) and ``live_pairs`` (each question's right/wrong mark,
+packed as a string of "0" and "1" in one question order shared by all runs, for the release gate).
+
+A folder with no runs is not an error (the widgets then show only the paper's figures); a
+published file that is not a complete test run is (the test suite also checks it): a partial run
+must never be drawn as if it were the model's score.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from explainers import calibration
+
+from ..dataset import MMLUData
+from ..groups import BY_NAME
+from ..live_runs import MAX_BINS
+
+RUNS_DIR = Path(__file__).resolve().parent.parent / "runs"
+FILE_PATTERN = "*.jsonl.gz"
+
+
+class PublishedRunError(ValueError):
+    """A published run file that cannot be drawn (incomplete, mixed, or not this project's format)."""
+
+
+def read_rows(path: Path) -> list[dict]:
+    """The complete lines of one run file (``.jsonl`` or ``.jsonl.gz``), parsed."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.endswith("\n")]
+
+
+def _checked(path: Path, rows: list[dict], expected: set | None) -> dict:
+    """The rows of a single-setting run keyed by (subject, index): every test question once, when
+    the test set is known (``expected``), and no question twice in any case."""
+    settings = {(r.get("method"), r.get("split"), r.get("shots"), r.get("model")) for r in rows}
+    if len(settings) != 1:
+        raise PublishedRunError(f"{path.name} mixes {len(settings)} settings (method, split, shots, model)")
+    by_key = {(r["subject"], r["index"]): r for r in rows}
+    if len(by_key) != len(rows) or (expected is not None and set(by_key) != expected):
+        raise PublishedRunError(f"{path.name} is not one complete test run: {len(by_key)} distinct questions in "
+                                f"{len(rows)} rows" + (f", the test set has {len(expected)}" if expected else ""))
+    return by_key
+
+
+def _calibration_table(confidences: list[float], correct: list[int]) -> dict:
+    """What the calibration widget shows for every binning and group count it offers."""
+    table = {}
+    for binning in calibration.BINNINGS:
+        table[binning] = [
+            {"groups": calibration.calibration_bins(confidences, correct, bins, binning),
+             "rms": calibration.rms_calibration_error(confidences, correct, bins, binning)}
+            for bins in range(1, MAX_BINS + 1)
+        ]
+    return table
+
+
+def _run_summary(rows_by_key: dict, order: list[tuple[str, int]], subject_group: dict[str, str]) -> dict:
+    ordered = [rows_by_key[key] for key in order]
+    first = ordered[0]
+    correct = [int(bool(r["correct"])) for r in ordered]
+    confidences = [r["confidence"] for r in ordered]
+    subjects: dict[str, list[int]] = {}
+    groups: dict[str, list[int]] = {}
+    for row, right in zip(ordered, correct, strict=True):
+        tallies = [(subjects, row["subject"])]
+        if row["subject"] in subject_group:
+            tallies.append((groups, subject_group[row["subject"]]))
+        for table, key in tallies:
+            tally = table.setdefault(key, [0, 0])
+            tally[0] += right
+            tally[1] += 1
+    about = {"key": f"{first['shots']}-shot", "shots": first["shots"], "questions": len(ordered),
+             "correct": sum(correct)}
+    return {
+        "scores": {**about, "subjects": subjects, "groups": groups},
+        "calibration": {**about, "average_confidence": calibration.average_confidence(confidences),
+                        "gap": calibration.calibration_gap(confidences, correct),
+                        "table": _calibration_table(confidences, correct)},
+        "pairs": {**about, "marks": "".join(map(str, correct))},
+        "model": first["model"],
+    }
+
+
+def widget_context(data: MMLUData | None, folder: Path = RUNS_DIR) -> dict:
+    """``live_scores``, ``live_calibration`` and ``live_pairs`` (see the module's docstring) for the
+    published runs, lowest shot count first; an empty dict when none is published.
+
+    With the dataset, each run must hold every test question exactly once, and scores are also
+    tallied by group; without it (a reader of the runs that has no MMLU files, such as the scoring
+    lesson on a machine without them), the runs must hold the same questions as each other.
+    ``live_pairs["order"]`` lists [subject, questions] in the order every run's ``marks`` follow:
+    subjects alphabetically, each subject's questions by their row number in its test file.
+    """
+    files = sorted(folder.glob(FILE_PATTERN)) if folder.is_dir() else []
+    if not files:
+        return {}
+    # Summarising two whole runs takes seconds, and every app (each test makes several) asks for it:
+    # the result is kept for as long as the files and the data folder stay the same.
+    signature = tuple((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files)
+    return _summarised(tuple(files), signature, data.root if data is not None else None)
+
+
+@lru_cache(maxsize=4)
+def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) -> dict:
+    """widget_context's answer for these files (``signature``: their names, sizes and times) and data
+    folder; shared by every caller, so callers treat it as read-only, as widget views do."""
+    data = MMLUData(root) if root is not None else None
+    if data is not None:
+        subjects = data.subjects
+        expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
+        subject_group = {name: BY_NAME[s.group].key for name, s in subjects.items()}
+    else:
+        expected, subject_group = None, {}
+    checked = [_checked(path, read_rows(path), expected) for path in files]
+    if any(set(rows) != set(checked[0]) for rows in checked):
+        raise PublishedRunError("the published runs do not hold the same questions")
+    order = sorted(checked[0])
+    runs = sorted((_run_summary(rows, order, subject_group) for rows in checked), key=lambda run: run["scores"]["shots"])
+    models = {run["model"] for run in runs}
+    if len(models) != 1:
+        raise PublishedRunError(f"the published runs come from {len(models)} different models")
+    model = models.pop()
+    sizes: dict[str, int] = {}
+    for subject, _ in order:
+        sizes[subject] = sizes.get(subject, 0) + 1
+    return {
+        "live_scores": {"model": model, "runs": [run["scores"] for run in runs]},
+        "live_calibration": {"model": model, "runs": [run["calibration"] for run in runs]},
+        "live_pairs": {"model": model, "order": [[name, size] for name, size in sizes.items()],
+                       "runs": [run["pairs"] for run in runs]},
+    }
