@@ -1,4 +1,4 @@
-"""Greedy text generation on the live model, streamed piece by piece (for chain-of-thought answers).
+"""Greedy text generation on the live model, streamed piece by piece (a chain of thought, or a short answer).
 
 The scoring service (worker.py) owns the model for scoring in its one thread behind the queue. A
 generation streams for many seconds, so it does not go through that queue (it would hold every

@@ -209,7 +209,7 @@ def test_a_real_question_scored_every_way(live_app):
     with live_app.test_request_context("/scoring-lesson/three-scorers", method="POST"):
         found = page.score_three_ways(values)
     loaded = live_app.extensions["scoring"].scorer.loaded
-    assert loaded.dtype == "float32" and found["key"] == "C" and found["chat_template"]
+    assert loaded.dtype == "float32" and found["key"] == "C" and found["sides"] == ["plain", "chat"]
     data = MMLUData(mmlu_data_dir())
     q, shot = data.question("high_school_biology", "test", 5), data.questions("high_school_biology", "dev")[0]
     header = "The following are multiple choice questions (with answers) about high school biology.\n\n"

@@ -166,7 +166,7 @@ def score_three_ways(values: dict) -> dict:
     return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
             "choices": arguments["choices"], "shots_used": letter["plain"]["shots_used"],
             "shots_note": letter["plain"]["shots_note"], "model": letter["plain"]["model"]["name"],
-            "chat_template": render is not None,
+            "sides": [side for side in SIDES if side == "plain" or render is not None],
             "summary": decisions(letter_views, continuation_views, generation),
             "letter": letter_views, "continuation": continuation_views, "generation": generation}
 
@@ -196,6 +196,6 @@ def three_scorers_page():
             error, status, headers = failure.message, failure.status, failure.headers
     paper = current_app.extensions["papers"]["scoring-lesson"]
     return render_template("scoring-lesson/server/three-scorers-page.html", subjects=subjects, values=values,
-                           found=found, error=error, sides=SIDES, cap=PAGE_MAX_NEW_TOKENS,
+                           found=found, error=error, cap=PAGE_MAX_NEW_TOKENS,
                            harness_cap=harness.HARNESS_MAX_GEN_TOKS, commit=harness.HARNESS_COMMIT,
                            style=asset_url(paper, "three-scorers.css")), status, headers
