@@ -138,7 +138,7 @@ def test_decisions_side_by_side():
     plain = page.generation_side("the prompt", " c.", {"reason": "stop", "tokens": 3})
     chat = page.generation_side("the chat prompt", "C. a leaf", {"reason": "end of text", "tokens": 4})
     assert (plain["response"], plain["prediction"], chat["prediction"]) == ("c.", "C", None)
-    rows = page.decisions({"plain": letter, "chat": letter}, {"plain": continuation, "chat": None},
+    rows = page.decisions({"plain": letter, "chat": letter}, {"plain": continuation},
                      {"plain": plain, "chat": chat})
     assert [(r["task"], r["metric"], r["plain"], r["chat"]) for r in rows] == [
         ("mmlu", "acc", "A", "A"), ("mmlu_continuation", "acc", "B", None),

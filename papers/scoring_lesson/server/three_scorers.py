@@ -70,9 +70,10 @@ def generation_side(prompt: str, written: str, last: dict) -> dict:
 
 
 def decisions(letter: dict, continuation: dict, generation: dict) -> list[dict]:
-    """The page's summary rows: each scorer's decision per side ({side: view or None, no template})."""
+    """The page's summary rows: each scorer's decision on each side it ran ({side: view}; a side
+    missing, as the chat side of a model without a template, decides None)."""
     def pick(views, field):
-        return {side: None if views[side] is None else views[side][field] for side in SIDES}
+        return {side: views[side][field] if views.get(side) else None for side in SIDES}
     return [
         {"name": "Letter log-likelihood", "task": "mmlu", "metric": "acc", **pick(letter, "prediction")},
         {"name": "Full answer, summed", "task": "mmlu_continuation", "metric": "acc", **pick(continuation, "summed")},
@@ -153,22 +154,19 @@ def score_three_ways(values: dict) -> dict:
     arguments = _checked(values)
     key, index = arguments["key"], arguments.pop("index")
     arguments.pop("split")
-    letter = {"plain": _score(arguments, HarnessPrompt("mmlu"), "letter")}  # loads the model if it must
+    first = _score(arguments, HarnessPrompt("mmlu"), "letter")  # loads the model if it must
     render = chat_template(service().scorer.loaded.tokenizer)
-    formats = {"plain": None, "chat": render}
-    letter["chat"] = None if render is None else _score(arguments, HarnessPrompt("mmlu", render), "letter")
-    scored = {side: None if side == "chat" and render is None else
-              _score(arguments, HarnessPrompt("mmlu_continuation", formats[side]), "option") for side in SIDES}
-    generation = {side: None if side == "chat" and render is None else
-                  _generate(arguments, HarnessPrompt("mmlu_generative", formats[side])) for side in SIDES}
-    letter_views = {side: None if letter[side] is None else letter_side(letter[side]) for side in SIDES}
-    continuation_views = {side: None if scored[side] is None else continuation_side(scored[side]) for side in SIDES}
+    formats = {"plain": None} if render is None else {"plain": None, "chat": render}
+    letter = {side: letter_side(first if side == "plain" else _score(arguments, HarnessPrompt("mmlu", f), "letter"))
+              for side, f in formats.items()}
+    continuation = {side: continuation_side(_score(arguments, HarnessPrompt("mmlu_continuation", f), "option"))
+                    for side, f in formats.items()}
+    generation = {side: _generate(arguments, HarnessPrompt("mmlu_generative", f)) for side, f in formats.items()}
     return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
-            "choices": arguments["choices"], "shots_used": letter["plain"]["shots_used"],
-            "shots_note": letter["plain"]["shots_note"], "model": letter["plain"]["model"]["name"],
-            "sides": [side for side in SIDES if side == "plain" or render is not None],
-            "summary": decisions(letter_views, continuation_views, generation),
-            "letter": letter_views, "continuation": continuation_views, "generation": generation}
+            "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": first["shots_note"],
+            "model": first["model"]["name"], "sides": list(formats),
+            "summary": decisions(letter, continuation, generation),
+            "letter": letter, "continuation": continuation, "generation": generation}
 
 
 @bp.route("/scoring-lesson/three-scorers", methods=["GET", "POST"])
