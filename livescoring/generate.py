@@ -1,4 +1,4 @@
-"""Greedy text generation on the live model, streamed piece by piece (for chain-of-thought answers).
+"""Greedy text generation on the live model, streamed piece by piece (a chain of thought, or a short answer).
 
 The scoring service (worker.py) owns the model for scoring in its one thread behind the queue. A
 generation streams for many seconds, so it does not go through that queue (it would hold every
@@ -45,7 +45,7 @@ def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...
     started = time.perf_counter()
     hold = max((len(s) for s in stop), default=1) - 1
     written: list[int] = []
-    shown = 0
+    text, shown = "", 0  # the answer so far (none if the first token ends the text) and how much was sent
     reason = "length"
     with torch.inference_mode():
         out = model(input_ids=ids, use_cache=True)
@@ -65,8 +65,6 @@ def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...
                 shown = len(text) - hold
             out = model(input_ids=torch.tensor([[token]], device=ids.device), cache=out.cache,
                         use_cache=True)
-        else:
-            text = tokenizer.decode(written, skip_special_tokens=True)
     if len(text) > shown:
         yield {"text": text[shown:]}
     yield {"done": True, "reason": reason, "tokens": len(written), "prompt_tokens": int(ids.shape[1]),

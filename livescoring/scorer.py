@@ -13,6 +13,9 @@ with ``kind`` and ``text`` (a paper's prompt module, in its folder under papers/
   scored as the sum of its tokens' log-probabilities (explainers.option_logprob); the best one is
   picked with explainers.pick_option.
 
+A request's ``delimiter`` (default " ") is what comes between the prompt and the letter or option
+text, the harness's target delimiter; after a chat template the harness uses none.
+
 Tokenisation follows the harness: a context and a continuation are encoded as
 ``context_ids = encode(context)`` and ``continuation_ids = encode(context + continuation)[len(context_ids):]``,
 with no special tokens. When a few-shot prompt does not fit the model's context, whole worked
@@ -66,7 +69,7 @@ class ScoringCancelled(RuntimeError):
 @dataclass(frozen=True)
 class ScoredContinuation:
     letter: str
-    text: str  # the continuation scored after the prompt: " A" or " {choice}"
+    text: str  # the continuation scored after the prompt: " A" or " {choice}" (no space after a chat template)
     token_ids: tuple[int, ...]
     token_logprobs: tuple[float, ...]
 
@@ -177,10 +180,14 @@ class Scorer:
         return LETTERS[:len(choices)]
 
     @classmethod
-    def continuation_texts(cls, method: str, choices) -> list[str]:
+    def continuation_texts(cls, method: str, choices, delimiter: str = " ") -> list[str]:
+        """What is scored after the prompt: the delimiter, then the letter or the option's text.
+
+        The delimiter is the harness's target_delimiter: a space after "Answer:", and nothing after
+        a chat template's assistant header (the template ends its header with a line break)."""
         if method == "letter":
-            return [f" {letter}" for letter in cls.letters(choices)]
-        return [f" {choice}" for choice in choices]
+            return [f"{delimiter}{letter}" for letter in cls.letters(choices)]
+        return [f"{delimiter}{choice}" for choice in choices]
 
     def fit_prompt(self, prompt_format, subject: str, question: str, choices, shots, continuations: list[str]):
         """Build the prompt with as many of the requested shots as fit the model's context.
@@ -208,7 +215,7 @@ class Scorer:
             raise ValueError(f"method must be one of {', '.join(METHODS)}")
         started = time.perf_counter()
         choices = request["choices"]
-        texts = self.continuation_texts(method, choices)
+        texts = self.continuation_texts(method, choices, request.get("delimiter", " "))
         letters = self.letters(choices)
         parts, context_ids, continuation_ids = self.fit_prompt(
             request["prompt_format"], request["subject"], request["question"], choices,
@@ -335,10 +342,11 @@ class Scorer:
 
     # -- questions ----------------------------------------------------------------------------
     def score(self, prompt_format, subject: str, question: str, choices, shots: list | tuple = (),
-              method: str = "letter", key: str | None = None) -> dict:
+              method: str = "letter", key: str | None = None, delimiter: str = " ") -> dict:
         """Score one question; the result is plain JSON-ready data (see the README for fields)."""
         (result,) = self.score_many([{"prompt_format": prompt_format, "subject": subject, "question": question,
-                                      "choices": choices, "shots": shots, "method": method, "key": key}])
+                                      "choices": choices, "shots": shots, "method": method, "key": key,
+                                      "delimiter": delimiter}])
         return result
 
     def score_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:

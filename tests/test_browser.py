@@ -21,7 +21,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 BROWSER_DIR = REPO_ROOT / "tests" / "browser"
 REPORTS = REPO_ROOT / "tests" / "artifacts" / "browser"
 FILES = sorted(BROWSER_DIR.glob("*.test.mjs"))
-NEEDS_MODEL = {"live-scoring.test.mjs", "mmlu-pro-live.test.mjs"}  # these pages score questions with the real model
+# These pages score questions with the real model.
+NEEDS_MODEL = {"live-scoring.test.mjs", "mmlu-pro-live.test.mjs", "scoring-lesson-scorers.test.mjs"}
 
 
 @dataclass

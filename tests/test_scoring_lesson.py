@@ -17,7 +17,6 @@ from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subj
 from papers.scoring_lesson.server import RUNS_DIR, example_pair, mmlu_data_dir
 from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
 from papers.scoring_lesson.widgets.two_run_gate import WIDGET
-from tests.conftest import run_form_token
 from widgetkit import run_view
 
 HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
@@ -306,43 +305,6 @@ def test_overlap_page_counts_checks_and_escapes():
     assert "<script>x</script>" not in body and "&lt;script&gt;" in body and "abstract_algebra" in body
     assert client.post("/scoring-lesson/overlap", data={"text": " "}).status_code == 400
     assert client.post("/scoring-lesson/overlap", data={"text": "x" * 30_000}).status_code == 400
-
-
-def scored(method, logprobs, tokens, prediction):
-    return {"prompt": {"text": f"prompt for {method}"}, "prediction": prediction, "key": "A",
-            "options": [{"letter": letter, "continuation": f" {letter}", "tokens": k, "logprob": lp}
-                        for letter, lp, k in zip("ABCD", logprobs, tokens, strict=True)]}
-
-
-def test_three_scorers_decisions_without_the_model():
-    from papers.scoring_lesson.server.three_scorers import decisions
-
-    letter = scored("letter", [-0.5, -2.0, -3.0, -3.0], [1, 1, 1, 1], "A")
-    option = scored("option", [-4.0, -3.0, -9.0, -6.0], [8, 2, 9, 3], "B")
-    found = decisions(letter, option)
-    assert [d["prediction"] for d in found] == ["A", "B", "A"]  # per token: A -0.5, B -1.5, C -1.0, D -2.0
-    assert found[2]["rows"][0][3] == -0.5 and found[0]["prompt"] == "prompt for letter"
-
-
-def test_three_scorers_page_refuses_bad_input():
-    client = APP.test_client()
-    assert client.get("/scoring-lesson/three-scorers").status_code == 200
-    bad = client.post("/scoring-lesson/three-scorers", data={"subject": "<b>nope</b>", "index": "0", "shots": "0"})
-    assert bad.status_code == 400 and "<b>nope</b>" not in bad.get_data(as_text=True)
-    assert client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "99999",
-                                                               "shots": "0"}).status_code == 400
-    assert client.post("/scoring-lesson/three-scorers", data={}).status_code == 400  # no defaults: no model run
-
-
-@pytest.mark.model
-def test_three_scorers_with_the_real_model():
-    client = APP.test_client()
-    token = run_form_token(client, "/scoring-lesson/three-scorers")
-    page = client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0", "shots": "0", **token})
-    assert page.status_code == 200
-    html = page.get_data(as_text=True)
-    assert html.count('data-role="decision"') == 3 and html.count('class="prompt-text"') == 3
-    assert "The following are multiple choice questions (with answers) about astronomy." in html
 
 
 def test_widget_takes_the_optional_pairs_and_asks_for_both_halves():

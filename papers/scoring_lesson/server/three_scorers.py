@@ -1,53 +1,186 @@
 """``/scoring-lesson/three-scorers``: one real MMLU question, scored the ways the harness's tasks do.
 
-Letter log-likelihood (the original code and the harness's ``mmlu``) and full-answer continuation
-(``mmlu_continuation``), summed and per token, through the live model: the MMLU paper's
-``run_score`` does the validation and the queueing, so errors are the same 4xx/5xx as
-``POST /api/score``. Generation with a parser (``mmlu_generative``) and the chat-template variants
-need a generating model service, which this version does not have; the page says so.
-GET shows the form; POST (a plain form, so it works without JavaScript) scores and shows the
-prompts and the decisions side by side.
+Letter log-likelihood (``mmlu``), full-answer continuation (``mmlu_continuation``, summed and per
+character) and generation read by the task's parser (``mmlu_generative``), each with the prompt as
+plain text and wrapped in the model's chat template; server/harness_tasks.py builds the prompts and
+reads the answers as the harness does. Scoring goes through the live model's queue (the same
+400/413/429/503/504 answers as ``POST /api/score``); generation through livescoring/generate.py
+(greedy, one at a time per process, stopped at the task's stop sequences or at
+``PAGE_MAX_NEW_TOKENS``). GET shows the form; POST (a plain form, so it works without JavaScript)
+scores and shows the prompts and the decisions side by side.
 """
 from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
 from engine.security import form_token_valid, require_same_origin
+from engine.widgets import asset_url
+
+from . import harness_tasks as harness
+from .harness_tasks import HarnessPrompt
 
 bp = Blueprint("scoring_lesson_scorers", __name__)
 DEFAULT = {"subject": "astronomy", "index": "0", "shots": "0"}
+# The harness lets the model write up to 256 tokens; the parser reads only the first line, and a
+# small model's first line is short, so the live page stops sooner to keep a request to seconds.
+PAGE_MAX_NEW_TOKENS = 32
+SIDES = ("plain", "chat")
+STOPPED = {
+    "stop": "at a stop sequence (a line break or “</s>”)",
+    "end of text": "at the model's end-of-text token",
+    "length": f"at this page's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
+}
 
 
-def per_token(option: dict) -> float:
-    """Length-normalised log-likelihood: the option's summed log-probability over its token count."""
-    return option["logprob"] / option["tokens"]
+def chat_template(tokenizer):
+    """The model's chat template as the harness's HFLM.apply_chat_template calls it (turns → text,
+    ending in the assistant's header), or None when the tokenizer has none."""
+    if not getattr(tokenizer, "chat_template", None):
+        return None
+    from jinja2.exceptions import TemplateError
+
+    def render(turns: list[dict]) -> str:
+        try:
+            return tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
+        except TemplateError:  # a template that refuses a system turn: the harness retries without it
+            return tokenizer.apply_chat_template([t for t in turns if t["role"] != "system"], tokenize=False,
+                                                 add_generation_prompt=True)
+    return render
 
 
-def decisions(letter: dict, option: dict) -> list[dict]:
-    """The three decisions with what each compared: [{"name", "task", "prompt", "rows", "prediction"}]."""
-    normalised = {o["letter"]: per_token(o) for o in option["options"]}
+def letter_side(result: dict) -> dict:
+    return {"prompt": result["prompt"]["text"], "prediction": result["prediction"],
+            "rows": [(o["letter"], o["continuation"], o["tokens"], o["logprob"]) for o in result["options"]]}
+
+
+def continuation_side(result: dict) -> dict:
+    """mmlu_continuation's two decisions from one scoring: acc (summed) and acc_norm (per character)."""
+    choices = [o["choice"] for o in result["options"]]
+    summed = {o["letter"]: o["logprob"] for o in result["options"]}
+    normalised = harness.per_character(summed, choices)
+    return {"prompt": result["prompt"]["text"], "summed": harness.best(summed), "normalised": harness.best(normalised),
+            "rows": [(o["letter"], o["continuation"], o["tokens"], len(o["choice"]), o["logprob"], normalised[o["letter"]])
+                     for o in result["options"]]}
+
+
+def generation_side(prompt: str, written: str, last: dict) -> dict:
+    response = harness.get_response(written)
+    return {"prompt": prompt, "generated": written, "stopped": STOPPED[last["reason"]], "tokens": last["tokens"],
+            "response": response, "prediction": harness.generated_letter(response)}
+
+
+def decisions(letter: dict, continuation: dict, generation: dict) -> list[dict]:
+    """The page's summary rows: each scorer's decision on each side it ran ({side: view}; a side
+    missing, as the chat side of a model without a template, decides None)."""
+    def pick(views, field):
+        return {side: views[side][field] if views.get(side) else None for side in SIDES}
     return [
-        {"name": "Letter log-likelihood", "task": "mmlu (and the original code)", "prompt": letter["prompt"]["text"],
-         "rows": [(o["letter"], o["continuation"], o["tokens"], o["logprob"]) for o in letter["options"]],
-         "prediction": letter["prediction"]},
-        {"name": "Full answer, summed", "task": "mmlu_continuation (acc)", "prompt": option["prompt"]["text"],
-         "rows": [(o["letter"], o["continuation"], o["tokens"], o["logprob"]) for o in option["options"]],
-         "prediction": option["prediction"]},
-        {"name": "Full answer, per token", "task": "mmlu_continuation (length-normalised)",
-         "prompt": option["prompt"]["text"],
-         "rows": [(o["letter"], o["continuation"], o["tokens"], normalised[o["letter"]]) for o in option["options"]],
-         "prediction": max(normalised, key=normalised.get)},  # ties: the first letter, as pick_option
+        {"name": "Letter log-likelihood", "task": "mmlu", "metric": "acc", **pick(letter, "prediction")},
+        {"name": "Full answer, summed", "task": "mmlu_continuation", "metric": "acc", **pick(continuation, "summed")},
+        {"name": "Full answer, per character", "task": "mmlu_continuation", "metric": "acc_norm",
+         **pick(continuation, "normalised")},
+        {"name": "Generated, then parsed", "task": "mmlu_generative", "metric": "exact_match",
+         **pick(generation, "prediction")},
     ]
+
+
+def _checked(values: dict) -> dict:
+    """The real question's Scorer arguments, checked as POST /api/score checks them (else ScoreFailed)."""
+    from livescoring.failures import ScoreFailed
+    from papers.mmlu.dataset import DataMissing
+    from papers.mmlu.server import dataset
+    from papers.mmlu.server.validation import InvalidRequest, TooCostly, check_budget, score_arguments
+
+    body = {"subject": values["subject"], "split": "test", "index": values["index"], "shots": values["shots"],
+            "method": "option"}
+    try:
+        arguments = score_arguments(body, dataset())
+        # The costliest of the page's scorings is the full-answer one; each of its prompts is about
+        # as long as the MMLU prompt this checks (a chat template adds a few hundred characters).
+        check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
+    except TooCostly as error:
+        raise ScoreFailed(413, str(error), field=error.field) from None
+    except InvalidRequest as error:
+        raise ScoreFailed(400, str(error), field=error.field) from None
+    except DataMissing as error:
+        raise ScoreFailed(503, str(error)) from None
+    return arguments
+
+
+def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
+    from livescoring import service
+    from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+    from livescoring.scorer import PromptTooLong
+
+    try:
+        return service().score(**{**arguments, "prompt_format": prompt_format, "method": method,
+                                  "delimiter": prompt_format.delimiter}, client=request.remote_addr)
+    except PromptTooLong as error:
+        raise ScoreFailed(400, str(error), field="question") from None
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
+
+
+def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
+    from livescoring import generate, service
+    from livescoring.failures import ScoreFailed, service_failure
+    from livescoring.model import ModelUnavailable
+    from livescoring.scorer import PromptTooLong
+    from livescoring.worker import QueueFull, StillLoading
+
+    text = prompt_format.text(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
+    try:
+        events = generate.generation(service(), text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP)
+    except PromptTooLong as error:
+        raise ScoreFailed(400, str(error), field="shots") from None
+    except QueueFull as error:
+        raise ScoreFailed(429, "Another reader's answer is being generated; press the button again in a moment.",
+                          headers={"Retry-After": str(error.retry_after)}) from None
+    except (StillLoading, ModelUnavailable) as error:
+        raise service_failure(error) from None
+    written, last = "", {}
+    for event in events:
+        if "text" in event:
+            written += event["text"]
+        else:
+            last = event
+    return generation_side(text, written, last)
+
+
+def score_three_ways(values: dict) -> dict:
+    """Every scorer on both sides for one real test question; raises ScoreFailed with the answer to give."""
+    from livescoring import service
+
+    arguments = _checked(values)
+    key, index = arguments["key"], arguments.pop("index")
+    arguments.pop("split")
+    first = _score(arguments, HarnessPrompt("mmlu"), "letter")  # loads the model if it must
+    render = chat_template(service().scorer.loaded.tokenizer)
+    formats = {"plain": None} if render is None else {"plain": None, "chat": render}
+    letter = {side: letter_side(first if side == "plain" else _score(arguments, HarnessPrompt("mmlu", f), "letter"))
+              for side, f in formats.items()}
+    continuation = {side: continuation_side(_score(arguments, HarnessPrompt("mmlu_continuation", f), "option"))
+                    for side, f in formats.items()}
+    generation = {side: _generate(arguments, HarnessPrompt("mmlu_generative", f)) for side, f in formats.items()}
+    return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
+            "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": first["shots_note"],
+            "model": first["model"]["name"], "sides": list(formats),
+            "summary": decisions(letter, continuation, generation),
+            "letter": letter, "continuation": continuation, "generation": generation}
 
 
 @bp.route("/scoring-lesson/three-scorers", methods=["GET", "POST"])
 def three_scorers_page():
     from livescoring.failures import ScoreFailed
-    from papers.mmlu.server.run import run_score
+    from papers.mmlu.dataset import DataMissing
+    from papers.mmlu.server import dataset
 
-    subjects = sorted(current_app.extensions["mmlu_data"].subjects)
+    try:
+        subjects = sorted(dataset().subjects)
+    except DataMissing:
+        subjects = []
     values = {key: request.form.get(key, default) for key, default in DEFAULT.items()}
-    found, error, status, key = None, None, 200, None
+    found, error, status, headers = None, None, 200, {}
     if request.method == "POST":
         require_same_origin()  # a page of another site may not spend this server's model
     if request.method == "POST" and not all(request.form.get(key) for key in DEFAULT):
@@ -55,12 +188,12 @@ def three_scorers_page():
     elif request.method == "POST" and not form_token_valid():
         error, status = "this form has expired (or was not sent from this site); it has been refreshed: press Score again", 400
     elif request.method == "POST":
-        body = {"subject": values["subject"], "split": "test", "index": values["index"], "shots": values["shots"]}
         try:
-            letter = run_score({**body, "method": "letter"})
-            option = run_score({**body, "method": "option"})
-            found, key = decisions(letter, option), letter["key"]
+            found = score_three_ways(values)
         except ScoreFailed as failure:
-            error, status = failure.message, failure.status
+            error, status, headers = failure.message, failure.status, failure.headers
+    paper = current_app.extensions["papers"]["scoring-lesson"]
     return render_template("scoring-lesson/server/three-scorers-page.html", subjects=subjects, values=values,
-                           found=found, key=key, error=error), status
+                           found=found, error=error, cap=PAGE_MAX_NEW_TOKENS,
+                           harness_cap=harness.HARNESS_MAX_GEN_TOKS, commit=harness.HARNESS_COMMIT,
+                           style=asset_url(paper, "three-scorers.css")), status, headers

@@ -1,0 +1,250 @@
+"""The scoring lesson's three-scorers page: lm-evaluation-harness's MMLU prompts byte for byte, its
+generative parser on the cases its task file documents, chat-template wrapping, the page's
+decisions and its refusals; and (marked model) one real question scored every way, checked against
+an independent computation on the same model."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from jinja2.exceptions import TemplateError
+
+from content_helpers import real_app
+from engine import create_app
+from papers.mmlu import prompt as mmlu_prompt
+from papers.mmlu.dataset import MMLUData, Question
+from papers.scoring_lesson.server import harness_tasks as harness
+from papers.scoring_lesson.server import mmlu_data_dir
+from papers.scoring_lesson.server import three_scorers as page
+from tests.conftest import run_form_token
+
+SHOT = Question(subject="high_school_us_history", split="dev", index=0, question="  What?  ",
+                choices=("w", "x", "y", "z"), answer="B")
+ASKED = ("Who?\n", ["a", "b", "c", "d"])
+
+
+# -- prompts ---------------------------------------------------------------------------------
+
+def test_the_generative_prompt_byte_for_byte():
+    # lm_eval/tasks/mmlu/generative: the description, then doc_to_text + " " + the letter + "\n\n" per example.
+    expected = ("The following are multiple choice questions (with answers) about high school us history.\n\n"
+                "What?\nA. w\nB. x\nC. y\nD. z\nAnswer: B\n\n"
+                "Who?\nA. a\nB. b\nC. c\nD. d\nAnswer:")
+    generative = harness.HarnessPrompt("mmlu_generative")
+    assert generative.text("high_school_us_history", *ASKED, [SHOT]) == expected
+    assert harness.HarnessPrompt("mmlu").text("high_school_us_history", *ASKED, [SHOT]) == expected
+    assert generative.delimiter == " "
+
+
+def test_the_continuation_prompt_byte_for_byte():
+    expected = ("The following are questions (with answers) about high school us history.\n\n"
+                "Question: What?\nAnswer: x\n\n"
+                "Question: Who?\nAnswer:")
+    assert harness.HarnessPrompt("mmlu_continuation").text("high_school_us_history", *ASKED, [SHOT]) == expected
+
+
+@pytest.mark.parametrize("shots", [0, 5])
+def test_the_harness_mmlu_prompt_is_the_mmlu_papers_prompt(shots):
+    data = MMLUData(mmlu_data_dir())
+    q = data.question("astronomy", "test", 7)
+    examples = data.questions("astronomy", "dev")[:shots]
+    plain = harness.HarnessPrompt("mmlu")
+    assert plain.text(q.subject, q.question, q.choices, examples) == mmlu_prompt.build_prompt(
+        q.subject, q.question, q.choices, examples)
+    kinds = [part.kind for part in plain.prompt_parts(q.subject, q.question, q.choices, examples)]
+    assert kinds == ["header"] + ["shot"] * shots + ["question"]  # the scorer caches the header and shots
+
+
+def test_the_chat_template_gets_the_harness_turns():
+    seen = []
+
+    def render(turns):
+        seen.append(turns)
+        return "<rendered>"
+
+    chat = harness.HarnessPrompt("mmlu_continuation", render)
+    parts = chat.prompt_parts("high_school_us_history", *ASKED, [SHOT])
+    assert [(p.kind, p.text) for p in parts] == [("chat", "<rendered>")] and chat.delimiter == ""
+    assert seen == [[
+        {"role": "system", "content": "The following are questions (with answers) about high school us history.\n\n"},
+        {"role": "user", "content": "Question: What?\nAnswer:"},  # the delimiters belong to plain text only
+        {"role": "assistant", "content": "x"},
+        {"role": "user", "content": "Question: Who?\nAnswer:"},
+    ]]
+
+
+class TemplateTokenizer:
+    """Stands in for a tokenizer's apply_chat_template, recording how it is called."""
+
+    def __init__(self, template, refuse_system=False):
+        self.chat_template, self.refuse_system, self.calls = template, refuse_system, []
+
+    def apply_chat_template(self, turns, **options):
+        self.calls.append((turns, options))
+        if self.refuse_system and turns[0]["role"] == "system":
+            raise TemplateError("System role not supported")
+        return "|".join(f"{t['role']}:{t['content']}" for t in turns) + "|assistant:"
+
+
+def test_chat_wrapping_as_the_harness_calls_the_template():
+    turns = [{"role": "system", "content": "S"}, {"role": "user", "content": "Q"}]
+    tokenizer = TemplateTokenizer("{{ messages }}")
+    assert page.chat_template(tokenizer)(turns) == "system:S|user:Q|assistant:"
+    assert tokenizer.calls == [(turns, {"tokenize": False, "add_generation_prompt": True})]
+    refusing = TemplateTokenizer("{{ messages }}", refuse_system=True)
+    assert page.chat_template(refusing)(turns) == "user:Q|assistant:"  # retried without the system turn
+    assert page.chat_template(TemplateTokenizer(None)) is None
+
+
+# -- the generative task's parser -------------------------------------------------------------
+
+@pytest.mark.parametrize("written, kept, letter", [
+    ("A", "A", "A"),
+    (" B", "B", "B"),  # "Remove leading white spaces"
+    ("C \t", "C", "C"),  # "ignore right white spaces"
+    ("D\nA", "D", "D"),  # "Filter everything after the first break line"
+    ("b.", "b.", "B"),  # exact_match with ignore_case and ignore_punctuation
+    ("(c)", "(c)", "C"),
+    ("A. Mars", "A. Mars", None),  # more than a letter: no match, scored 0
+    ("The answer is A", "The answer is A", None),
+    ("", "", None),
+    ("E", "E", None),  # not one of the four
+])
+def test_the_generative_parser(written, kept, letter):
+    assert harness.get_response(written) == kept
+    assert harness.generated_letter(kept) == letter
+
+
+def test_exact_match_and_the_regex_fallback():
+    assert harness.exact_match("a!", "A") and not harness.exact_match("a b", "A")
+    assert harness.regex_filter("no digits", re.compile(r"(\d+)")) == harness.INVALID
+
+
+# -- the page's decisions, without the model --------------------------------------------------
+
+def scored(letters_logprobs, choices, prediction):
+    return {"prompt": {"text": "the prompt"}, "prediction": prediction,
+            "options": [{"letter": letter, "choice": choice, "continuation": f" {choice}", "tokens": 2, "logprob": lp}
+                        for (letter, lp), choice in zip(letters_logprobs, choices, strict=True)]}
+
+
+def test_decisions_side_by_side():
+    letter = page.letter_side(scored([("A", -0.5), ("B", -2.0), ("C", -3.0), ("D", -3.0)], "ABCD", "A"))
+    # Summed, B (-3.0) beats A (-4.0); per character, A (-4/40) beats B (-3/10).
+    continuation = page.continuation_side(scored([("A", -4.0), ("B", -3.0), ("C", -9.0), ("D", -6.0)],
+                                            ["a" * 40, "b" * 10, "c" * 9, "d" * 12], "B"))
+    assert (continuation["summed"], continuation["normalised"]) == ("B", "A")
+    assert continuation["rows"][0][3:] == (40, -4.0, -0.1)
+    plain = page.generation_side("the prompt", " c.", {"reason": "stop", "tokens": 3})
+    chat = page.generation_side("the chat prompt", "C. a leaf", {"reason": "end of text", "tokens": 4})
+    assert (plain["response"], plain["prediction"], chat["prediction"]) == ("c.", "C", None)
+    rows = page.decisions({"plain": letter, "chat": letter}, {"plain": continuation},
+                     {"plain": plain, "chat": chat})
+    assert [(r["task"], r["metric"], r["plain"], r["chat"]) for r in rows] == [
+        ("mmlu", "acc", "A", "A"), ("mmlu_continuation", "acc", "B", None),
+        ("mmlu_continuation", "acc_norm", "A", None), ("mmlu_generative", "exact_match", "C", None)]
+
+
+# -- the page's refusals ----------------------------------------------------------------------
+
+APP = real_app()
+
+
+def post(client, **fields):
+    url = "/scoring-lesson/three-scorers"
+    return client.post(url, data={**fields, **run_form_token(client, url)})
+
+
+def test_the_page_refuses_bad_input_before_the_model_runs():
+    client = APP.test_client()
+    form = client.get("/scoring-lesson/three-scorers").get_data(as_text=True)
+    assert "not in this version" not in form.lower() and "0.488" in form and "0.636" in form and "0.637" in form
+    bad = post(client, subject="<b>nope</b>", index="0", shots="0")
+    assert bad.status_code == 400
+    assert "unknown subject" in bad.get_data(as_text=True) and "<b>nope</b>" not in bad.get_data(as_text=True)
+    far = post(client, subject="astronomy", index="99999", shots="0")
+    assert far.status_code == 400 and "index must be from 0 to 151" in far.get_data(as_text=True)
+    assert post(client, subject="astronomy", index="0", shots="9").status_code == 400
+    assert post(client, subject="astronomy", index="", shots="0").status_code == 400
+    assert client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0",
+                                                               "shots": "0"}).status_code == 400  # no form token
+    assert APP.extensions["scoring"].state == "not loaded"
+
+
+def test_the_page_says_when_the_model_cannot_load(tmp_path):
+    app = create_app({"TESTING": True, "SCORER_MODEL": str(tmp_path / "no-model-here")})
+    response = post(app.test_client(), subject="astronomy", index="0", shots="0")
+    assert response.status_code == 503
+    assert "Live scoring is unavailable" in response.get_data(as_text=True)
+
+
+# -- the real model -----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def live_app():
+    app = create_app({"TESTING": True, "SCORER_LOAD_AT_START": True, "SCORER_THREADS": 1, "SCORER_TIMEOUT_S": 300})
+    assert app.extensions["scoring"].wait_ready(600), app.extensions["scoring"].status()["message"]
+    return app
+
+
+def harness_loglikelihood(loaded, context: str, continuation: str) -> float:
+    """The harness's recipe, written out: trailing whitespace of the context moves to the
+    continuation, the pair is encoded whole, one forward pass, the continuation's log-probabilities summed."""
+    import torch
+
+    spaces = len(context) - len(context.rstrip())
+    if spaces:
+        context, continuation = context[:-spaces], context[-spaces:] + continuation
+    encode = loaded.tokenizer
+    context_ids = encode(context, add_special_tokens=False)["input_ids"]
+    whole = encode(context + continuation, add_special_tokens=False)["input_ids"]
+    with torch.inference_mode():
+        logprobs = torch.log_softmax(loaded.model(torch.tensor([whole])).logits[0].float(), dim=-1)
+    return sum(logprobs[i - 1, whole[i]].item() for i in range(len(context_ids), len(whole)))
+
+
+@pytest.mark.model
+def test_a_real_question_scored_every_way(live_app):
+    values = {"subject": "high_school_biology", "index": "5", "shots": "1"}
+    with live_app.test_request_context("/scoring-lesson/three-scorers", method="POST"):
+        found = page.score_three_ways(values)
+    loaded = live_app.extensions["scoring"].scorer.loaded
+    assert loaded.dtype == "float32" and found["key"] == "C" and found["sides"] == ["plain", "chat"]
+    data = MMLUData(mmlu_data_dir())
+    q, shot = data.question("high_school_biology", "test", 5), data.questions("high_school_biology", "dev")[0]
+    header = "The following are multiple choice questions (with answers) about high school biology.\n\n"
+    letter, continuation, generation = found["letter"], found["continuation"], found["generation"]
+    assert letter["plain"]["prompt"].startswith(header) and letter["plain"]["prompt"].endswith("\nAnswer:")
+    assert letter["chat"]["prompt"].startswith(f"<|im_start|>system\n{header}<|im_end|>\n<|im_start|>user\n")
+    assert letter["chat"]["prompt"].endswith(f"D. {q.choices[3]}\nAnswer:<|im_end|>\n<|im_start|>assistant\n")
+    assert f"<|im_start|>assistant\n{shot.answer}<|im_end|>" in letter["chat"]["prompt"]  # the example's answer turn
+    assert generation["plain"]["prompt"] == letter["plain"]["prompt"]
+    assert generation["chat"]["prompt"] == letter["chat"]["prompt"]
+    assert continuation["chat"]["prompt"].endswith(f"Question: {q.question}\nAnswer:<|im_end|>\n<|im_start|>assistant\n")
+
+    # Every log-likelihood on the page equals the harness's recipe on the same model, and the decisions follow.
+    for side, delimiter in (("plain", " "), ("chat", "")):
+        for letter_row in letter[side]["rows"]:
+            expected = harness_loglikelihood(loaded, letter[side]["prompt"], delimiter + letter_row[0])
+            assert letter_row[1] == delimiter + letter_row[0] and letter_row[3] == pytest.approx(expected, abs=1e-4)
+        lls = {row[0]: harness_loglikelihood(loaded, continuation[side]["prompt"], delimiter + choice)
+               for row, choice in zip(continuation[side]["rows"], q.choices, strict=True)}
+        assert [row[4] for row in continuation[side]["rows"]] == pytest.approx(list(lls.values()), abs=1e-4)
+        assert continuation[side]["summed"] == max(lls, key=lls.get)
+        per_char = {k: lls[k] / len(c) for k, c in zip("ABCD", q.choices, strict=True)}
+        assert continuation[side]["normalised"] == max(per_char, key=per_char.get)
+        written = generation[side]
+        assert 0 <= written["tokens"] <= page.PAGE_MAX_NEW_TOKENS and "\n" not in written["generated"]
+        assert written["prediction"] == harness.generated_letter(harness.get_response(written["generated"]))
+    rows = {(r["task"], r["metric"]): r for r in found["summary"]}
+    assert len(rows) == 4 and all(r["plain"] in (None, *"ABCD") and r["chat"] in (None, *"ABCD") for r in rows.values())
+
+
+@pytest.mark.model
+def test_the_page_shows_every_decision_and_prompt(live_app):
+    client = live_app.test_client()
+    response = post(client, subject="astronomy", index="0", shots="0")
+    assert response.status_code == 200
+    html = response.get_data(as_text=True)
+    assert html.count('data-role="decision"') == 8 and html.count('class="prompt-text"') == 6
+    assert html.count("&lt;|im_start|&gt;system") == 3  # a chat prompt per scorer, escaped like any text
