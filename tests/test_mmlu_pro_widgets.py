@@ -8,7 +8,7 @@ from urllib.parse import quote
 import pytest
 
 from content_helpers import summary_of
-from explainers import chance_band, confidence_interval, expected_score
+from explainers import chance_band, confidence_interval, expected_score, weighted_accuracy
 from papers.mmlu_pro import figures
 from papers.mmlu_pro.widgets import category_bars, guessing_floor
 from widgetkit import run_view
@@ -72,7 +72,38 @@ def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
     view = run_view(category_bars.WIDGET, {"score": "0.5", "band": "normal"}, widget_context(app))
     assert view["numbers"]["bands"]["history"] == confidence_interval(0.5, 381, 0.95, "normal")
     assert view["numbers"]["bands"]["math"] == confidence_interval(0.5, 1351, 0.95, "normal")
-    assert "GPT-4o scored 51.0% here (Table 2), inside that band" in " ".join(view["summary"])  # 50% ± 3.0 on law
+    assert "GPT-4o scored 51.0% here (dataset card), inside that band" in " ".join(view["summary"])  # 50% ± 3.0 on law
+    squares = [m for g in view["figure"]["marks"] for m in g["children"] if m["attrs"].get("class") == "reported-score"]
+    assert len(squares) == 14  # GPT-4o in every category, from the authors' dataset card
+
+
+def test_category_bars_draw_the_live_models_published_run_with_its_own_bands(app):
+    from papers.mmlu_pro.server import widget_context
+
+    context = widget_context(app)
+    run = context["live_run"]
+    view = run_view(category_bars.WIDGET, {"results": "run", "band": "wilson"}, context)
+    right, n, chance = run["categories"]["history"]
+    assert n == 100 and view["numbers"]["bands"]["history"] == confidence_interval(right / n, n, 0.95, "wilson")
+    sizes = context["category_sizes"]
+    names = list(run["categories"])
+    assert view["numbers"]["whole_test"] == weighted_accuracy([sizes[c] for c in names],
+                                                              [view["numbers"]["accuracy"][c] for c in names])
+    text = " ".join(view["summary"])
+    assert "not the paper's 5-shot chain of thought" in text and "first 100 test questions of each category" in text
+    assert f"history (100 of its 381 questions scored): {right} right" in text
+    assert run["model"] in " ".join(label for _, label in category_bars.params(context)[0].choices)
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"model": "m", "sample": "s", "shots": 0, "categories": {"law": [5, 4, 0.1]}}, "more right answers"),
+    ({"model": "m", "sample": "s", "shots": 0, "categories": {"law": [1, 4]}}, "[right, questions, chance rate]"),
+    ({"model": "m", "sample": "s", "shots": 0, "categories": {"law": [1, 4, 2]}}, "chance rate"),
+    ({"sample": "s", "shots": 0, "categories": {"law": [1, 4, 0.1]}}, "live_run.model"),
+])
+def test_category_bars_refuse_a_malformed_run_naming_what_is_wrong(bad, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        category_bars.run_summary("live_run", bad)
 
 
 def test_the_wheel_carries_the_widgets_but_not_the_server(app):

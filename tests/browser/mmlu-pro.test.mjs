@@ -1,10 +1,12 @@
 // The MMLU-Pro page and its widgets in headless Chromium: each widget operated with the keyboard,
 // its redraw equal to what the server renders for the same state (serverMatch), the URL holding
 // the state; a term and an equation symbol explaining themselves on focus; the question browser
-// usable by keyboard; axe-core clean in light and dark; nothing wider than a 320 px screen.
+// usable by keyboard; axe-core clean in light and dark; nothing wider than a 320 px screen; the live
+// model's published run in category-bars; the printed page keeping every widget's picture and address.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import path from 'node:path';
+import { ARTIFACTS, axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
 import { checkAgainstServer, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -51,6 +53,7 @@ const CASES = [
   ['prompt-spread', '#w-prompt-spread-scale', 'ArrowDown', /spread of 4\.9 points/],
   ['error-causes', '#w-error-causes-order', 'ArrowDown', /^Annotation errors/],
   ['category-bars', '#w-category-bars-score-range', 'ArrowLeft', /^math \(1,351 questions\): 72\.5% would be known/],
+  ['category-bars', '#w-category-bars-results', 'ArrowDown', /^math \(100 of its 1,351 questions scored\): \d+ right/],
 ];
 
 test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
@@ -71,6 +74,28 @@ test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
       await page.close();
     });
   }
+
+  await t.test("category-bars: the live model's run at 1280 and 360 px, server match", async () => {
+    const name = 'category-bars';
+    const { page, problems } = await open(name, '?results=run');
+    const widget = widgetOf(page, name);
+    const summary = await widget.locator('.widget-summary').innerText();
+    assert.match(summary, /not the paper's 5-shot chain of thought/);
+    assert.match(summary, /first 100 test questions of each category by question_id/);
+    assert.equal(await widget.locator('line.chance-rate').count(), 14);
+    const match = await serverMatch(page, name);
+    assert.equal(match.liveMarks, match.serverMarks);
+    for (const width of [1280, 360]) {
+      await page.setViewportSize({ width, height: 1000 });
+      await screenshot(page, `mmlu-pro-category-bars-run-${width}`);
+    }
+    await page.goto(`${BASE_URL}/mmlu-pro/widgets/${name}`);
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
+    assert.equal(await widget.locator('rect.reported-score').count(), 14);
+    await screenshot(page, 'mmlu-pro-category-bars-paper-360');
+    assert.deepEqual(problems, []);
+    await page.close();
+  });
 
   await t.test('mmlu-vs-pro: each model readable by keyboard focus, server match', async () => {
     const name = 'mmlu-vs-pro';
@@ -136,4 +161,30 @@ test('the MMLU-Pro page', async (t) => {
   });
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('printing the MMLU-Pro page keeps every widget as its picture, summary and address', async () => {
+  const context = await browser.newContext();
+  await context.route(/\/pyodide\//, (route) => route.abort()); // the picture is the server's; no worker needed
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/mmlu-pro/`);
+  await page.emulateMedia({ media: 'print' });
+  const widgets = await page.$$eval('section.widget[data-widget]', (sections) => sections.map((s) => {
+    const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
+    return {
+      name: s.dataset.widget,
+      figure: visible(s.querySelector('svg.widget-figure')),
+      summary: visible(s.querySelector('.widget-summary')),
+      link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
+      controls: visible(s.querySelector('.widget-controls')),
+    };
+  }));
+  assert.equal(widgets.length, 6, 'the page holds its six widgets');
+  for (const w of widgets) {
+    assert.ok(w.figure && w.summary, `${w.name} prints its picture and summary`);
+    assert.match(w.link, new RegExp(`/mmlu-pro/widgets/${w.name}$`), `${w.name} prints its address`);
+    assert.equal(w.controls, false, `${w.name} prints no controls`);
+  }
+  await page.pdf({ path: path.join(ARTIFACTS, 'mmlu-pro-printed.pdf'), format: 'A4' });
+  await context.close();
 });

@@ -1,14 +1,18 @@
 """The MMLU-Pro paper's server side: its Parquet dataset, its widgets' data, live scoring of its questions.
 
 The engine calls these hooks (see engine/papers.py): ``init_app`` (the dataset, the model service and
-the routes in routes.py) and ``widget_context`` (category sizes for the widgets); ``COMMANDS`` are
+the routes in routes.py) and ``widget_context`` (category sizes and the live model's published run,
+for the widgets); ``COMMANDS`` are
 ``python -m engine mmlu-pro <command>``; ``UNAVAILABLE``
 errors (the data folder missing or unreadable) become 503s that say what to do, while the rest of
 the site keeps working.
 """
 from __future__ import annotations
 
+import gzip
+import json
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app
@@ -17,6 +21,10 @@ from ..dataset import DataMissing, MMLUProData
 from ..figures import CATEGORY_SIZES
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu-pro"  # ../shared beside the checkout
+RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
+# The live model's run published with the page (runs/README.md says how it was made and what it covers).
+LIVE_RUN = "smollm2-0shot-first100.jsonl.gz"
+LIVE_RUN_SAMPLE = "the first 100 test questions of each category by question_id (1,400 of the 12,032)"
 UNAVAILABLE = (DataMissing,)
 COMMANDS = {
     "evaluate": ("evaluate", "score real MMLU-Pro test questions with the live-scoring model; write JSONL"),
@@ -43,12 +51,36 @@ def init_app(app: Flask, paper) -> None:
     app.register_blueprint(routes.bp)
 
 
+def read_run(path: Path) -> list[dict]:
+    """The rows of a run written by ``evaluate`` (``.jsonl`` or ``.jsonl.gz``)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+@lru_cache(maxsize=1)
+def live_run() -> dict | None:
+    """The published run per category, {name: [right, questions, chance rate]}, with its model and
+    shots; None when the file is not there (the widget then shows the paper's figures only)."""
+    path = RUNS_DIR / LIVE_RUN
+    if not path.is_file():
+        return None
+    rows = read_run(path)
+    categories: dict = {}
+    for r in rows:
+        right, n, chance = categories.get(r["category"], (0, 0, 0.0))
+        categories[r["category"]] = (right + bool(r["correct"]), n + 1, chance + 1 / r["options"])
+    return {"model": rows[0]["model"], "shots": rows[0]["shots"], "sample": LIVE_RUN_SAMPLE,
+            "categories": {name: [right, n, chance / n] for name, (right, n, chance) in categories.items()}}
+
+
 def widget_context(app: Flask) -> dict:
     """Category sizes counted from the test file; without the files, the dataset card's table (the
-    same counts), so the widgets still draw and the page stays up."""
+    same counts), so the widgets still draw and the page stays up. The live model's published run."""
     try:
         sizes = app.extensions["mmlu_pro_data"].category_sizes("test")
         counted_from = "the test file"
     except DataMissing:
         sizes, counted_from = dict(CATEGORY_SIZES), "the dataset card (the files are not here)"
-    return {"category_sizes": sizes, "sizes_from": counted_from}
+    run = live_run()
+    return {"category_sizes": sizes, "sizes_from": counted_from, **({"live_run": run} if run else {})}

@@ -1,68 +1,146 @@
 """Category bars: how precisely a score is known in each MMLU-Pro category, from its real size.
 
-A model that scores a share p overall is drawn with its 95 % band in every category (normal or
-Wilson, explainers.stats.confidence_interval on that category's number of test questions). GPT-4o's
-category scores that the page quotes from Table 2 are marked beside them: where one falls outside
-the band around GPT-4o's overall score, the category really is harder or easier for it.
+Two sets of results, one row per category. The paper's: a model that scores a share p overall is
+drawn with its 95 % band in every category (normal or Wilson, explainers.stats.confidence_interval on
+that category's number of test questions), and GPT-4o's own category scores (from the authors'
+dataset card) are marked beside them: where one falls outside the band around the overall
+score, the category really is harder or easier for it. The live model's: its accuracy in each
+category of the run published with this site (papers/mmlu_pro/runs/), with the band from the number
+of questions it scored there and the chance rate of those questions beside it.
 """
 from __future__ import annotations
 
-from explainers import stats
+from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.scene import Linear, figure, hwhisker, mark, percent_axis_x
+from widgetkit.words import pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
 
+BAND_NAMES = {"wilson": "Wilson", "normal": "normal"}
+
+
+def run_summary(name: str, value: object) -> dict:
+    """A published run, per category: {"model", "shots", "sample", "categories": {name: [right, questions, chance]}}."""
+    run = checks.mapping(name, value)
+    for key in ("model", "sample"):
+        checks.text(f"{name}.{key}", run.get(key))
+    checks.whole(f"{name}.shots", run.get("shots"), minimum=0)
+    for category, counts in checks.mapping(f"{name}.categories", run.get("categories")).items():
+        where = f"{name}.categories[{category!r}]"
+        if not (isinstance(counts, list) and len(counts) == 3):
+            raise ValueError(f"{where} must be [right, questions, chance rate]")
+        right, n = checks.whole(f"{where} right", counts[0], minimum=0), checks.whole(f"{where} questions", counts[1])
+        if right > n:
+            raise ValueError(f"{where} has more right answers than questions")
+        checks.probability(f"{where} chance rate", counts[2])
+    return run
+
 
 def params(context: dict) -> tuple[Param, ...]:
+    shown = [("paper", "GPT-4o, the paper's figures")]
+    if context.get("live_run"):
+        shown.append(("run", f"{context['live_run']['model']}, this site's run"))
     return (
+        Param("results", "Results", "choice", "paper", choices=tuple(shown)),
         Param("score", "Overall score", "number", GPT4O_OVERALL / 100, 0.0, 1.0, 0.001, percent=True,
-              help="Starts at GPT-4o's 72.6% (Table 2)."),
-        Param("band", "Band", "choice", "wilson", choices=(("wilson", "Wilson"), ("normal", "normal"))),
+              help="For the paper's figures: starts at GPT-4o's 72.6% (Table 2)."),
+        Param("band", "Band", "choice", "wilson", choices=tuple(BAND_NAMES.items())),
     )
+
+
+def row(y: float, x: Linear, name: str, n: int, centre: float, low: float, high: float, text: str,
+        beside: dict | None) -> dict:
+    """One category: its band as a whisker, its score as a dot, and the mark of the value beside it."""
+    children = [hwhisker(x(low), x(high), y, "fig-whisker"),
+                mark("circle", {"cx": x(centre), "cy": y, "r": 4, "class": "fig-dot"}),
+                mark("text", {"x": 207, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
+    return mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
+                children=children + ([beside] if beside else []))
+
+
+def paper_rows(state: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[list, list, dict, dict]:
+    """The band of the chosen overall score on each category's size, with GPT-4o's category score."""
+    score, marks, summary, bands = state["score"], [], [], {}
+    for number, (name, n) in enumerate(ordered):
+        y = 20 + number * 24
+        low, high = stats.confidence_interval(score, n, 0.95, state["band"])
+        bands[name] = (low, high)
+        text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
+        reported = GPT4O_CATEGORIES[name] / 100 if name in GPT4O_CATEGORIES else None
+        if reported is not None:
+            text += (f"; GPT-4o scored {100 * reported:.1f}% here (dataset card), "
+                     f"{'inside' if low <= reported <= high else 'outside'} that band")
+        summary.append(text + ".")
+        square = None if reported is None else mark("rect", {"x": x(reported) - 4, "y": y - 4, "width": 8,
+                                                              "height": 8, "class": "reported-score"})
+        marks.append(row(y, x, name, n, score, low, high, text, square))
+    narrowest, widest = ordered[0], ordered[-1]
+    summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
+                   f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores as the authors' dataset "
+                   f"card gives them (5-shot chain of thought).")
+    return marks, summary, bands, {}
+
+
+def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[list, list, dict, dict]:
+    """The live model's accuracy in each category it was run on, its band from the questions scored, chance beside it."""
+    band = BAND_NAMES[state["band"]]
+    scored = [(name, size) for name, size in ordered if name in run["categories"]]
+    marks, summary, bands, accuracies = [], [], {}, {}
+    for number, (name, size) in enumerate(scored):
+        right, n, chance = run["categories"][name]
+        accuracy = right / n
+        low, high = stats.confidence_interval(accuracy, n, 0.95, state["band"])
+        bands[name], accuracies[name] = (low, high), accuracy
+        verdict = "above" if low > chance else "below" if high < chance else "not told apart from"
+        text = (f"{name} ({n:,} of its {size:,} questions scored): {right} right, {pct(accuracy)}, 95% band "
+                f"{pct(low)} to {pct(high)} ({band}); chance for these questions {pct(chance)}, so {verdict} chance")
+        summary.append(text + ".")
+        y = 20 + number * 24
+        # Chance is a tick across the whisker rather than a square, so the dot never hides it.
+        tick = mark("line", {"x1": x(chance), "x2": x(chance), "y1": y - 7, "y2": y + 7, "class": "chance-rate"})
+        marks.append(row(y, x, name, n, accuracy, low, high, text, tick))
+    counts = [run["categories"][name][1] for name, _ in scored]
+    right = sum(run["categories"][name][0] for name, _ in scored)
+    overall = right / sum(counts)
+    low, high = stats.confidence_interval(overall, sum(counts), 0.95, state["band"])
+    chance = weighted_accuracy(counts, [run["categories"][name][2] for name, _ in scored])
+    whole_test = weighted_accuracy([size for _, size in scored], [accuracies[name] for name, _ in scored])
+    summary.append(f"{run['model']}, {run['shots']}-shot, scored by its letter probabilities, not the paper's "
+                   f"5-shot chain of thought; the questions are {run['sample']}.")
+    summary.append(f"Over those {sum(counts):,} questions it is right on {pct(overall)} (95% band {pct(low)} to "
+                   f"{pct(high)}, {band}) against a chance rate of {pct(chance)}; weighting each category by its "
+                   f"real size gives {pct(whole_test)} as the estimate for the whole test. Ticks mark chance.")
+    return marks, summary, bands, {"accuracy": accuracies, "overall": overall, "whole_test": whole_test}
 
 
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
-    score = state["score"]
-    x = Linear((0, 1), (215, 540))  # room for "computer science (410)"
-    marks, summary, bands = [], [], {}
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
-    for row, (name, n) in enumerate(ordered):
-        y = 20 + row * 24
-        low, high = stats.confidence_interval(score, n, 0.95, state["band"])
-        bands[name] = (low, high)
-        text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
-        children = [hwhisker(x(low), x(high), y, "fig-whisker"),
-                    mark("circle", {"cx": x(score), "cy": y, "r": 4, "class": "fig-dot"}),
-                    mark("text", {"x": 207, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
-        if name in GPT4O_CATEGORIES:
-            reported = GPT4O_CATEGORIES[name] / 100
-            outside = not low <= reported <= high
-            text += (f"; GPT-4o scored {100 * reported:.1f}% here (Table 2), "
-                     f"{'outside' if outside else 'inside'} that band")
-            children.append(mark("rect", {"x": x(reported) - 4, "y": y - 4, "width": 8, "height": 8,
-                                          "class": "reported-score"}))
-        summary.append(text + ".")
-        marks.append(mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
-                          children=children))
-    bottom = 20 + len(ordered) * 24
+    x = Linear((0, 1), (215, 540))  # room for "computer science (410)"
+    run = context.get("live_run") if state["results"] == "run" else None
+    if run and not set(run["categories"]) & set(category_sizes):
+        run = None  # a run of none of these categories: show the paper's figures instead
+    if run:
+        marks, summary, bands, numbers = run_rows(state, run, ordered, x)
+        label = f"{run['model']}'s accuracy in each category with its 95% band, and the chance rate"
+    else:
+        marks, summary, bands, numbers = paper_rows(state, ordered, x)
+        label = "95% band of an overall score in each category, from its size"
+    bottom = 20 + len(marks) * 24
     marks += percent_axis_x(x, bottom, step=25)
-    narrowest, widest = ordered[0], ordered[-1]
-    summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
-                   f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores from Table 2.")
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 30, "95% band of an overall score in each category, from its size", marks,
-                         role="group"),
-        "numbers": {"bands": bands},
+        "figure": figure(560, bottom + 30, label, marks, role="group"),
+        "numbers": {"bands": bands, **numbers},
     }
 
 
 WIDGET = Widget(
     name="category-bars",
     title="Category bars: how precisely each category's score is known",
-    blurb="The same score has a wide band on history's 381 questions and a narrow one on math's 1,351.",
-    height=620, params=params, view=view, accepts={"category_sizes": sizes}, style=True,
+    blurb="The same score has a wide band on history's 381 questions and a narrow one on math's 1,351; "
+          "GPT-4o's reported scores and the live model's own run, category by category.",
+    height=620, params=params, view=view, accepts={"category_sizes": sizes, "live_run": run_summary}, style=True,
 )

@@ -40,6 +40,9 @@ def view(state: dict, context: dict) -> dict:
               label(320, bottom + 35, "chain of thought", "fig-tick", "start")]
     helped = sum(gain > 0 for gain in gains.values())
     summary.append(f"On {name}, chain of thought helps {helped} of {len(gains)} models (Table 3).")
+    summary.append("GPT-4o's MMLU-Pro pair and its MMLU chain-of-thought score are checked against the authors' "
+                   "dataset card, and the MMLU-Pro chain-of-thought scores against their leaderboard and cached "
+                   "predictions; the other scores are a review's figures, not checked against the paper.")
     return {
         "summary": summary,
         "figure": figure(560, bottom + 46, f"Direct answers against chain of thought on {name}, per model", marks,

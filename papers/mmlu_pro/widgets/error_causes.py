@@ -31,6 +31,8 @@ def view(state: dict, context: dict) -> dict:
             mark("text", {"x": x(share / 100) + 6, "y": top + 15, "class": "fig-point-label", "text-anchor": "start"},
                  f"{share}%"),
         ]))
+    summary.append("These shares are §5.3's as a review of the paper reports them; they are not in the authors' "
+                   "dataset card or repository, so they could not be checked against the paper.")
     bottom = 16 + len(rows) * 30
     marks += percent_axis_part(x, bottom + 4, 0, 50, 10)
     return {

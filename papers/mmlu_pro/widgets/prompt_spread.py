@@ -37,7 +37,8 @@ def view(state: dict, context: dict) -> dict:
     bottom = 30 + row_number * 36
     marks += percent_axis_part(x, bottom - 10, low_end, high_end, 10)
     summary.append(f"The widest spread §6.3 reports is {WIDEST_SPREAD['mmlu']:.2f} points on MMLU and "
-                   f"{WIDEST_SPREAD['pro']:.2f} on MMLU-Pro; the ranges above are read off Figure 5.")
+                   f"{WIDEST_SPREAD['pro']:.2f} on MMLU-Pro; the ranges above are read off Figure 5. All of these "
+                   f"reached us through a review of the paper and could not be checked against it.")
     marks.append(label(370, bottom + 22, "score over the prompt styles, lowest to highest", "fig-caption"))
     return {
         "summary": summary,
