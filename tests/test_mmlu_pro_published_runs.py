@@ -14,10 +14,11 @@ import pytest
 
 from engine.config import default_config
 from livescoring.model import ModelSettings, load
+from livescoring.results import read_rows
 from livescoring.scorer import Scorer
 from papers.mmlu_pro import prompt
 from papers.mmlu_pro.dataset import MMLUProData
-from papers.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data_dir, live_run, read_run
+from papers.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data_dir, live_run
 
 PER_CATEGORY = 100
 SAMPLE = 6
@@ -33,7 +34,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def rows():
-    return read_run(PATH)
+    return read_rows(PATH)
 
 
 @pytest.fixture(scope="module")

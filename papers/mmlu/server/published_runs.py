@@ -14,12 +14,11 @@ must never be drawn as if it were the model's score.
 """
 from __future__ import annotations
 
-import gzip
-import json
 from functools import lru_cache
 from pathlib import Path
 
 from explainers import calibration
+from livescoring.results import read_rows
 
 from ..dataset import MMLUData
 from ..groups import BY_NAME
@@ -31,13 +30,6 @@ FILE_PATTERN = "*.jsonl.gz"
 
 class PublishedRunError(ValueError):
     """A published run file that cannot be drawn (incomplete, mixed, or not this project's format)."""
-
-
-def read_rows(path: Path) -> list[dict]:
-    """The complete lines of one run file (``.jsonl`` or ``.jsonl.gz``), parsed."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.endswith("\n")]
 
 
 def _checked(path: Path, rows: list[dict], expected: set | None) -> dict:

@@ -9,13 +9,13 @@ the site keeps working.
 """
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask, current_app
+
+from livescoring.results import read_rows
 
 from ..dataset import DataMissing, MMLUProData
 from ..figures import CATEGORY_SIZES
@@ -51,13 +51,6 @@ def init_app(app: Flask, paper) -> None:
     app.register_blueprint(routes.bp)
 
 
-def read_run(path: Path) -> list[dict]:
-    """The rows of a run written by ``evaluate`` (``.jsonl`` or ``.jsonl.gz``)."""
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as lines:
-        return [json.loads(line) for line in lines if line.strip()]
-
-
 @lru_cache(maxsize=1)
 def live_run() -> dict | None:
     """The published run per category, {name: [right, questions, chance rate]}, with its model and
@@ -65,7 +58,7 @@ def live_run() -> dict | None:
     path = RUNS_DIR / LIVE_RUN
     if not path.is_file():
         return None
-    rows = read_run(path)
+    rows = read_rows(path)
     categories: dict = {}
     for r in rows:
         right, n, chance = categories.get(r["category"], (0, 0, 0.0))
