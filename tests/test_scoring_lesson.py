@@ -12,6 +12,8 @@ from test_snippets import run_snippet
 
 from content_helpers import real_app
 from engine.__main__ import main as engine_main
+from livescoring.results import read_rows
+from papers.mmlu.server import published_runs
 from papers.scoring_lesson.gate import compare
 from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
 from papers.scoring_lesson.server import RUNS_DIR, example_pair, mmlu_data_dir
@@ -273,20 +275,22 @@ def test_the_lesson_widget_page_and_embed_render():
     client = APP.test_client()
     for url in ("/scoring-lesson/widgets/two-run-gate", "/embed/scoring-lesson/two-run-gate?multiple=3",
                 "/api/widgets/scoring-lesson/two-run-gate?multiple=9", "/scoring-lesson/widgets/micro-macro",
-                "/embed/scoring-lesson/micro-macro?source=run-smollm2-0shot",
+                "/embed/scoring-lesson/micro-macro?source=run-0-shot",
                 "/api/widgets/scoring-lesson/micro-macro?source=nothing", "/scoring-lesson/widgets/",
                 "/oembed?url=http://localhost/scoring-lesson/widgets/micro-macro&format=json"):
         response = client.get(url)
         assert response.status_code == 200, url
 
 
-def test_micro_macro_on_table_1_and_a_stored_run():
+def test_micro_macro_on_table_1_and_the_published_run():
     client = APP.test_client()
     table = client.get("/api/widgets/scoring-lesson/micro-macro?source=table-0").get_json()
     assert table["numbers"]["micro"] == pytest.approx(0.439, abs=0.0005)  # Table 1 reweighted by our sizes
     assert round(table["numbers"]["macro"] * 100, 1) == 44.2
-    run = client.get("/api/widgets/scoring-lesson/micro-macro?source=run-smollm2-5shot").get_json()
-    pair_rows = [json.loads(line) for line in EXAMPLE[1].read_text().splitlines()]
+    run = client.get("/api/widgets/scoring-lesson/micro-macro?source=run-0-shot").get_json()
+    assert run["state"]["source"] == "run-0-shot" and run["numbers"]["parts"] == 57
+    published = sorted(published_runs.RUNS_DIR.glob("*-0shot.jsonl.gz"))
+    pair_rows = read_rows(published[0])  # the live model's whole 0-shot test run
     by_subject: dict = {}
     for row in pair_rows:
         by_subject.setdefault(row["subject"], []).append(row["correct"])

@@ -82,7 +82,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.close();
 });
 
-test('micro against macro: choose a stored run by keyboard; the redraw equals the server', async () => {
+test('micro against macro: choose the published run by keyboard; the redraw equals the server', async () => {
   const name = 'micro-macro';
   const page = await context.newPage();
   const problems = watchConsole(page);
@@ -92,12 +92,12 @@ test('micro against macro: choose a stored run by keyboard; the redraw equals th
   const widget = widgetOf(page, name);
   assert.match(await widget.locator('.widget-summary').innerText(), /Table 1's GPT-3 X-Large/);
   const renders = await tabTo(page, `#w-${name}-source`);
-  await page.keyboard.press('End'); // the last choice: a stored run
+  await page.keyboard.press('End'); // the last choice: the live model's published 0-shot run
   await settle(page, name, renders);
   const match = await serverMatch(page, name);
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
-  assert.match(match.liveSummary.join(' '), /stored run smollm2-5shot/);
+  assert.match(match.liveSummary.join(' '), /published 0-shot run over all 14,042 test questions/);
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
   await page.close();

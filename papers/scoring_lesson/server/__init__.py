@@ -1,5 +1,5 @@
-"""The scoring lesson's server side: its widgets' data (the stored example runs, MMLU's subject
-groups) and its command ``python -m engine scoring-lesson gate``.
+"""The scoring lesson's server side: its widgets' data (the stored example runs, the live model's
+published MMLU runs, MMLU's subject groups) and its command ``python -m engine scoring-lesson gate``.
 
 Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
 ``/scoring-lesson/overlap``, and the three-scorers page, ``/scoring-lesson/three-scorers``, which
@@ -19,8 +19,9 @@ from ..runs import pair_runs, read_run
 
 RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
-# The page's real example: the live model's 0-shot run (production) against its 5-shot run
-# (candidate); runs/README.md says what they cover. Full runs in the same format can replace them.
+# The gate's real example: the live model's 0-shot run (production) against its 5-shot run
+# (candidate) on a few subjects; runs/README.md says what they cover. The full 5-shot run is not
+# published yet, so the pair stays small (the micro-macro widget uses the full published 0-shot run).
 EXAMPLE_RUNS = ("smollm2-0shot.jsonl", "smollm2-5shot.jsonl")
 COMMANDS = {"gate": ("gate", "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
                              "clustered standard error, verdict and shape")}
@@ -39,20 +40,6 @@ def example_pair() -> dict:
     return pair_runs(production, candidate)
 
 
-@lru_cache(maxsize=1)
-def run_counts() -> dict:
-    """Each stored run's per-subject results: {file name: {subject: [right, questions]}}."""
-    counts: dict = {}
-    for name in EXAMPLE_RUNS:
-        run = read_run([(name, (RUNS_DIR / name).read_text(encoding="utf-8"))])
-        per_subject = counts.setdefault(name.removesuffix(".jsonl"), {})
-        for key, score in run.scores.items():
-            right_n = per_subject.setdefault(run.subjects[key], [0, 0])
-            right_n[0] += int(score)
-            right_n[1] += 1
-    return counts
-
-
 def init_app(app: Flask, paper) -> None:
     from papers.mmlu.dataset import MMLUData
 
@@ -65,17 +52,22 @@ def init_app(app: Flask, paper) -> None:
 
 
 def widget_context(app: Flask) -> dict:
+    """Table 1, MMLU's group sizes and subject groups, the stored example pair, and the live model's
+    per-subject scores in its published runs (made by the MMLU paper: papers/mmlu/runs/)."""
     from papers.mmlu.dataset import DataMissing, MMLUData
     from papers.mmlu.figures import paper_figures
+    from papers.mmlu.server import published_runs
 
     from .gate import subject_groups
 
     root = app.config.get("SCORING_LESSON_MMLU_DIR") or mmlu_data_dir(app.config)
+    data = MMLUData(root)
     try:
-        group_sizes = MMLUData(root).group_sizes("test")
+        group_sizes = data.group_sizes("test")
     except DataMissing:
-        group_sizes = {}
+        group_sizes, data = {}, None
     table = [{key: row[key] for key in ("model", "humanities", "social_sciences", "stem", "other", "average")}
              for row in paper_figures()["table_1"]["rows"]]
-    return {"example": example_pair(), "subject_groups": subject_groups(root), "table_1": table,
-            "group_sizes": group_sizes, "stored_runs": run_counts()}
+    runs = published_runs.widget_context(data)
+    return {"example": example_pair(), "live_scores": runs.get("live_scores"),
+            "subject_groups": subject_groups(root), "table_1": table, "group_sizes": group_sizes}

@@ -1,6 +1,7 @@
 """``python -m engine scoring-lesson gate``: the release gate on two runs a team already has.
 
-Each run is one file of ``python -m engine mmlu evaluate`` output, or one or more
+Each run is one file of ``python -m engine mmlu evaluate`` output (``.jsonl``, or ``.jsonl.gz`` as
+papers/mmlu/runs/ publishes them), or one or more
 lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). Prints the paired
 delta, its naive, paired and subject-clustered standard errors, the per-subject deltas sorted
 with the clustered band, the verdict and the shape; ``--json`` prints the same as one object.
@@ -9,6 +10,7 @@ Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line n
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -32,12 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read(paths: list[str]):
+    """One run from its files; a ``.gz`` file (as the MMLU paper publishes its runs) is decompressed."""
     files = []
     for path in paths:
         try:
-            files.append((path, Path(path).read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as error:
+            raw = Path(path).read_bytes()
+            text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
+        except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
             raise RunFormatError(f"{path}: cannot read it ({error})") from None
+        files.append((path.removesuffix(".gz"), text))
     return read_run(files)
 
 

@@ -1,12 +1,13 @@
 """Micro against macro: the same results averaged per question and per subject (or group).
 
 Two kinds of real results: the paper's Table 1 (group scores, weighted by our copy's group sizes)
-and the runs stored with the lesson (per-subject counts). Sizes are what make the two averages
+and the live model's published runs of the whole test set (per-subject counts). Sizes are what make the two averages
 differ; the figure draws each part's accuracy with its size.
 """
 from __future__ import annotations
 
 from explainers import checks, plain_mean, weighted_accuracy
+from papers.mmlu.live_runs import live_scores, model_name, run_of
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.scene import Linear, figure, hline, label, percent_axis_x, rect
@@ -22,26 +23,15 @@ def table_rows(name: str, value: object) -> list[dict]:
     return value
 
 
-def run_counts(name: str, value: object) -> dict:
-    """Runs' per-subject results: {run name: {subject: [right, questions]}}."""
-    runs = checks.mapping(name, value, minimum=0)
-    for run, subjects in runs.items():
-        for subject, pair in checks.mapping(f"{name}[{run!r}]", subjects).items():
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ValueError(f"{name}[{run!r}][{subject!r}] must be [right, questions]")
-            right, n = checks.whole("right", pair[0], minimum=0), checks.whole("questions", pair[1])
-            if right > n:
-                raise ValueError(f"{name}[{run!r}][{subject!r}] has more right answers than questions")
-    return runs
-
-
 GROUP_KEYS = ("humanities", "social_sciences", "stem", "other")
 
 
 def _sources(context: dict) -> tuple[tuple[str, str], ...]:
-    """(value, label) for each choice: Table 1's rows, then the stored runs."""
+    """(value, label) for each choice: Table 1's rows, then the published runs."""
+    runs = context.get("live_scores") or {"runs": []}
     return (tuple((f"table-{i}", f"Table 1: {row['model']}") for i, row in enumerate(context["table_1"]))
-            + tuple((f"run-{name}", f"Stored run: {name}") for name in context.get("stored_runs", {})))
+            + tuple((f"run-{run['key']}", f"Our model, {run['key']}, per subject")
+                    for run in runs["runs"]))
 
 
 def params(context: dict) -> tuple[Param, ...]:
@@ -53,8 +43,11 @@ def _parts(state: dict, context: dict) -> tuple[list[tuple[str, int, float]], fl
     """(name, questions, accuracy) per part, the published average if any, and a description."""
     kind, _, which = state["source"].partition("-")
     if kind == "run":
-        parts = [(s.replace("_", " "), n, right / n) for s, (right, n) in sorted(context["stored_runs"][which].items())]
-        return parts, None, f"the stored run {which} (per subject)"
+        runs = context["live_scores"]
+        run = run_of(runs, which)
+        parts = [(s.replace("_", " "), n, right / n) for s, (right, n) in sorted(run["subjects"].items())]
+        return parts, None, (f"{model_name(runs['model'])}'s published {which} run over all "
+                             f"{run['questions']:,} test questions (per subject)")
     row = context["table_1"][int(which)]
     group_sizes = context["group_sizes"]
     parts = [(key.replace("_", " "), group_sizes[key], row[key] / 100) for key in GROUP_KEYS]
@@ -73,7 +66,7 @@ def view(state: dict, context: dict) -> dict:
     if published is not None:
         summary.append(f"The table itself reports {published * 100:.1f}%.")
     x = Linear((0, 1), (170, 540))
-    row_h = 22
+    row_h = 22 if len(parts) <= 12 else 16  # a whole run has 57 subjects
     top = 10
     marks = []
     for i, (name, n, acc) in enumerate(parts):
@@ -101,5 +94,5 @@ WIDGET = Widget(
     title="Micro against macro",
     blurb="One set of results, two averages: per question and per subject or group.",
     height=700, params=params, view=view,
-    needs={"table_1": table_rows, "group_sizes": sizes}, accepts={"stored_runs": run_counts},
+    needs={"table_1": table_rows, "group_sizes": sizes}, accepts={"live_scores": live_scores},
 )
