@@ -17,6 +17,7 @@ import pytest
 from engine import create_app
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
+from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong, Scorer
 from papers.mmlu import prompt
 from papers.mmlu.prompt import format_shot
@@ -168,6 +169,7 @@ def test_api_scores_a_real_question_and_reports_everything(scoring_app):
     assert body["model"]["name"].startswith("SmolLM2-135M-Instruct") and body["model"]["device"] == "cpu"
     assert body["ms"] >= body["model_ms"] > 0
     assert (body["split"], body["index"], body["shots_used"]) == ("test", 2, 0)
+    assert body["reading"] == reading(body)  # whether it was a coin toss, by the stated rule
 
 
 def test_api_scores_a_readers_own_question_with_the_option_method(scoring_app):
