@@ -12,7 +12,7 @@ import random
 from flask import current_app, url_for
 
 from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py checks on every POST
-from engine.widgets import share_links
+from engine.widgets import asset_url, share_links
 from livescoring.scorer import METHODS
 
 from ..dataset import LETTERS, DataMissing, MMLUData
@@ -109,6 +109,8 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "failure": failure,
         "errors": failure.on_form(CONTROLS) if failure else None,
         "share": share_links(paper, paper.widgets["live-scoring"], ""),
+        # The results show the prompt's parts and their legend as the prompt anatomy does, in its colours.
+        "prompt_style": asset_url(paper, "prompt-anatomy.css"),
         "status": service.status(),
         "action": url_for("mmlu_live.page"),
         "csrf": {"field": CSRF_FIELD, "token": csrf_token()},
