@@ -14,8 +14,6 @@
 // widget switches to it without a visible change. An embedded widget starts its worker only on the
 // reader's first input, so a lesson page with several embeds does not start a Pyodide for each.
 
-import { enableShareBox } from './share.js';
-
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
 // The math core's client, imported only when a widget on the page needs it: importing it starts
@@ -108,7 +106,8 @@ class Widget {
     this.form.addEventListener('input', (event) => this.onInput(event));
     this.form.addEventListener('change', (event) => this.onInput(event, true));
     this.form.addEventListener('submit', (event) => { event.preventDefault(); this.request(); });
-    enableShareBox(this.el);
+    // The share box's Copy buttons (their room is kept): loaded beside, so the widget starts as soon as before.
+    import('./share.js').then((share) => share.enableShareBox(this.el));
     if (this.extra && this.extra.setup) this.extra.setup(this);
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
     if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
