@@ -28,7 +28,7 @@ async function fetchOk(url) {
 // It is saved as soon as that is safe, so a reader who leaves a second after the page is ready
 // still gets the fast start next time: the snapshot is made when the worker is first idle after
 // `ready` (SNAPSHOT_IDLE_MS without a message, so the page's first computations, which its widgets
-// send on `ready`, are answered first; making it takes about a tenth of a second), and stored as
+// send on `ready`, are answered first; making it takes 0.1 to 0.3 s here), and stored as
 // it is, uncompressed (about 30 MiB): compressing it took over a second on a busy machine, long
 // enough for a reader who left to lose it, while storing it takes a few tenths of a second.
 const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
