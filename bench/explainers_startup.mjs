@@ -100,10 +100,13 @@ async function main() {
     console.log(`  first browser result      ${ms(f.first_result_ms)}   (page outcome: ${f.outcome})`);
     console.log(`  longest main-thread task  ${f.long_tasks.length ? ms(Math.max(...f.long_tasks)) : 'none of 50 ms or more'} (${f.long_tasks.length} long tasks)`);
 
-    // The worker makes its memory snapshot just after `ready`; give it time to reach Cache Storage.
+    // The worker makes its memory snapshot once it is idle after `ready`; wait until it is in Cache Storage.
     await cold.page.waitForFunction(async () => (await caches.keys()).includes('explainers-pyodide-snapshot')
       && (await (await caches.open('explainers-pyodide-snapshot')).keys()).length > 0, null, { timeout: 60_000 })
       .catch(() => console.log('  (no memory snapshot was stored)'));
+    const saved = await cold.page.evaluate(async () => (await import('/static/js/explainers-client.js')).explainers.timings);
+    const sinceReady = (x) => (x === undefined ? 'n/a' : `${Math.round(x - saved.ready_ms)} ms`);
+    console.log(`  memory snapshot           made ${sinceReady(saved.snapshot?.made_ms)} and stored ${sinceReady(saved.snapshot?.stored_ms)} after ready (${((saved.snapshot?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB, uncompressed); first result ${sinceReady(saved.first_result_ms)} after ready`);
     const latency = await callLatency(cold.page, CALLS);
     console.log(`\nPer call (standard_error, ${CALLS} calls): one per round trip ${latency.oneByOne.toFixed(3)} ms; in one batch ${latency.batched.toFixed(3)} ms (${(latency.oneByOne / latency.batched).toFixed(0)}x)`);
 

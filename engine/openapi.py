@@ -18,7 +18,9 @@ from explainers.registry import PUBLIC
 bp = Blueprint("openapi", __name__)
 
 ERROR = {"type": "object", "required": ["error", "status"],
-         "properties": {"error": {"type": "string"}, "status": {"type": "integer"}, "field": {"type": "string"}}}
+         "properties": {"error": {"type": "string"}, "status": {"type": "integer"}, "field": {"type": "string"},
+                        "problems": {"type": "array", "items": {  # every field's error, when there are several
+                            "type": "object", "properties": {"field": {"type": "string"}, "error": {"type": "string"}}}}}}
 JSON_OBJECT = {"type": "object"}
 
 

@@ -31,6 +31,7 @@ from .scoring import (
     predict,
     softmax,
     subject_accuracies,
+    top_two,
     weighted_accuracy,
 )
 from .stats import (

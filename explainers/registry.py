@@ -21,6 +21,7 @@ PUBLIC: dict[str, Callable] = {
         stats.chance_band,
         stats.is_distinguishable_from_chance,
         scoring.predict,
+        scoring.top_two,
         scoring.softmax,
         scoring.accuracy,
         scoring.weighted_accuracy,

@@ -17,6 +17,22 @@ def predict(letter_probs: dict[str, float]) -> str:
     return max(scores, key=scores.__getitem__)
 
 
+def top_two(letter_probs: dict[str, float]) -> dict:
+    """The two likeliest letters and how the first splits the pair with the second.
+
+    In words: "of the probability the model gives its two favourite letters, the share that goes
+    to the first": p₁ / (p₁ + p₂). 0.5 is a dead heat, 1 means the second got nothing. Ties go to
+    the letter listed first, as in predict. {"A": 0.486, "B": 0.495, "C": 0.01, "D": 0.009} →
+    first "B" (0.495), second "A" (0.486), split 0.495 / 0.981 ≈ 0.505.
+    """
+    letter_probs = checks.mapping("letter_probs", letter_probs, minimum=2)
+    probs = {letter: checks.probability(f"letter_probs[{letter!r}]", p) for letter, p in letter_probs.items()}
+    first, second = sorted(probs, key=lambda letter: -probs[letter])[:2]
+    pair = probs[first] + probs[second]
+    return {"first": first, "second": second, "first_probability": probs[first],
+            "second_probability": probs[second], "split": probs[first] / pair if pair > 0 else 0.5}
+
+
 def softmax(logits: list[float]) -> list[float]:
     """Turn raw scores into probabilities that sum to 1: exp(each) divided by the sum of exp(all).
 

@@ -1,9 +1,14 @@
-"""How a request to score or generate ends in an error response, for every paper's routes.
+"""How a request to score or generate ends in an error response, for every paper's routes and forms.
 
 The model service raises its own exceptions (queue full, still loading, unavailable, too slow);
-:func:`service_failure` turns each into the one HTTP answer every paper gives for it.
+:func:`service_failure` turns each into the one HTTP answer every paper gives for it. A request's
+own mistakes are :class:`Problem` s: each names the field as the JSON API does (for programs) and
+says the same in the words of the page's form (for readers), so a form can show each one beside
+its field.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from flask import jsonify
 
@@ -13,22 +18,59 @@ from .worker import QueueFull, ScoringTimeout, StillLoading
 SERVICE_ERRORS = (QueueFull, StillLoading, ModelUnavailable, ScoringTimeout)
 
 
+@dataclass(frozen=True)
+class Problem:
+    """One mistake in a request: ``field`` and ``message`` as the JSON API gives them ("choices[0] (A)
+    is empty"), ``words`` as a reader of the form reads them ("Option A is empty: …")."""
+
+    field: str
+    message: str
+    words: str
+
+
+@dataclass(frozen=True)
+class FormErrors:
+    """A failure laid out for a form: every problem in order, with the id of the control it belongs
+    to (None when no control does, e.g. an expired form); ``by_control`` for the fields themselves;
+    ``first`` is the control that gets the focus."""
+
+    listed: tuple[tuple[str | None, str], ...]
+    by_control: dict[str, str]
+    first: str | None
+
+
 class ScoreFailed(Exception):
-    """A request that ends in an error response: status, message, field, extra headers, model state."""
+    """A request that ends in an error response: status, message, field, extra headers, model state,
+    and the problems in the request (a ``field`` alone is one problem worded by ``message``)."""
 
     def __init__(self, status: int, message: str, field: str | None = None, headers: dict | None = None,
-                 state: str | None = None):
+                 state: str | None = None, problems: tuple[Problem, ...] = ()):
         super().__init__(message)
-        self.status, self.message, self.field, self.headers, self.state = status, message, field, headers or {}, state
+        problems = tuple(problems) or ((Problem(field, message, message),) if field else ())
+        self.status, self.message, self.headers, self.state = status, message, headers or {}, state
+        self.problems = problems
+        self.field = field or (problems[0].field if problems else None)
 
     def response(self):
-        """The JSON answer: {"error", "status"} and, where known, the field to fix and the model's state."""
+        """The JSON answer: {"error", "status"} and, where known, the field to fix (with every
+        problem when there are several) and the model's state."""
         payload = {"error": self.message, "status": self.status}
         if self.field:
             payload["field"] = self.field
+        if len(self.problems) > 1:
+            payload["problems"] = [{"field": p.field, "error": p.message} for p in self.problems]
         if self.state:
             payload["state"] = self.state
         return jsonify(payload), self.status, self.headers
+
+    def on_form(self, controls: dict[str, str]) -> FormErrors:
+        """The problems placed on a form whose ``controls`` map API field names to control ids."""
+        listed = tuple((controls.get(p.field), p.words) for p in self.problems) or ((None, self.message),)
+        by_control: dict[str, str] = {}
+        for control, words in listed:
+            if control:
+                by_control.setdefault(control, words)
+        return FormErrors(listed, by_control, next(iter(by_control), None))
 
 
 def service_failure(error: Exception) -> ScoreFailed:

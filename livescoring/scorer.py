@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import explainers
 
 METHODS = {
-    "letter": "Letter probabilities (the paper's method)",
+    "letter": "Letter probabilities",
     "option": "Full-option log-likelihood",
 }
 TOP_NEXT_TOKENS = 5

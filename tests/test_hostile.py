@@ -68,8 +68,10 @@ def test_json_nested_thirty_thousand_deep_is_a_400(client):
 
 def test_the_run_form_with_superscript_digits_is_a_400_page(client):
     response = client.post("/mmlu/run", data={**run_form_token(client), "subject": "astronomy", "source": "real",
-                                              "split": "test", "index": "0", "shots": "²", "method": "letter"})
-    assert response.status_code == 400 and "shots must be a whole number" in response.get_data(as_text=True)
+                                              "split": "test", "number": "1", "shots": "²", "method": "letter"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and "Choose from 0 to 5 worked examples." in html
+    assert 'id="ls-shots" name="shots" aria-describedby="ls-shots-error ls-shots-hint" aria-invalid="true"' in html
 
 
 def _raw_wsgi(app, path: str, host: str):
@@ -247,7 +249,7 @@ def quiet_client():
 
 def test_the_run_form_needs_its_token(quiet_client):
     client = quiet_client
-    fields = {"subject": "astronomy", "source": "real", "split": "test", "index": "0", "shots": "0", "method": "letter"}
+    fields = {"subject": "astronomy", "source": "real", "split": "test", "number": "1", "shots": "0", "method": "letter"}
     refused = client.post("/mmlu/run", data=fields)
     assert refused.status_code == 400 and "This form has expired" in refused.get_data(as_text=True)
     assert 'name="csrf_token" value="' in refused.get_data(as_text=True)  # shown again, ready to resend

@@ -17,6 +17,7 @@ import pytest
 from engine import create_app
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
+from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong, Scorer
 from papers.mmlu import prompt
 from papers.mmlu.prompt import format_shot
@@ -168,6 +169,7 @@ def test_api_scores_a_real_question_and_reports_everything(scoring_app):
     assert body["model"]["name"].startswith("SmolLM2-135M-Instruct") and body["model"]["device"] == "cpu"
     assert body["ms"] >= body["model_ms"] > 0
     assert (body["split"], body["index"], body["shots_used"]) == ("test", 2, 0)
+    assert body["reading"] == reading(body)  # whether it was a coin toss, by the stated rule
 
 
 def test_api_scores_a_readers_own_question_with_the_option_method(scoring_app):
@@ -183,12 +185,13 @@ def test_api_scores_a_readers_own_question_with_the_option_method(scoring_app):
 def test_the_form_works_without_javascript(scoring_app):
     client = scoring_app.test_client()
     response = client.post("/mmlu/run", data={
-        **run_form_token(client), "subject": "astronomy", "source": "real", "split": "test", "index": "2", "shots": "0",
+        **run_form_token(client), "subject": "astronomy", "source": "real", "split": "test", "number": "3", "shots": "0",
         "method": "letter"})
     html = response.get_data(as_text=True)
     assert response.status_code == 200
     assert "Prediction:" in html and 'class="part part-answer_cue">Answer:</span>' in html
     assert html.count('class="ls-bar-fill"') == 4
+    assert "Why is the sky blue?" in html and "test split, question 3</dd>" in html  # numbered from 1, as the form
 
 
 def test_a_full_queue_answers_429_with_retry_after(scoring_app):

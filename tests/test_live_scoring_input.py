@@ -110,3 +110,62 @@ def test_a_model_id_missing_from_the_local_cache_is_a_503_not_a_download():
     response = app.test_client().post("/api/score", json=REAL)
     assert response.status_code == 503
     assert "never downloads weights" in response.get_json()["error"]
+
+
+def _own_form(client, **fields) -> dict:
+    return {**run_form_token(client), "subject": "astronomy", "source": "own", "question": "Q?", "shots": "0",
+            "method": "letter", "choice_a": "a", "choice_b": "b", "choice_c": "c", "choice_d": "d", **fields}
+
+
+def test_the_form_shows_every_problem_in_words_beside_its_field(client):
+    """No-JavaScript post: each empty field is marked invalid, described by its message, and the
+    first takes the focus; the reader never sees the API's names for the fields."""
+    response = client.post("/mmlu/run", data=_own_form(client, question=" ", choice_b="", choice_d=""))
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    for control, words in [("ls-question", "The question is empty: type your question"),
+                           ("ls-choice-b", "Option B is empty: type an answer"),
+                           ("ls-choice-d", "Option D is empty: type an answer")]:
+        assert f'id="{control}-error" data-field-error="{control}">{words}' in html
+        assert f'<li data-problem-for="{control}"><a href="#{control}">{words}' in html
+    assert 'id="ls-question" name="question" rows="3" maxlength="4000" aria-describedby="ls-question-error" ' \
+           'aria-invalid="true" autofocus>' in html
+    assert html.count('aria-invalid="true"') == 3 and html.count(" autofocus") == 1
+    assert "choices[" not in html and "is empty</" not in html
+
+
+def test_the_api_keeps_the_precise_field_names_and_lists_every_problem(client):
+    response = client.post("/api/score", json={**OWN, "question": "", "choices": ["a", "", "c", ""]})
+    payload = response.get_json()
+    assert response.status_code == 400 and payload["field"] == "question"
+    assert payload["problems"] == [{"field": "question", "error": "question is empty"},
+                                   {"field": "choices[1] (B)", "error": "choices[1] (B) is empty"},
+                                   {"field": "choices[3] (D)", "error": "choices[3] (D) is empty"}]
+
+
+def test_the_form_numbers_questions_from_one(client):
+    page = client.get("/mmlu/run").get_data(as_text=True)
+    assert 'name="number" type="number" inputmode="numeric" min="1" max="152"' in page and "1 to 152" in page
+    assert "What is true for a type-Ia" in page  # number 1 is the file's first row (index 0)
+    response = client.post("/mmlu/run", data={**run_form_token(client), "subject": "astronomy", "source": "real",
+                                              "split": "test", "number": "153", "shots": "0", "method": "letter"})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400
+    assert ('id="ls-number-error" data-field-error="ls-number">Type a question number from 1 to 152: '
+            "astronomy has 152 questions in its test split.") in html
+    assert "index must" not in html
+
+
+def test_your_own_question_is_filed_under_the_chosen_subject_and_says_so(client):
+    page = client.get("/mmlu/run").get_data(as_text=True)
+    assert "Filed under <strong data-ls-filed>astronomy</strong>" in page
+    assert "about <span data-ls-filed>astronomy</span>." in page
+
+
+def test_the_widget_page_has_a_heading_share_box_and_links_to_the_paper(client):
+    page = client.get("/mmlu/widgets/live-scoring").get_data(as_text=True)
+    assert '<h1 class="widget-title" id="ls-title">Run it yourself: a real model answers MMLU</h1>' in page
+    assert "<summary>Share / embed</summary>" in page and "/embed/mmlu/live-scoring" in page
+    assert 'href="/mmlu/#setup"' in page and 'href="/mmlu/#run-it-yourself"' in page
+    run = client.get("/mmlu/run").get_data(as_text=True)
+    assert run.count("<h1") == 1 and 'href="/mmlu/#setup"' in run

@@ -55,8 +55,8 @@ def test_a_question_with_fewer_options_gets_that_many_letters(client):
 
 
 def test_the_question_browser_scores_without_javascript(client):
-    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0",
-                                          **run_form_token(client, "/mmlu-pro/run?category=history&index=87")})
+    page = client.post("/mmlu-pro/run", data={"category": "history", "number": "88", "shots": "0",
+                                          **run_form_token(client, "/mmlu-pro/run?category=history&number=88")})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "What the model said" in html and "When did the first pharaohs emerge in Egypt?" in html
@@ -86,8 +86,8 @@ def test_generation_input_is_checked_before_the_model_runs(client):
 
 
 def test_the_question_browser_reasons_without_javascript(client):
-    page = client.post("/mmlu-pro/run", data={"category": "history", "index": "87", "shots": "0", "mode": "cot",
-                                          **run_form_token(client, "/mmlu-pro/run?category=history&index=87")})
+    page = client.post("/mmlu-pro/run", data={"category": "history", "number": "88", "shots": "0", "mode": "cot",
+                                          **run_form_token(client, "/mmlu-pro/run?category=history&number=88")})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "What the model wrote" in html and "the key is" in html

@@ -124,11 +124,27 @@ def test_score_api_refuses_a_body_that_is_not_an_object(client):
     assert client.post("/api/mmlu-pro/score", data="not json").status_code == 400
 
 
-@pytest.mark.parametrize("query", ["index=%C2%B2&shots=%C2%B2", "category=%3Cb%3E&index=-4", "index=99999999999999999999",
-                                   "category=history&index=87&shots=9"])
-def test_the_question_browser_never_fails_on_odd_input(client, query):
+@pytest.mark.parametrize("query, words", [
+    ("number=%C2%B2&shots=%C2%B2", ["Type a question number from 1 to 1,351", "Choose from 0 to 5 worked examples."]),
+    ("category=%3Cb%3E&number=-4", ["There is no such category", "Type a question number from 1 to 1,351"]),
+    ("number=99999999999999999999", ["Type a question number from 1 to 1,351: math has 1,351 test questions."]),
+    ("category=history&number=0", ["Type a question number from 1 to 381: history has 381 test questions."]),
+    ("category=history&number=88&shots=9", ["Choose from 0 to 5 worked examples."]),
+])
+def test_the_question_browser_names_each_wrong_field_in_words(client, query, words):
+    """Odd input is a 400 that says beside each field what to fix, never a 5xx, and is never echoed as markup."""
     response = client.get(f"/mmlu-pro/run?{query}")
-    assert response.status_code == 200 and "<b>" not in response.get_data(as_text=True)
+    html = response.get_data(as_text=True)
+    assert response.status_code == 400 and "<b>" not in html
+    assert all(w in html for w in words), html[html.find('class="run-error"'):][:600]
+    assert html.count('aria-invalid="true"') == len(words) and html.count(" autofocus") == 1
+    assert "index must" not in html and "shots must" not in html  # the API's wording is for programs
+
+
+def test_the_question_browser_numbers_questions_from_one(client):
+    html = client.get("/mmlu-pro/run?category=history&number=88&shots=0").get_data(as_text=True)
+    assert "history, question 88 " in html and "When did the first pharaohs emerge in Egypt?" in html
+    assert 'name="number" value="88"' in html and "1 to 381" in html
 
 
 def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):

@@ -17,6 +17,8 @@
 // ExplainerError whose message names the argument, the same words the JSON API uses.
 // explainers.status is 'loading', 'ready' or 'failed'. Until the worker is ready, show the
 // server-rendered values (or ask viaServer); if it fails, the page keeps working without it.
+// explainers.timings: when the worker was created, ready and first answered, its own start-up
+// figures (worker), and when it saved its memory snapshot for the next visit (snapshot).
 
 export class ExplainerError extends Error {
   constructor(message, { fn, kind, index } = {}) {
@@ -65,6 +67,12 @@ class ExplainersClient {
     }
     if (message.type === 'failed') {
       this._fail(message.error);
+      return;
+    }
+    if (message.type === 'snapshot') { // saved for the next visit (times on this page's clock)
+      const onThisClock = (epochMs) => (epochMs === undefined ? undefined : epochMs - performance.timeOrigin);
+      this.timings.snapshot = message.error ? { error: message.error }
+        : { made_ms: onThisClock(message.made), stored_ms: onThisClock(message.stored), bytes: message.bytes };
       return;
     }
     const waiting = this._pending.get(message.id);

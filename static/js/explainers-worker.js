@@ -7,6 +7,8 @@
 // Messages in:  {id, calls: [{fn, args} | {view: 'paper/widget', state, context}, ...]}
 // Messages out: {type: 'ready', timings} | {type: 'failed', error}
 //               {id, results: [{result} | {error, kind}, ...]} | {id, error}
+//               {type: 'snapshot', made}, then {type: 'snapshot', made, stored, bytes}, or {type: 'snapshot', error}
+//               (the memory snapshot made and stored for the next visit; times in ms since the epoch)
 
 const workerStarted = performance.now();
 const timings = {};
@@ -18,11 +20,19 @@ async function fetchOk(url) {
 }
 
 // Pyodide's memory snapshot (an experimental Pyodide API): after the first visit the worker keeps
-// a gzip-compressed copy of Python's memory, with explainers already imported, in Cache Storage,
-// keyed by the Pyodide version and the wheel's digest. Restoring it skips Python's start-up and
-// the imports. A snapshot that fails to load, or answers a probe call differently from the run
-// that made it, is deleted and Pyodide starts the ordinary way.
+// a copy of Python's memory, with explainers already imported, in Cache Storage, keyed by the
+// Pyodide version and the wheel's digest. Restoring it skips Python's start-up and the imports. A
+// snapshot that fails to load, or answers a probe call differently from the run that made it, is
+// deleted and Pyodide starts the ordinary way.
+//
+// It is saved as soon as that is safe, so a reader who leaves a second after the page is ready
+// still gets the fast start next time: the snapshot is made when the worker is first idle after
+// `ready` (SNAPSHOT_IDLE_MS without a message, so the page's first computations, which its widgets
+// send on `ready`, are answered first; making it takes 0.1 to 0.3 s here), and stored as
+// it is, uncompressed (about 30 MiB): compressing it took over a second on a busy machine, long
+// enough for a reader who left to lose it, while storing it takes a few tenths of a second.
 const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
+const SNAPSHOT_IDLE_MS = 50;
 const PROBE = JSON.stringify([
   { fn: 'standard_error', args: { p: 0.25, n: 100 } },
   { fn: 'chance_band', args: { n: 100, method: 'exact' } },
@@ -33,16 +43,34 @@ async function readSnapshot(key) {
   const cache = await caches.open(SNAPSHOT_CACHE);
   const hit = await cache.match(key);
   if (!hit) return null;
-  const bytes = await new Response(hit.body.pipeThrough(new DecompressionStream('gzip'))).arrayBuffer();
-  return { bytes: new Uint8Array(bytes), probe: hit.headers.get('X-Explainers-Probe') };
+  return { bytes: new Uint8Array(await hit.arrayBuffer()), probe: hit.headers.get('X-Explainers-Probe') };
 }
 
+// The write is handed to the browser first, then any older snapshot is deleted (one per browser at
+// most). In Chromium a write under way finishes even when the page closes during it; the browser
+// test closes a page half a second after ready, before the write ends, and the next visit uses it.
 async function storeSnapshot(key, bytes, probe) {
   const cache = await caches.open(SNAPSHOT_CACHE);
-  for (const old of await cache.keys()) await cache.delete(old); // one snapshot per browser at most
-  const body = new Blob([bytes]).stream().pipeThrough(new CompressionStream('gzip'));
-  await cache.put(key, new Response(body, { headers: { 'X-Explainers-Probe': probe } }));
+  await cache.put(key, new Response(new Blob([bytes]), { headers: { 'X-Explainers-Probe': probe } }));
+  for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
 }
+
+// Run `save` once the worker has had no message for SNAPSHOT_IDLE_MS; every message handled
+// meanwhile puts it off again. Returns the function the message handler calls.
+function whenIdle(save) {
+  let timer = setTimeout(run, SNAPSHOT_IDLE_MS);
+  let done = false;
+  function run() {
+    done = true;
+    save();
+  }
+  return () => {
+    if (done) return;
+    clearTimeout(timer);
+    timer = setTimeout(run, SNAPSHOT_IDLE_MS);
+  };
+}
+let putOffSnapshot = () => {};
 
 // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
 function unpackWheel(pyodide, wheel) {
@@ -74,8 +102,9 @@ async function loadRuntime() {
   const urls = index.runtime;
   if (!urls.pyodide_module) throw new Error('this server has no Pyodide installed; use the JSON API');
   const indexURL = new URL(urls.pyodide_index, self.location.href).href;
-  const snapshotKey = new URL(`${urls.wheel}.pyodide-${urls.pyodide_version}.snapshot`, self.location.href).href;
-  const canSnapshot = Boolean(self.caches && self.CompressionStream);
+  // The key names the format too: a gzip-compressed snapshot of an earlier version is never read as raw.
+  const snapshotKey = new URL(`${urls.wheel}.pyodide-${urls.pyodide_version}.memory`, self.location.href).href;
+  const canSnapshot = Boolean(self.caches);
   const [{ loadPyodide }, wheel] = await Promise.all([
     import(urls.pyodide_module),
     fetchOk(urls.wheel).then((r) => r.arrayBuffer()),
@@ -94,17 +123,24 @@ async function loadRuntime() {
   const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
   timings.ready_ms = performance.now() - workerStarted;
   if (canSnapshot) {
-    // After `ready` is posted: the snapshot is for the next visit, not this one.
-    // A failure here only costs the next visit its head start, so it must not reach the page.
-    setTimeout(() => {
+    // After `ready` is posted, once the page's first computations are answered: the snapshot is
+    // for the next visit, not this one. A failure here only costs the next visit its head start,
+    // so it is only reported, in the client's timings.
+    putOffSnapshot = whenIdle(() => {
+      const saved = (fields) => self.postMessage({ type: 'snapshot', ...fields });
       try {
         const probe = runBatch(PROBE);
         const bytes = pyodide.makeMemorySnapshot();
-        storeSnapshot(snapshotKey, bytes, probe).catch((error) => { timings.snapshot_error = String(error); });
+        const made = performance.timeOrigin + performance.now();
+        saved({ made });
+        storeSnapshot(snapshotKey, bytes, probe).then(
+          () => saved({ made, stored: performance.timeOrigin + performance.now(), bytes: bytes.byteLength }),
+          (error) => saved({ error: String(error) }),
+        );
       } catch (error) {
-        timings.snapshot_error = String(error);
+        saved({ error: String(error) });
       }
-    }, 0);
+    });
   }
   return runBatch;
 }
@@ -122,6 +158,7 @@ self.addEventListener('message', async (event) => {
     // One JSON string each way: a whole batch crosses the JavaScript/Python boundary once.
     const results = JSON.parse(runBatch(JSON.stringify(calls)));
     self.postMessage({ id, results });
+    putOffSnapshot();
   } catch (error) {
     self.postMessage({ id, error: String(error && error.message ? error.message : error) });
   }

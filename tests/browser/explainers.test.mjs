@@ -1,7 +1,8 @@
 // The math core in headless Chromium: Pyodide loads in a worker under our CSP, the /math-core page
 // fills its browser column, and on a grid of inputs for every public function the browser's
 // results equal the server's (Python's math.isclose), and bad input gets the same message.
-// A second visit must start from the worker's Pyodide memory snapshot and still agree.
+// A second visit must start from the worker's Pyodide memory snapshot and still agree, also when the
+// first reader left half a second after the page was ready.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE_URL, axeViolations, launch, watchConsole, screenshot } from './lib.mjs';
@@ -38,6 +39,7 @@ function grid() {
   for (let i = 0; i < 5; i += 1) {
     add('predict', { letter_probs: Object.fromEntries(letters.map((l) => [l, random()])) });
     add('softmax', { logits: letters.map(() => 20 * random() - 10) });
+    add('top_two', { letter_probs: Object.fromEntries(letters.map((l) => [l, random()])) });
     const predictions = Array.from({ length: 40 }, pick);
     const keys = Array.from({ length: 40 }, pick);
     const subjects = Array.from({ length: 40 }, () => ['law', 'virology', 'algebra'][Math.floor(random() * 3)]);
@@ -204,6 +206,41 @@ test('a second visit starts from the memory snapshot and still matches the serve
   assert.equal(worker.snapshot, 'restored', JSON.stringify(worker));
   assert.deepEqual(secondProblems, []);
   await second.close();
+});
+
+test('a reader who leaves half a second after ready still leaves the snapshot for the next visit', async () => {
+  // A fresh profile each time: its first visit starts Pyodide the ordinary way.
+  const context = await browser.newContext();
+  const first = await context.newPage();
+  const firstProblems = watchConsole(first);
+  await first.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
+  await first.waitForSelector('section.widget[data-worker="ready"]', { timeout: 120_000 });
+  // Wait on the page's own clock until half a second after ready, then close it at once.
+  const saved = await first.evaluate(async () => {
+    const { explainers } = await import('/static/js/explainers-client.js');
+    const wait = explainers.timings.ready_ms + 500 - performance.now();
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
+    return { ...structuredClone(explainers.timings), left_ms: performance.now() };
+  });
+  await first.close(); // the worker ends with the page
+  assert.equal(saved.worker.snapshot, undefined, 'the first visit of a fresh profile starts without a snapshot');
+  assert.deepEqual(firstProblems, []);
+  // The widget asks for its view on ready: that first computation is answered before the snapshot is made.
+  assert.ok(saved.snapshot?.made_ms > saved.first_result_ms, JSON.stringify(saved));
+
+  const second = await context.newPage();
+  const started = Date.now();
+  await second.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
+  await second.waitForSelector('section.widget[data-worker="ready"]', { timeout: 120_000 });
+  const warm = await second.evaluate(async () => (await import('/static/js/explainers-client.js')).explainers.timings);
+  assert.equal(warm.worker.snapshot, 'restored', JSON.stringify(warm.worker));
+  const after = (ms) => (ms === undefined ? 'not yet' : `${Math.round(ms - saved.ready_ms)} ms`);
+  console.log(`worker start to ready: ${Math.round(saved.worker.ready_ms)} ms without the snapshot, `
+    + `${Math.round(warm.worker.ready_ms)} ms from it; after the first ready: first result ${after(saved.first_result_ms)}, `
+    + `snapshot made ${after(saved.snapshot?.made_ms)}, stored ${after(saved.snapshot?.stored_ms)}, page left at ${after(saved.left_ms)}; `
+    + `second page ready ${Date.now() - started} ms after it was opened`);
+  assert.ok(warm.worker.ready_ms < saved.worker.ready_ms, 'the snapshot makes the next start faster');
+  await context.close();
 });
 
 test('the page reads fully without JavaScript, and at 320 px in dark mode', async () => {

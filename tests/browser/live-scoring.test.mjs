@@ -1,6 +1,9 @@
 // "Run it yourself": a reader picks a real question, runs the real model from the page, and sees
-// the bars, the verdict and the exact prompt; a form mistake is shown in words; the page stays
-// usable at 320 px and in dark mode, with no console errors and no axe violations.
+// the bars, the verdict and the exact prompt; a result that is a coin toss, or whose probability is
+// mostly off the letters, is said so by the page's stated rule (checked here against the numbers the
+// page shows); a form mistake is shown in words; the page stays usable at 320 px and in dark mode,
+// with no console errors and no axe violations. (tests/browser/live-form.test.mjs checks the form
+// itself without running the model.)
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, screenshot } from './lib.mjs';
@@ -30,8 +33,8 @@ test('a real question runs from the page and shows bars, verdict and prompt', { 
   assert.deepEqual(await axeViolations(page), []);
 
   await page.selectOption('#ls-subject', 'astronomy');
-  await page.fill('#ls-index', '2');
-  await page.dispatchEvent('#ls-index', 'change');
+  await page.fill('#ls-number', '3'); // numbered from 1: the file's third row
+  await page.dispatchEvent('#ls-number', 'change');
   await page.waitForFunction(() => document.querySelector('[data-ls-preview]').textContent.includes('Why is the sky blue?'));
   // Only the chosen question's fieldset shows once the script runs.
   assert.equal(await page.isVisible('[data-ls-panel="own"]'), false);
@@ -52,13 +55,31 @@ test('a real question runs from the page and shows bars, verdict and prompt', { 
   assert.ok(prompt.endsWith('Answer:'));
   assert.equal(await page.locator('[data-ls-prompt] .part-option').count(), 4);
   assert.equal(await page.isVisible('[data-ls-progress]'), false);
-  await screenshot(page, 'live-scoring-result');
-  assert.deepEqual(await axeViolations(page), []);
-  await page.emulateMedia({ colorScheme: 'dark' });
-  await page.locator('[data-ls-verdict]').scrollIntoViewIfNeeded();
-  await screenshot(page, 'live-scoring-result-dark');
-  assert.deepEqual(await axeViolations(page), [], 'contrast holds in dark mode too');
+  assert.match(await page.textContent('.ls-facts'), /astronomy, test split, question 3/);
+  await checkReading(page);
+  for (const [width, colorScheme] of [[1280, 'light'], [1280, 'dark'], [360, 'light'], [360, 'dark']]) {
+    await page.setViewportSize({ width, height: 1400 });
+    await page.emulateMedia({ colorScheme });
+    await page.locator('[data-ls-verdict]').scrollIntoViewIfNeeded();
+    await screenshot(page, `live-scoring-result-${width}-${colorScheme}`);
+    assert.deepEqual(await axeViolations(page), [], `axe at ${width} px, ${colorScheme}`);
+  }
+  await page.setViewportSize({ width: 1000, height: 1400 });
   await page.emulateMedia({ colorScheme: 'light' });
+
+  // The issue's coin toss: high school geography, question 6, no worked examples.
+  await page.selectOption('#ls-subject', 'high_school_geography');
+  await page.fill('#ls-number', '6');
+  await page.dispatchEvent('#ls-number', 'change');
+  await page.click('[data-ls-run]');
+  await page.waitForFunction(() => document.querySelector('.ls-facts')?.textContent.includes('geography, test split, question 6'),
+    null, { timeout: MODEL_WAIT_MS });
+  const reading = await checkReading(page);
+  assert.ok(reading.close, `question 6 splits its top two letters ${reading.split.toFixed(3)}, a coin toss`);
+  assert.match(await page.textContent('[data-ls-caution]'), /A coin toss, not a choice\.[\s\S]*closer than 55:45/);
+  assert.match(await page.textContent('[data-ls-status]'), /A coin toss, not a choice/);
+  await page.locator('[data-ls-caution]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'live-scoring-coin-toss');
 
   // Two worked examples, and the full-option method: the prompt grows, the method is named.
   await page.selectOption('#ls-shots', '2');
@@ -70,6 +91,34 @@ test('a real question runs from the page and shows bars, verdict and prompt', { 
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+// The page's reading of the result, checked against the numbers it shows: a coin toss when the top
+// two letters split closer than 55:45, mass mostly elsewhere when the letters hold under half of the
+// next token's probability (letter method). Returns the figures, recomputed from the page.
+async function checkReading(page) {
+  const shown = await page.evaluate(() => ({
+    percents: [...document.querySelectorAll('.ls-bar-value')].map((c) => parseFloat(c.textContent)),
+    share: parseFloat(document.querySelector('.ls-mass strong')?.textContent ?? 'NaN'),
+    letter: /Letter probabilities/.test(document.querySelector('.ls-bars figcaption').textContent),
+    headline: document.querySelector('[data-ls-caution-headline]')?.textContent ?? null,
+    notes: document.querySelector('[data-ls-caution]')?.textContent ?? '',
+  }));
+  const [first, second] = [...shown.percents].sort((a, b) => b - a);
+  const split = first / (first + second);
+  const close = split < 0.55;
+  const elsewhere = shown.letter && shown.share < 50;
+  if (Math.abs(split - 0.55) > 0.002 && Math.abs(shown.share - 50) > 0.1) { // the page rounds to 0.1 %
+    const expected = close ? 'A coin toss, not a choice.'
+      : elsewhere ? "Most of the model's probability is on no letter at all." : null;
+    assert.equal(shown.headline, expected, `split ${split.toFixed(3)}, letters ${shown.share}%`);
+  }
+  if (close) {
+    const said = parseFloat(/gets ([\d.]+)%/.exec(shown.notes)?.[1]);
+    assert.ok(Math.abs(said - 100 * split) < 0.3, `the note's split ${said}% against ${(100 * split).toFixed(2)}% from the bars`);
+  }
+  if (elsewhere) assert.ok(shown.notes.includes(`hold only ${shown.share.toFixed(1)}%`), shown.notes);
+  return { split, close, elsewhere };
+}
 
 test('a mistake in the own-question form is shown in words, by keyboard alone', async () => {
   const page = await browser.newPage({ viewport: { width: 1000, height: 1200 } });

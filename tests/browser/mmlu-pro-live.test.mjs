@@ -14,9 +14,13 @@ after(async () => { await browser.close(); });
 test('chain of thought streams, then the letters are scored', { timeout: MODEL_WAIT_MS + 120_000 }, async () => {
   const page = await browser.newPage({ viewport: { width: 1000, height: 1200 } });
   const problems = watchConsole(page);
-  await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&index=87&shots=0`);
+  await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&number=88&shots=0`);
   const lengths = new Set();
-  await page.click('button[data-cot]');
+  await page.focus('button[data-cot]');
+  await page.keyboard.press('Enter');
+  // While it writes, the button keeps the focus and says it is busy (it is not disabled).
+  assert.deepEqual(await page.evaluate(() => [document.activeElement.matches('button[data-cot]'),
+    document.querySelector('button[data-cot]').getAttribute('aria-disabled')]), [true, 'true']);
   await page.waitForFunction(() => !document.querySelector('[data-verdict]').textContent.includes('writing'),
     null, { timeout: MODEL_WAIT_MS, polling: 50 }).then(() => {});
   // The text arrived in pieces: sample it while a second, shorter run streams.
@@ -35,9 +39,19 @@ test('chain of thought streams, then the letters are scored', { timeout: MODEL_W
   assert.match(verdict, /It wrote \d+ tokens and stopped at (length|stop|end of text)\./);
   assert.deepEqual(await axeViolations(page), []);
 
-  await page.click('text=Score the ten letters on the live model');
+  await page.click('text=Score its 4 option letters on the live model');
   await page.waitForSelector('.run-probabilities', { timeout: MODEL_WAIT_MS });
   assert.equal(await page.locator('.run-probabilities tbody tr').count(), 4);
+  // The page's reading, by its stated rules, agrees with the numbers it shows.
+  const shown = await page.evaluate(() => ({
+    percents: [...document.querySelectorAll('.run-probabilities tbody td:last-child')].map((c) => parseFloat(c.textContent)),
+    share: parseFloat(/together hold ([\d.]+)%/.exec(document.querySelector('.run-result').textContent)[1]),
+    caution: document.querySelector('[data-caution]')?.textContent ?? '',
+  }));
+  const [first, second] = [...shown.percents].sort((a, b) => b - a);
+  if (first / (first + second) < 0.54) assert.match(shown.caution, /A coin toss, not a choice/);
+  if (shown.share < 49.9) assert.match(shown.caution, /hold only/);
+  if (first / (first + second) > 0.56 && shown.share > 50.1) assert.equal(shown.caution, '');
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
 });

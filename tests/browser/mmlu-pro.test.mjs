@@ -147,7 +147,7 @@ test('the MMLU-Pro page', async (t) => {
 
   await t.test('the question browser works with the keyboard', async () => {
     await page.setViewportSize({ width: 900, height: 900 });
-    await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&index=87`);
+    await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&number=88`);
     assert.match(await page.locator('.run-question-text').innerText(), /first pharaohs/);
     assert.equal(await page.locator('.run-options li').count(), 4);
     await tabUntil(page, '#run-category');

@@ -2,6 +2,8 @@
 
 The same template serves the page (/mmlu/run), the widget inside the annotated paper, and the
 embeddable widget; without JavaScript the form posts to /mmlu/run and the server renders the result.
+The form numbers a split's questions from 1 (``number``), as a reader counts; the API's ``index``
+counts from 0. A failed run's problems are shown beside the controls they belong to (``CONTROLS``).
 """
 from __future__ import annotations
 
@@ -10,14 +12,19 @@ import random
 from flask import current_app, url_for
 
 from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py checks on every POST
+from engine.widgets import asset_url, share_links
 from livescoring.scorer import METHODS
 
 from ..dataset import LETTERS, DataMissing, MMLUData
 from ..prompt import MAX_SHOTS
-from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS
+from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS, choice_field
 
 DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
+# The control each field of the checks (validation.py) belongs to: its problems are shown there.
+CONTROLS = {"subject": "ls-subject", "split": "ls-split", "index": "ls-number", "shots": "ls-shots",
+            "method": "ls-method", "question": "ls-question", "answer": "ls-answer", "choices": "ls-choice-a",
+            **{choice_field(i): f"ls-choice-{letter.lower()}" for i, letter in enumerate(LETTERS)}}
 
 
 def default_values(data: MMLUData) -> dict:
@@ -25,24 +32,31 @@ def default_values(data: MMLUData) -> dict:
     # A damaged file makes its subject unavailable, not the page: the default is the first that reads.
     usable = (name for name in (DEFAULT_SUBJECT, *subjects) if name in subjects and data.usable(name))
     subject = next(usable, next(iter(subjects)))
-    return {"subject": subject, "source": "real", "split": "test", "index": "0", "question": "",
+    return {"subject": subject, "source": "real", "split": "test", "number": "1", "question": "",
             "choices": ["", "", "", ""], "answer": "", "shots": "0", "method": "letter"}
 
 
 def values_from(source, data: MMLUData) -> dict:
-    """The form's values as typed (still unchecked); "random" picks a question index here."""
+    """The form's values as typed (still unchecked); "random" picks a question number here."""
     values = default_values(data)
-    for name in ("subject", "source", "split", "index", "question", "answer", "shots", "method"):
+    for name in ("subject", "source", "split", "number", "question", "answer", "shots", "method"):
         if name in source:
             values[name] = source.get(name, "")
     values["choices"] = [source.get(name, "") for name in CHOICE_FIELDS]
     if source.get("action") == "random" and values["subject"] in data.subjects and values["split"] in QUESTION_SPLITS:
         values["source"] = "real"
         try:
-            values["index"] = str(random.randrange(len(data.questions(values["subject"], values["split"]))))
+            values["number"] = str(random.randrange(len(data.questions(values["subject"], values["split"]))) + 1)
         except DataMissing:  # the run itself then says which file is damaged
-            values["index"] = "0"
+            values["number"] = "1"
     return values
+
+
+def _index(number: str):
+    """The API's index for a typed question number; anything but a whole number is passed on as
+    typed, so the checks name it."""
+    number = number.strip()
+    return int(number) - 1 if number.isascii() and number.isdigit() else number
 
 
 def request_body(values: dict) -> dict:
@@ -51,15 +65,25 @@ def request_body(values: dict) -> dict:
     if values["source"] == "own":
         body.update(question=values["question"], choices=values["choices"], answer=values["answer"])
     else:
-        body.update(split=values["split"], index=values["index"])
+        body.update(split=values["split"], index=_index(values["number"]))
     return body
 
 
 def _preview(values: dict, data: MMLUData):
     """The real question the form points at, if it points at one."""
+    index = _index(values["number"])
+    if not isinstance(index, int) or index < 0:
+        return None
     try:
-        return data.question(values["subject"], values["split"], int(values["index"]))
-    except (KeyError, ValueError, IndexError, DataMissing):
+        return data.question(values["subject"], values["split"], index)
+    except (KeyError, IndexError, DataMissing):
+        return None
+
+
+def _split_size(values: dict, data: MMLUData) -> int | None:
+    try:
+        return len(data.questions(values["subject"], values["split"]))
+    except (KeyError, DataMissing):
         return None
 
 
@@ -67,12 +91,14 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
     """Everything widgets/live-scoring.html needs."""
     data = current_app.extensions["mmlu_data"]
     service = current_app.extensions["scoring"]
+    paper = current_app.extensions["papers"]["mmlu"]
     question = _preview(values, data)
     return {
         "values": values,
         "subjects": [(s.name, s.title) for s in data.subjects.values()],
+        "subject_title": data.subjects[values["subject"]].title if values["subject"] in data.subjects else None,
         "splits": QUESTION_SPLITS,
-        "split_size": len(data.questions(values["subject"], values["split"])) if question else None,
+        "split_size": _split_size(values, data),
         "preview": question,
         "letters": LETTERS,
         "choice_fields": CHOICE_FIELDS,
@@ -81,6 +107,10 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "limits": {"question": MAX_QUESTION_CHARS, "choice": MAX_CHOICE_CHARS},
         "result": result,
         "failure": failure,
+        "errors": failure.on_form(CONTROLS) if failure else None,
+        "share": share_links(paper, paper.widgets["live-scoring"], ""),
+        # The results show the prompt's parts and their legend as the prompt anatomy does, in its colours.
+        "prompt_style": asset_url(paper, "prompt-anatomy.css"),
         "status": service.status(),
         "action": url_for("mmlu_live.page"),
         "csrf": {"field": CSRF_FIELD, "token": csrf_token()},

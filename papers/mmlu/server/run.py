@@ -6,6 +6,10 @@
                                      ?offset=0&limit=50 (a page of short previews)
     GET  /mmlu/run                   the page; POST /mmlu/run runs the form without JavaScript
                                      (with ?fragment=1 only the results panel comes back, always as a 200, for the script)
+
+The API counts a split's questions from 0 (``index``), as the CSV rows are; the form and every page
+number them from 1, as a reader counts (the form's ``number`` is ``index`` + 1). A result carries
+``reading`` (livescoring/reading.py): whether the prediction was a coin toss, and why, in words.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from flask import Blueprint, abort, current_app, jsonify, render_template, reque
 from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 from livescoring import service
-from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+from livescoring.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong
 
 from ..dataset import DataMissing
@@ -28,6 +33,8 @@ bp = Blueprint("mmlu_live", __name__)
 
 PREVIEW_CHARS = 140
 MAX_PAGE = 100
+TOO_LONG_FOR_THE_MODEL = ("The question and its options are longer than the model can read, even with no worked "
+                          "examples; shorten them.")
 
 
 def _answer(description: str, schema: dict | None = None) -> dict:
@@ -74,23 +81,23 @@ def run_score(body) -> dict:
     started = time.perf_counter()
     try:
         arguments = score_arguments(body, data())
-    except InvalidRequest as error:
-        raise ScoreFailed(400, str(error), field=error.field) from None
-    except DataMissing as error:
-        raise ScoreFailed(503, str(error)) from None
-    try:  # before the queue: a request too costly to run never reaches the worker
+        # Before the queue: a request too costly to run never reaches the worker.
         check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
     except TooCostly as error:
-        raise ScoreFailed(413, str(error), field=error.field) from None
+        raise ScoreFailed(413, str(error), problems=error.problems) from None
+    except InvalidRequest as error:
+        raise ScoreFailed(400, str(error), problems=error.problems) from None
+    except DataMissing as error:
+        raise ScoreFailed(503, str(error)) from None
     split, index = arguments.pop("split"), arguments.pop("index")
     try:
         # The client's address keys its fair share of the queue (through nginx, TRUSTED_PROXIES makes it the reader's).
         result = service().score(**arguments, client=request.remote_addr)
     except PromptTooLong as error:
-        raise ScoreFailed(400, str(error), field="question") from None
+        raise ScoreFailed(400, str(error), problems=(Problem("question", str(error), TOO_LONG_FOR_THE_MODEL),)) from None
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
-    result.update(split=split, index=index, ms=round((time.perf_counter() - started) * 1000, 1))
+    result.update(split=split, index=index, reading=reading(result), ms=round((time.perf_counter() - started) * 1000, 1))
     return result
 
 

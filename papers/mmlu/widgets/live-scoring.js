@@ -1,9 +1,18 @@
 // "Run it yourself": enhance the server-rendered live-scoring form in place.
 // Without this script the form posts to /mmlu/run and the server renders the result; with it,
 // the same POST returns only the results panel (?fragment=1), which replaces the old one, while a
-// progress indicator runs and the model's warm-up state is shown.
+// progress indicator runs and the model's warm-up state is shown. A failed run's panel lists its
+// problems by field (data-problem-for); each is then shown beside its field, which is marked
+// invalid, and the first such field takes the focus. The Run button keeps the focus while the
+// model works: it is marked aria-disabled, not disabled (a disabled button drops the focus to the
+// page), and a second press only says that the first is still running.
+// Questions are numbered from 1 here, as on every page; the questions API counts from 0.
+
+import { enableShareBox } from '/static/js/widgets/share.js';
 
 const POLL_MS = 1500;
+const WARMING = 'Warming up: the model is loading (the first start converts its weights and takes longer).';
+const SCORING = 'Scoring: the model is reading the prompt. Its answer will appear below the form.';
 
 function setText(el, text) { if (el) el.textContent = text; }
 
@@ -23,12 +32,51 @@ function enhance(root) {
   const runButton = root.querySelector('[data-ls-run]');
   const subject = root.querySelector('[data-ls-subject]');
   const split = root.querySelector('[data-ls-split]');
-  const index = root.querySelector('[data-ls-index]');
-  const indexHint = root.querySelector('[data-ls-index-hint]');
+  const number = root.querySelector('[data-ls-number]');
+  const numberHint = root.querySelector('[data-ls-number-hint]');
   const preview = root.querySelector('[data-ls-preview]');
   const panels = root.querySelectorAll('[data-ls-panel]');
   const questionsUrl = root.dataset.apiQuestions;
   let warming = null;
+  let running = false;
+  enableShareBox(root);
+
+  // -- problems beside their fields ----------------------------------------------------------------
+  function showProblem(control, words) {
+    const field = root.querySelector(`#${control}`);
+    const message = root.querySelector(`[data-field-error="${control}"]`);
+    if (!field || !message) return null;
+    field.setAttribute('aria-invalid', 'true');
+    message.textContent = words;
+    message.hidden = false;
+    return field;
+  }
+
+  function clearProblem(field) {
+    const message = root.querySelector(`[data-field-error="${field.id}"]`);
+    field.removeAttribute('aria-invalid');
+    if (message) {
+      message.textContent = '';
+      message.hidden = true;
+    }
+  }
+
+  // The results panel's list of problems, placed on the fields; the first field gets the focus.
+  function placeProblems() {
+    root.querySelectorAll('[aria-invalid="true"]').forEach(clearProblem);
+    const fields = [...results.querySelectorAll('[data-problem-for]')]
+      .map((item) => showProblem(item.dataset.problemFor, item.textContent.trim()))
+      .filter(Boolean);
+    return fields[0] || null;
+  }
+  // A field the reader changes is no longer marked: the next run checks it again.
+  form.addEventListener('input', (event) => { if (event.target.id) clearProblem(event.target); });
+
+  // -- the own question's subject ------------------------------------------------------------------
+  const filed = root.querySelectorAll('[data-ls-filed]');
+  subject.addEventListener('change', () => {
+    filed.forEach((el) => setText(el, subject.selectedOptions[0].textContent));
+  });
 
   // -- which question: show only the chosen fieldset ------------------------------------------
   function showSource() {
@@ -65,8 +113,8 @@ function enhance(root) {
 
   async function updateSize() {
     const info = await getJSON(`${questionsUrl}/${encodeURIComponent(subject.value)}?split=${split.value}&limit=1`);
-    index.max = String(info.count - 1);
-    setText(indexHint, `0 to ${info.count - 1}`);
+    number.max = String(info.count);
+    setText(numberHint, `1 to ${info.count.toLocaleString('en')}`);
     return info.count;
   }
 
@@ -78,7 +126,8 @@ function enhance(root) {
     try {
       const q = await getJSON(`${questionsUrl}/${encodeURIComponent(subject.value)}?split=${split.value}&${query}`);
       if (ticket !== latestChoice) return;
-      index.value = String(q.index);
+      number.value = String(q.index + 1);
+      clearProblem(number);
       renderPreview(q);
     } catch (error) {
       previewMessage(error.message);
@@ -90,17 +139,25 @@ function enhance(root) {
     try {
       const count = await updateSize();
       if (ticket !== latestChoice) return;
-      if (!/^\d+$/.test(index.value) || Number(index.value) >= count) index.value = '0';
-      await loadQuestion(`index=${index.value}`, ticket);
+      const typed = Number(number.value);
+      if (!/^\d+$/.test(number.value) || typed < 1 || typed > count) {
+        // Not a question of this split: say so beside the field rather than silently changing it.
+        const shown = count.toLocaleString('en');
+        showProblem(number.id, `Type a question number from 1 to ${shown}: ${subject.selectedOptions[0].textContent} `
+          + `has ${shown} questions in its ${split.value} split.`);
+        previewMessage('Choose a question number to see the question.');
+        return;
+      }
+      await loadQuestion(`index=${typed - 1}`, ticket);
     } catch (error) {
       previewMessage(error.message);
     }
   }
   subject.addEventListener('change', onQuestionChange);
   split.addEventListener('change', onQuestionChange);
-  index.addEventListener('change', onQuestionChange);
+  number.addEventListener('change', onQuestionChange);
   // Typing a number is a newer choice too: a question still on its way must not overwrite it.
-  index.addEventListener('input', () => { latestChoice += 1; });
+  number.addEventListener('input', () => { latestChoice += 1; });
   const randomButton = root.querySelector('[data-ls-random]');
   // With the script, Random only picks a question; as a plain button it is also no longer the
   // form's default button, so Enter in a field runs the model.
@@ -118,10 +175,11 @@ function enhance(root) {
       const state = await getJSON(root.dataset.apiModel);
       root.dataset.state = state.state;
       if (state.state === 'loading') {
-        setText(status, 'Warming up: the model is loading (the first start converts its weights and takes longer).');
+        setText(status, WARMING);
         return new Promise((resolve) => setTimeout(() => resolve(pollModel()), POLL_MS));
       }
-      setText(status, state.state === 'failed' ? state.message : '');
+      if (state.state === 'failed') setText(status, state.message);
+      else if (status.textContent === WARMING) setText(status, running ? SCORING : '');
       return state;
     } catch (error) {
       setText(status, error.message);
@@ -142,14 +200,16 @@ function enhance(root) {
 
   // -- running ----------------------------------------------------------------------------------
   function busy(on) {
-    runButton.disabled = on;
-    form.setAttribute('aria-busy', on ? 'true' : 'false');
+    running = on;
+    runButton.setAttribute('aria-disabled', on ? 'true' : 'false');
+    results.setAttribute('aria-busy', on ? 'true' : 'false');
     progress.hidden = !on;
   }
 
   async function run() {
     const started = performance.now();
     busy(true);
+    setText(status, SCORING);
     const tick = setInterval(() => {
       const seconds = ((performance.now() - started) / 1000).toFixed(0);
       const what = root.dataset.state === 'loading' ? 'Warming up the model' : 'Scoring';
@@ -176,8 +236,12 @@ function enhance(root) {
         results.innerHTML = html; // our own server's escaped template output
         break;
       }
-      setText(status, '');
-      results.focus();
+      const invalidField = placeProblems();
+      const verdict = results.querySelector('[data-ls-verdict]');
+      const said = verdict ? `Scored. ${verdict.textContent.replace(/\s+/g, ' ').trim()}.` : 'The question was not scored.';
+      const caution = results.querySelector('[data-ls-caution-headline]');
+      setText(status, caution ? `${said} ${caution.textContent}` : said);
+      (invalidField || results).focus();
     } catch (error) {
       results.replaceChildren();
       const box = document.createElement('div');
@@ -193,6 +257,10 @@ function enhance(root) {
 
   form.addEventListener('submit', (event) => {
     event.preventDefault();
+    if (running) {
+      setText(status, 'Still scoring the question before; its answer will appear below the form.');
+      return;
+    }
     run();
   });
 }

@@ -9,8 +9,11 @@
                                               paper's chain-of-thought protocol, streamed as JSON lines
                                               (the prompt, the text as it is written, then the letter the
                                               paper's extraction reads and whether it is the key)
-    GET  /mmlu-pro/run                        the question browser; POST scores the chosen question
-Categories may be written with "-" for the space ("computer-science").
+    GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
+                                              from 1, as the page does); POST scores the chosen question
+Categories may be written with "-" for the space ("computer-science"). The API's ``index`` counts a
+category's questions from 0. A score result carries ``reading`` (livescoring/reading.py): whether the
+prediction was a coin toss, and why, in words.
 """
 from __future__ import annotations
 
@@ -22,8 +25,9 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate, service
-from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+from livescoring.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
 from livescoring.model import ModelUnavailable
+from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong
 from livescoring.worker import QueueFull, StillLoading
 
@@ -122,7 +126,7 @@ def score_question(category, index, shots) -> dict:
         raise ScoreFailed(400, str(error), "question") from None
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
-    return result | {"question": question_json(q)}
+    return result | {"question": question_json(q), "reading": reading(result)}
 
 
 @bp.post("/api/mmlu-pro/score")
@@ -221,31 +225,51 @@ def written_answer(category, index, shots) -> dict:
 
 
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --
-def _form_int(source, name: str, default: int) -> int | str:
-    raw = source.get(name, "")
-    return int(raw) if raw.isascii() and raw.isdigit() else (default if raw == "" else raw)
+# The control each field belongs to: a wrong one is shown beside it. The page numbers a category's
+# questions from 1 (``number``), as a reader counts; the API's ``index`` counts from 0.
+CONTROLS = {"category": "run-category", "index": "run-number", "shots": "run-shots"}
+
+
+def _chosen(source, data) -> tuple[str, int | None, int, list[Problem]]:
+    """The category, question index and shots the form asks for, and the problems with what it sent
+    (a wrong field is reported, not quietly replaced)."""
+    problems = []
+    category = source.get("category", "math").replace("-", " ")
+    if category not in data.categories:
+        problems.append(Problem("category", f"category must be one of {', '.join(data.categories)}",
+                                "There is no such category; choose one from the list."))
+        category = "math"
+    size = len(data.in_category(category))
+    number = source.get("number", "1").strip()
+    index = None
+    if source.get("random"):
+        index = random.randrange(size)
+    elif number.isascii() and number.isdigit() and 1 <= int(number) <= size:
+        index = int(number) - 1
+    else:
+        problems.append(Problem("index", f"index must be a whole number from 0 to {size - 1}",
+                                f"Type a question number from 1 to {size:,}: {category} has {size:,} test questions."))
+    shots = source.get("shots", "5").strip()
+    if not (shots.isascii() and shots.isdigit() and int(shots) <= prompt.MAX_SHOTS):
+        problems.append(Problem("shots", f"shots must be a whole number from 0 to {prompt.MAX_SHOTS}",
+                                f"Choose from 0 to {prompt.MAX_SHOTS} worked examples."))
+        shots = "5"
+    return category, index, int(shots), problems
 
 
 @bp.route("/mmlu-pro/run", methods=["GET", "POST"])
 def page():
-    source = request.form if request.method == "POST" else request.args
-    data = dataset()
-    category = source.get("category", "math").replace("-", " ")
-    if category not in data.categories:
-        category = "math"
-    rows = data.in_category(category)
-    index = _form_int(source, "index", 0)
-    if source.get("random"):
-        index = random.randrange(len(rows))
-    if not isinstance(index, int) or index >= len(rows):
-        index = 0
-    shots = _form_int(source, "shots", 5)
-    shots = shots if isinstance(shots, int) and shots <= prompt.MAX_SHOTS else 5
-    result = reasoning = failure = None
-    status, headers = 200, {}
     if request.method == "POST":
         require_same_origin()
-        try:
+    source = request.form if request.method == "POST" else request.args
+    data = dataset()
+    category, index, shots, problems = _chosen(source, data)
+    result = reasoning = failure = None
+    status, headers = 200, {}
+    try:
+        if problems:
+            raise ScoreFailed(400, problems[0].message, problems=tuple(problems))
+        if request.method == "POST":
             if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
                 raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
                                   "category")
@@ -256,10 +280,13 @@ def page():
                 reasoning = written_answer(category, index, shots)
             else:
                 result = score_question(category, index, shots)
-        except ScoreFailed as error:
-            failure, status, headers = error, error.status, error.headers
+    except ScoreFailed as error:
+        failure, status, headers = error, error.status, error.headers
     paper = current_app.extensions["papers"]["mmlu-pro"]
     return render_template("mmlu-pro/server/run-page.html", paper=paper, categories=data.categories,
                            sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
-                           question=rows[index], letters=LETTERS, result=result, reasoning=reasoning, failure=failure,
+                           question=None if index is None else data.in_category(category)[index], letters=LETTERS,
+                           result=result, reasoning=reasoning, failure=failure,
+                           errors=failure.on_form(CONTROLS) if failure else None,
+                           style=asset_url(paper, "question-browser.css"),
                            script=asset_url(paper, "question-browser.js")), status, headers

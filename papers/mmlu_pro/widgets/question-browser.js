@@ -1,5 +1,7 @@
 // The MMLU-Pro question browser (/mmlu-pro/run): stream the chain of thought as the model writes it.
 // Without this script the same button posts the form and the page shows the whole text when it is done.
+// While it streams the button keeps the focus: it is marked aria-disabled (a disabled button would
+// drop the focus to the page), and pressing it again only says that the model is still writing.
 const button = document.querySelector('button[data-cot]');
 const panel = document.querySelector('[data-reasoning]');
 const written = document.querySelector('[data-written]');
@@ -16,13 +18,13 @@ function describe(last) {
 async function stream(form) {
   const body = {
     category: form.elements.category.value,
-    index: Number(form.elements.index.value),
+    index: Number(form.elements.number.value) - 1, // the page counts from 1, the API from 0
     shots: Number(form.elements.shots.value),
   };
   panel.hidden = false;
   written.textContent = '';
   verdict.textContent = 'The model is writing…';
-  button.disabled = true;
+  button.setAttribute('aria-disabled', 'true');
   try {
     const response = await fetch('/api/mmlu-pro/generate', {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
@@ -48,13 +50,17 @@ async function stream(form) {
   } catch (error) {
     verdict.textContent = `The stream broke off: ${error.message}`;
   } finally {
-    button.disabled = false;
+    button.setAttribute('aria-disabled', 'false');
   }
 }
 
 if (button && panel && window.TextDecoderStream) {
   button.addEventListener('click', (event) => {
     event.preventDefault();
+    if (button.getAttribute('aria-disabled') === 'true') {
+      verdict.textContent = 'The model is still writing; its answer will follow the text.';
+      return;
+    }
     stream(button.form);
   });
 }

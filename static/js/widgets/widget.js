@@ -99,16 +99,15 @@ class Widget {
 
   async start() {
     if (this.el.dataset.script) this.extra = await import(this.el.dataset.script);
-    for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-copy], [hidden][data-role="js-only"]')) {
+    for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-role="js-only"]')) {
       node.hidden = false;
     }
     this.el.querySelector('.widget-apply').hidden = true;
     this.form.addEventListener('input', (event) => this.onInput(event));
     this.form.addEventListener('change', (event) => this.onInput(event, true));
     this.form.addEventListener('submit', (event) => { event.preventDefault(); this.request(); });
-    for (const button of this.el.querySelectorAll('[data-copy]')) {
-      button.addEventListener('click', () => this.copy(button));
-    }
+    // The share box's Copy buttons (their room is kept): loaded beside, so the widget starts as soon as before.
+    import('./share.js').then((share) => share.enableShareBox(this.el));
     if (this.extra && this.extra.setup) this.extra.setup(this);
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
     if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
@@ -246,18 +245,6 @@ class Widget {
     const lines = snippet.value.split('\n');
     lines[0] = this.el.dataset.iframe.replace('{src}', escapeAttribute(embed));
     snippet.value = lines.join('\n');
-  }
-
-  async copy(button) {
-    const field = this.el.querySelector(`#${button.dataset.copy}`);
-    const status = this.el.querySelector('.share-status');
-    try {
-      await navigator.clipboard.writeText(field.value);
-      status.textContent = 'Copied.';
-    } catch {
-      field.select();
-      status.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
-    }
   }
 }
 

@@ -1,0 +1,64 @@
+"""Whether a scored question was a real choice, said in plain words for the pages that show it.
+
+A small model often "predicts" a letter it barely prefers, or one among letters it would rather
+not write at all. The pages point out both, each with its rule:
+
+- its two likeliest letters are close: of the probability the model gives those two, the first
+  gets less than ``CLOSE_SPLIT`` (a split closer than 55:45);
+- (letter method only) the letters together hold less than ``LETTERS_SHARE`` of the model's
+  probability for its next token: it would rather write something else, often end its turn, and
+  the comparison is among tokens it hardly considers.
+
+The numbers come from ``explainers.top_two`` and the scorer's result; every paper's live routes
+add ``reading(result)`` to what they return.
+"""
+from __future__ import annotations
+
+import explainers
+
+CLOSE_SPLIT = 0.55
+LETTERS_SHARE = 0.5
+
+
+def shown_token(text: str) -> str:
+    """A token as the pages print it: a space as ␣, a line break as \\n."""
+    return text.replace("\n", "\\n").replace(" ", "␣")
+
+
+def _percent(p: float) -> str:
+    return f"{p * 100:.1f}%"
+
+
+def reading(result: dict) -> dict:
+    """What a scorer result means: {"close", "split", "letters_off", "rule", "headline", "notes"};
+    ``headline`` and ``notes`` are None and [] for a clear choice."""
+    pair = explainers.top_two(result["probabilities"])
+    close = pair["split"] < CLOSE_SPLIT
+    notes = []
+    if close:
+        notes.append(
+            f"A coin toss between {pair['first']} ({_percent(pair['first_probability'])}) and {pair['second']} "
+            f"({_percent(pair['second_probability'])}): of what the model gives these two letters, {pair['first']} "
+            f"gets {_percent(pair['split'])}. A split closer than {CLOSE_SPLIT * 100:.0f}:{100 - CLOSE_SPLIT * 100:.0f} "
+            "counts as a coin toss here: the prediction is barely a choice."
+        )
+    share = result.get("vocabulary_share")
+    letters_off = result["method"] == "letter" and share is not None and share < LETTERS_SHARE
+    if letters_off:
+        letters = list(result["probabilities"])
+        named = f"letters {letters[0]} to {letters[-1]}"
+        likeliest = result["top_next_tokens"][0]
+        continuations = {option["continuation"] for option in result["options"]}
+        elsewhere = (
+            f"its likeliest next token is “{shown_token(likeliest['token'])}” ({_percent(likeliest['probability'])}), "
+            "not a letter" if likeliest["token"] not in continuations else "the rest is spread over other tokens"
+        )
+        notes.append(
+            f"The {named} hold only {_percent(share)} of the model's probability for its next token "
+            f"(under {LETTERS_SHARE * 100:.0f}% counts as mostly elsewhere here); {elsewhere}. It would rather "
+            "write something else than answer, so its pick is made among tokens it hardly considers."
+        )
+    headline = ("A coin toss, not a choice" if close else
+                "Most of the model's probability is on no letter at all" if letters_off else None)
+    return {"close": close, "split": pair["split"], "letters_off": letters_off,
+            "rule": {"close_below": CLOSE_SPLIT, "letters_below": LETTERS_SHARE}, "headline": headline, "notes": notes}
