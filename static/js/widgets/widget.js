@@ -248,16 +248,21 @@ class Widget {
     snippet.value = lines.join('\n');
   }
 
-  async copy(button) {
-    const field = this.el.querySelector(`#${button.dataset.copy}`);
-    const status = this.el.querySelector('.share-status');
-    try {
-      await navigator.clipboard.writeText(field.value);
-      status.textContent = 'Copied.';
-    } catch {
-      field.select();
-      status.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
-    }
+  copy(button) {
+    return copyShared(this.el, button);
+  }
+}
+
+// A share box's Copy button (the box is templates/widgets/_macros.html's share_box).
+async function copyShared(root, button) {
+  const field = root.querySelector(`#${button.dataset.copy}`);
+  const status = root.querySelector('.share-status');
+  try {
+    await navigator.clipboard.writeText(field.value);
+    status.textContent = 'Copied.';
+  } catch {
+    field.select();
+    status.textContent = 'Selected: press Ctrl+C (or ⌘C) to copy.';
   }
 }
 
@@ -267,4 +272,15 @@ for (const el of document.querySelectorAll('section.widget[data-widget]:not([dat
   const widget = new Widget(el);
   el.widget = widget;
   widget.start().catch((error) => { widget.engine.textContent = `This widget could not start: ${error.message || error}`; });
+}
+
+// A live widget is drawn by its paper's server hooks and driven by its own script; of this file it
+// takes only its share box's Copy buttons.
+for (const el of document.querySelectorAll('section.widget[data-widget][data-driver="live"]')) {
+  if (el.dataset.enhanced) continue;
+  el.dataset.enhanced = 'true';
+  for (const button of el.querySelectorAll('[data-copy]')) {
+    button.hidden = false;
+    button.addEventListener('click', () => copyShared(el, button));
+  }
 }
