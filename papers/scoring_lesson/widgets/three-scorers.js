@@ -36,6 +36,7 @@ function enhance(root) {
     event.preventDefault();
     if (running) return;
     busy(form, true);
+    status.classList.remove('visually-hidden');
     status.textContent = 'Scoring: the model reads the question six times and writes two answers, which can take a minute.';
     let answer;
     try {
@@ -53,6 +54,7 @@ function enhance(root) {
     const said = root.querySelector('[data-ts-announce]');
     const refused = root.querySelector('[data-ts-error]');
     status.textContent = refused ? `Not scored: ${said.textContent}` : `Scored. ${said.textContent}`;
+    status.classList.add('visually-hidden'); // for screen readers: the answer itself shows the same words
     const field = refused && refused.dataset.field ? root.querySelector(`#ts-${refused.dataset.field}`) : null;
     (field || root.querySelector('#ts-results-title')).focus();
   });
