@@ -30,13 +30,13 @@ FIELDS = tuple(DEFAULT)
 FIELD_OF = {"subject": "subject", "index": "index", "shots": "shots", "question": "shots"}
 MODES = ("inline", "page", "embed")
 # The harness lets the model write up to 256 tokens; the parser reads only the first line, and a
-# small model's first line is short, so the live page stops sooner to keep a request to seconds.
+# small model's first line is short, so the widget stops sooner to keep a request short.
 PAGE_MAX_NEW_TOKENS = 32
 SIDES = ("plain", "chat")
 STOPPED = {
     "stop": "at a stop sequence (a line break or “</s>”)",
     "end of text": "at the model's end-of-text token",
-    "length": f"at this page's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
+    "length": f"at this widget's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
 }
 
 
@@ -210,7 +210,7 @@ def form_answer(mode: str) -> tuple[dict, int, dict]:
     found, error, status, headers = None, None, 200, {}
     if not form_token_valid():
         error, status = {"message": "This form has expired (or was not sent from this site); it has been refreshed: "
-                                    "press Score again.", "field": None}, 400
+                                    "press “Score it three ways” again.", "field": None}, 400
     else:
         try:
             found = score_three_ways(values)
