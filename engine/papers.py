@@ -33,8 +33,10 @@ class Paper:
 
     The server hooks module (``papers.<folder>.server``) may define:
     ``init_app(app, paper)`` (register the paper's own routes and data),
-    ``widget_context(app) -> dict`` (the data its widgets declare they need, e.g. dataset sizes) and
-    ``live_widget(widget, mode) -> dict`` (template variables for its live widgets).
+    ``widget_context(app) -> dict`` (the data its widgets declare they need, e.g. dataset sizes),
+    ``live_widget(widget, mode) -> dict`` (template variables for its live widgets) and
+    ``live_widget_form(widget, mode) -> (dict, status, headers)`` (the same for a live widget's
+    form, posted to the widget's page or embed address; it reads the request).
     """
 
     slug: str

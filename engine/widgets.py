@@ -7,6 +7,7 @@ view declares (from the paper's server hooks), renders the paper's template for 
     /<paper>/widgets/                  the paper's widgets, with their embed snippets (for teachers)
     /<paper>/widgets/<name>?<state>    one widget on a page of its own
     /embed/<paper>/<name>?<state>      the widget alone, for an <iframe> on any site
+    POST to either of those two        a live widget's form (below)
     /embed/<name>?<state>              an older embed address: redirects to the first paper with that widget
     /oembed?url=<widget URL>           oEmbed (type "rich") for those URLs
     /api/widgets/<paper>/<name>?<state>  the widget's view as JSON (widgets drawn by the server use it)
@@ -14,7 +15,9 @@ view declares (from the paper's server hooks), renders the paper's template for 
 
 A live widget (it shows the server's changing state) is drawn by its paper's ``live_widget`` hook
 each time a page holding it is served, never from a cached copy: cached pages keep a marker in its
-place (see ``caching.cached_page``).
+place (see ``caching.cached_page``). A live widget whose paper defines ``live_widget_form`` also
+takes its form as a POST to its page and embed addresses, so the form works without JavaScript and
+inside another site's frame (the answer is drawn for that request alone, never cached).
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from flask import (
     abort,
     current_app,
     jsonify,
+    make_response,
     redirect,
     render_template,
     request,
@@ -37,6 +41,7 @@ from flask import (
 )
 from markupsafe import Markup
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import MethodNotAllowed
 
 from widgetkit import Widget, run_view
 from widgetkit.settings import LOG_STEP
@@ -44,6 +49,7 @@ from widgetkit.settings import LOG_STEP
 from .caching import ONE_YEAR, cached_page, static_version
 from .markdown_ext import fill_widget_slots
 from .papers import Paper
+from .security import require_same_origin
 
 bp = Blueprint("widgets", __name__)
 
@@ -146,12 +152,14 @@ def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
     ))
 
 
-def render_live(paper: Paper, widget: Widget, mode: str) -> Markup:
-    """A live widget as it is now, from its paper's ``live_widget`` hook."""
-    variables = paper.server.live_widget(widget, mode)
+def render_live(paper: Paper, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
+    """A live widget as it is now: with ``variables`` from its paper's ``live_widget_form`` hook (a
+    posted form), else from its ``live_widget`` hook."""
+    if variables is None:
+        variables = paper.server.live_widget(widget, mode)
     return Markup(render_template(
         paper.template(f"widgets/{widget.name}.html"), widget=widget, mode=mode, paper=paper,
-        assets=widget_assets(paper, widget), **variables,
+        share=share_links(paper, widget, ""), assets=widget_assets(paper, widget), **variables,
     ))
 
 
@@ -200,6 +208,33 @@ def page(slug: str, name: str):
 @cached_page
 def embed(slug: str, name: str):
     return _widget_page(slug, name, "embed")
+
+
+def _live_form(slug: str, name: str, mode: str):
+    """A live widget's form, posted to the address that shows the widget: its paper's
+    ``live_widget_form(widget, mode)`` reads the request and returns the widget's template
+    variables with the status and headers to answer with."""
+    paper = paper_of(slug)
+    widget = widget_of(paper, name)
+    hook = getattr(paper.server, "live_widget_form", None)
+    if widget.driver != "live" or hook is None:
+        raise MethodNotAllowed(["GET", "HEAD"], description=f"{name} takes nothing by POST; its settings are in its address.")
+    require_same_origin()  # a page of another site may not spend this server's work
+    variables, status, headers = hook(widget, mode)
+    response = make_response(_page_template(paper, widget, mode, render_live(paper, widget, mode, variables)),
+                             status, headers)
+    response.cache_control.no_store = True  # this reader's answer, with this reader's form token
+    return response
+
+
+@bp.post("/<slug>/widgets/<name>")
+def page_form(slug: str, name: str):
+    return _live_form(slug, name, "page")
+
+
+@bp.post("/embed/<slug>/<name>")
+def embed_form(slug: str, name: str):
+    return _live_form(slug, name, "embed")
 
 
 @bp.get("/embed/<name>")

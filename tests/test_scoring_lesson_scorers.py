@@ -1,7 +1,8 @@
-"""The scoring lesson's three-scorers page: lm-evaluation-harness's MMLU prompts byte for byte, its
-generative parser on the cases its task file documents, chat-template wrapping, the page's
-decisions and its refusals; and (marked model) one real question scored every way, checked against
-an independent computation on the same model."""
+"""The scoring lesson's three-scorers widget: lm-evaluation-harness's MMLU prompts byte for byte, its
+generative parser on the cases its task file documents, chat-template wrapping, the decisions; the
+widget in the gallery, the lesson, its page, its embed and oEmbed, and its refusals, each next to
+the field it names; and (marked model) one real question scored every way, checked against an
+independent computation on the same model, and answered inside the embed and the lesson's copy."""
 from __future__ import annotations
 
 import re
@@ -145,37 +146,111 @@ def test_decisions_side_by_side():
         ("mmlu_continuation", "acc_norm", "A", None), ("mmlu_generative", "exact_match", "C", None)]
 
 
-# -- the page's refusals ----------------------------------------------------------------------
+# -- the widget: gallery, lesson, page, embed, oEmbed ------------------------------------------
 
 APP = real_app()
+PAGE = "/scoring-lesson/widgets/three-scorers"
+EMBED = "/embed/scoring-lesson/three-scorers"
 
 
-def post(client, **fields):
-    url = "/scoring-lesson/three-scorers"
+def widget_of(html: str) -> str:
+    """The widget's own markup in a page."""
+    start = html.index('<section class="widget three-scorers"')
+    return html[start:html.index("</section>\n", html.index('class="widget-share"', start))]
+
+
+def post(client, url=PAGE, **fields):
     return client.post(url, data={**fields, **run_form_token(client, url)})
 
 
-def test_the_page_refuses_bad_input_before_the_model_runs():
+def test_the_widget_is_in_the_gallery_and_inline_in_the_lesson():
     client = APP.test_client()
-    form = client.get("/scoring-lesson/three-scorers").get_data(as_text=True)
-    assert "not in this version" not in form.lower() and "0.488" in form and "0.636" in form and "0.637" in form
-    bad = post(client, subject="<b>nope</b>", index="0", shots="0")
-    assert bad.status_code == 400
-    assert "unknown subject" in bad.get_data(as_text=True) and "<b>nope</b>" not in bad.get_data(as_text=True)
-    far = post(client, subject="astronomy", index="99999", shots="0")
-    assert far.status_code == 400 and "index must be from 0 to 151" in far.get_data(as_text=True)
-    assert post(client, subject="astronomy", index="0", shots="9").status_code == 400
-    assert post(client, subject="astronomy", index="", shots="0").status_code == 400
-    assert client.post("/scoring-lesson/three-scorers", data={"subject": "astronomy", "index": "0",
-                                                               "shots": "0"}).status_code == 400  # no form token
+    gallery = client.get("/scoring-lesson/widgets/").get_data(as_text=True)
+    assert f'<a href="http://localhost{PAGE}">Same question, three scorers</a>' in gallery
+    lesson = client.get("/scoring-lesson/").get_data(as_text=True)
+    what_gets_scored = lesson[lesson.index('id="what-gets-scored"'):lesson.index('id="micro-macro"')]
+    inline = widget_of(what_gets_scored)
+    assert 'data-mode="inline"' in inline and '<h3 class="widget-title"' in inline
+    assert f'action="{PAGE}#ts-results"' in inline and 'name="csrf_token"' in inline  # no JavaScript: to its page
+    assert 'href="/scoring-lesson/three-scorers"' not in lesson  # no link to the old address
+    old = client.get("/scoring-lesson/three-scorers")
+    assert old.status_code == 301 and old.headers["Location"] == PAGE
+
+
+def test_the_widget_page_and_the_embed():
+    client = APP.test_client()
+    page = client.get(PAGE)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and page.headers["X-Frame-Options"] == "DENY"
+    assert html.count("<h1") == 1
+    assert '<h1 class="widget-title" id="w-three-scorers-title">Same question, three scorers</h1>' in html
+    assert "<summary>Share / embed</summary>" in html and "0.488" in html and "0.636" in html and "0.637" in html
+    assert f'src=&#34;http://localhost{EMBED}&#34;' in html  # the embed code, as a teacher pastes it
+    assert 'type="application/json+oembed"' in html and f'action="{PAGE}#ts-results"' in html
+    assert "not in this version" not in html.lower()
+
+    embed = client.get(EMBED)
+    framed = embed.get_data(as_text=True)
+    assert embed.status_code == 200 and "X-Frame-Options" not in embed.headers
+    assert "frame-ancestors *" in embed.headers["Content-Security-Policy"]
+    # Without JavaScript the embed's form posts to the embed itself, so the answer stays in the frame.
+    assert f'action="{EMBED}#ts-results"' in framed and 'name="csrf_token"' in framed
+    assert framed.count("<h1") == 1 and "embed-height.js" in framed and "<summary>Share / embed</summary>" in framed
+    assert client.get("/api/widgets/scoring-lesson/three-scorers").status_code == 404  # live: not a view
+
+
+@pytest.mark.parametrize("url", [PAGE, EMBED])
+def test_oembed_for_the_widget(url):
+    client = APP.test_client()
+    answer = client.get(f"/oembed?url=http://localhost{url}&format=json&maxheight=500").get_json()
+    assert answer["type"] == "rich" and answer["title"] == "Same question, three scorers" and answer["height"] == 500
+    assert f'<iframe src="http://localhost{EMBED}" title="Same question, three scorers"' in answer["html"]
+
+
+# -- the widget's refusals ----------------------------------------------------------------------
+
+def field_error(html: str, field: str) -> str:
+    """The error shown with ``field``, which must point at it (aria-describedby, aria-invalid)."""
+    box = re.search(rf'<(?:input|select) id="ts-{field}"[^>]*>', html).group(0)
+    assert f"ts-{field}-error" in box and 'aria-invalid="true"' in box, box
+    return re.search(rf'<p class="ts-field-error" id="ts-{field}-error">([^<]*)</p>', html).group(1)
+
+
+@pytest.mark.parametrize("url", [PAGE, EMBED])
+def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
+    client = APP.test_client()
+    bad = post(client, url, subject="<b>nope</b>", index="0", shots="0")
+    html = widget_of(bad.get_data(as_text=True))
+    assert bad.status_code == 400 and "unknown subject" in field_error(html, "subject") and "<b>nope</b>" not in html
+    assert 'role="alert"' in html and '<a href="#ts-subject">Go to Subject</a>' in html
+    far = post(client, url, subject="astronomy", index="99999", shots="0")
+    assert far.status_code == 400
+    html = widget_of(far.get_data(as_text=True))
+    assert field_error(html, "index") == "index must be from 0 to 151, got 99999"
+    assert 'value="99999"' in html and '<option value="astronomy" selected>' in html  # what the reader typed, kept
+    assert "must be from 0 to 5" in field_error(widget_of(post(client, url, subject="astronomy", index="0", shots="9")
+                                                          .get_data(as_text=True)), "shots")
+    assert "whole number" in field_error(widget_of(post(client, url, subject="astronomy", index="", shots="0")
+                                                   .get_data(as_text=True)), "index")
+    unsigned = client.post(url, data={"subject": "astronomy", "index": "0", "shots": "0"})  # no form token
+    assert unsigned.status_code == 400 and "This form has expired" in unsigned.get_data(as_text=True)
+    assert 'aria-invalid' not in widget_of(unsigned.get_data(as_text=True))  # the whole form, no one field
     assert APP.extensions["scoring"].state == "not loaded"
 
 
-def test_the_page_says_when_the_model_cannot_load(tmp_path):
+def test_a_form_from_another_site_is_refused():
+    client = APP.test_client()
+    token = run_form_token(client, EMBED)
+    response = client.post(EMBED, data={"subject": "astronomy", "index": "0", "shots": "0", **token},
+                           headers={"Origin": "http://evil.example"})
+    assert response.status_code == 403 and APP.extensions["scoring"].state == "not loaded"
+
+
+def test_the_widget_says_when_the_model_cannot_load(tmp_path):
     app = create_app({"TESTING": True, "SCORER_MODEL": str(tmp_path / "no-model-here")})
-    response = post(app.test_client(), subject="astronomy", index="0", shots="0")
-    assert response.status_code == 503
-    assert "Live scoring is unavailable" in response.get_data(as_text=True)
+    response = post(app.test_client(), EMBED, subject="astronomy", index="0", shots="0")
+    assert response.status_code == 503 and response.headers["Cache-Control"] == "no-store"
+    assert "Live scoring is unavailable" in widget_of(response.get_data(as_text=True))
 
 
 # -- the real model -----------------------------------------------------------------------------
@@ -241,10 +316,24 @@ def test_a_real_question_scored_every_way(live_app):
 
 
 @pytest.mark.model
-def test_the_page_shows_every_decision_and_prompt(live_app):
+def test_the_embed_answers_its_form_in_the_frame(live_app):
     client = live_app.test_client()
-    response = post(client, subject="astronomy", index="0", shots="0")
-    assert response.status_code == 200
-    html = response.get_data(as_text=True)
+    response = post(client, EMBED, subject="astronomy", index="0", shots="0")
+    assert response.status_code == 200 and "X-Frame-Options" not in response.headers
+    html = widget_of(response.get_data(as_text=True))
     assert html.count('data-role="decision"') == 8 and html.count('class="prompt-text"') == 6
     assert html.count("&lt;|im_start|&gt;system") == 3  # a chat prompt per scorer, escaped like any text
+    assert '<h2 class="ts-results-title" id="ts-results-title" tabindex="-1">Decisions for astronomy question 0' in html
+    tally = re.search(r"<span data-ts-announce>(\d) of the 8 decisions are the key's letter\.</span>", html)
+    decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*\((right|wrong)\)', html)
+    assert tally and int(tally.group(1)) == sum(verdict == "right" for _, verdict in decided)
+
+
+@pytest.mark.model
+def test_the_lessons_copy_gets_an_answer_with_its_own_headings(live_app):
+    """The lesson page's script posts to the widget's page and puts the answer in the lesson (shown_in)."""
+    client = live_app.test_client()
+    response = post(client, PAGE, subject="virology", index="3", shots="1", shown_in="inline")
+    html = widget_of(response.get_data(as_text=True))
+    assert response.status_code == 200 and '<h4 class="ts-results-title"' in html
+    assert '<h5 id="ts-letter">' in html and html.count("<h6>") == 6

@@ -110,6 +110,17 @@ def test_live_scoring_slot_renders(client):
     assert response.status_code == 200 and "data-ls-widget" in response.get_data(as_text=True)
 
 
+def test_only_a_live_widget_with_a_form_hook_takes_a_post(client):
+    """A drawn widget's state is its address; a live widget takes a POST only where its paper
+    answers forms (live_widget_form; the scoring lesson's three-scorers widget is tested in
+    test_scoring_lesson_scorers.py)."""
+    for url in ("/mmlu/widgets/chance-explorer", "/embed/mmlu/chance-explorer", "/embed/mmlu/live-scoring"):
+        response = client.post(url, data={"n": "5"})
+        assert response.status_code == 405, url
+    assert client.post("/nope/widgets/chance-explorer").status_code == 404
+    assert client.post("/embed/mmlu/nope").status_code == 404
+
+
 def test_calibration_numbers_come_from_the_math_core(client):
     conf = [0.9, 0.9, 0.95, 0.85, 0.9, 0.4, 0.35, 0.45, 0.4, 0.4]
     right = [1, 1, 1, 0, 0, 1, 0, 1, 0, 0]

@@ -2,8 +2,9 @@
 published MMLU runs, MMLU's subject groups) and its command ``python -m engine scoring-lesson gate``.
 
 Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
-``/scoring-lesson/overlap``, and the three-scorers page, ``/scoring-lesson/three-scorers``, which
-scores through the MMLU paper's live-scoring service), ``widget_context`` and ``COMMANDS``. The
+``/scoring-lesson/overlap``, and the three-scorers widget's old address), ``widget_context``,
+``live_widget`` and ``live_widget_form`` (the three-scorers widget, live: it scores through the MMLU
+paper's live-scoring service; see three_scorers.py) and ``COMMANDS``. The
 MMLU files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate
 still works, only without subject groups (so without the knowledge-regression shape).
 """
@@ -49,6 +50,20 @@ def init_app(app: Flask, paper) -> None:
     app.extensions["scoring_lesson_mmlu"] = MMLUData(app.config["SCORING_LESSON_MMLU_DIR"])
     app.register_blueprint(overlap.bp)
     app.register_blueprint(three_scorers.bp)
+
+
+def live_widget(widget, mode: str) -> dict:
+    """The three-scorers widget's form (the lesson's one live widget), as the model is now."""
+    from .three_scorers import widget_variables
+
+    return widget_variables(mode)
+
+
+def live_widget_form(widget, mode: str) -> tuple[dict, int, dict]:
+    """The three-scorers widget with the posted question scored (or the reason it was not)."""
+    from .three_scorers import form_answer
+
+    return form_answer(mode)
 
 
 def widget_context(app: Flask) -> dict:

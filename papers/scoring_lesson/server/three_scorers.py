@@ -1,4 +1,4 @@
-"""``/scoring-lesson/three-scorers``: one real MMLU question, scored the ways the harness's tasks do.
+"""The three-scorers widget's server side: one real MMLU question, scored the ways the harness's tasks do.
 
 Letter log-likelihood (``mmlu``), full-answer continuation (``mmlu_continuation``, summed and per
 character) and generation read by the task's parser (``mmlu_generative``), each with the prompt as
@@ -6,29 +6,37 @@ plain text and wrapped in the model's chat template; server/harness_tasks.py bui
 reads the answers as the harness does. Scoring goes through the live model's queue (the same
 400/413/429/503/504 answers as ``POST /api/score``); generation through livescoring/generate.py
 (greedy, one at a time per process, stopped at the task's stop sequences or at
-``PAGE_MAX_NEW_TOKENS``). GET shows the form; POST (a plain form, so it works without JavaScript)
-scores and shows the prompts and the decisions side by side.
+``PAGE_MAX_NEW_TOKENS``).
+
+The widget (widgets/three-scorers.html) is live: ``widget_variables`` draws its form for the
+lesson's ``live_widget`` hook, and ``form_answer`` answers the form, posted (a plain form, so it
+works without JavaScript) to the widget's page or, inside an embed, to the embed itself, for the
+``live_widget_form`` hook. The old address of the page, ``/scoring-lesson/three-scorers``,
+redirects to the widget's page.
 """
 from __future__ import annotations
 
-from flask import Blueprint, current_app, render_template, request
+from flask import Blueprint, current_app, redirect, request, url_for
 
-from engine.security import form_token_valid, require_same_origin
-from engine.widgets import asset_url
+from engine.security import form_token_valid
 
 from . import harness_tasks as harness
 from .harness_tasks import HarnessPrompt
 
 bp = Blueprint("scoring_lesson_scorers", __name__)
 DEFAULT = {"subject": "astronomy", "index": "0", "shots": "0"}
+FIELDS = tuple(DEFAULT)
+# A refusal names the request's field; a prompt too long for the model is fixed with fewer worked examples.
+FIELD_OF = {"subject": "subject", "index": "index", "shots": "shots", "question": "shots"}
+MODES = ("inline", "page", "embed")
 # The harness lets the model write up to 256 tokens; the parser reads only the first line, and a
-# small model's first line is short, so the live page stops sooner to keep a request to seconds.
+# small model's first line is short, so the widget stops sooner to keep a request short.
 PAGE_MAX_NEW_TOKENS = 32
 SIDES = ("plain", "chat")
 STOPPED = {
     "stop": "at a stop sequence (a line break or “</s>”)",
     "end of text": "at the model's end-of-text token",
-    "length": f"at this page's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
+    "length": f"at this widget's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
 }
 
 
@@ -162,16 +170,20 @@ def score_three_ways(values: dict) -> dict:
     continuation = {side: continuation_side(_score(arguments, HarnessPrompt("mmlu_continuation", f), "option"))
                     for side, f in formats.items()}
     generation = {side: _generate(arguments, HarnessPrompt("mmlu_generative", f)) for side, f in formats.items()}
+    summary = decisions(letter, continuation, generation)
     return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
             "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": first["shots_note"],
-            "model": first["model"]["name"], "sides": list(formats),
-            "summary": decisions(letter, continuation, generation),
+            "model": first["model"]["name"], "sides": list(formats), "summary": summary,
+            "right": sum(row[side] == key for row in summary for side in formats), "decided": len(summary) * len(formats),
             "letter": letter, "continuation": continuation, "generation": generation}
 
 
-@bp.route("/scoring-lesson/three-scorers", methods=["GET", "POST"])
-def three_scorers_page():
-    from livescoring.failures import ScoreFailed
+def widget_variables(mode: str, values: dict | None = None, found: dict | None = None,
+                     error: dict | None = None, shown_in: str | None = None) -> dict:
+    """What widgets/three-scorers.html draws: the form (with the reader's values), and the result or
+    the refusal ({"message", "field"}: the form field it names, or None for the whole form).
+    ``mode`` is where the widget is drawn; its headings follow ``shown_in``, the widget the reader's
+    script will put this answer into, when that is another (the lesson page posts to the widget's page)."""
     from papers.mmlu.dataset import DataMissing
     from papers.mmlu.server import dataset
 
@@ -179,21 +191,36 @@ def three_scorers_page():
         subjects = sorted(dataset().subjects)
     except DataMissing:
         subjects = []
-    values = {key: request.form.get(key, default) for key, default in DEFAULT.items()}
+    # Without JavaScript the lesson's copy posts to the widget's page; an embed posts to itself, in its frame.
+    action = url_for("widgets.embed" if mode == "embed" else "widgets.page", slug="scoring-lesson",
+                     name="three-scorers")
+    return {"ts": {"subjects": subjects, "typed": values or dict(DEFAULT), "found": found, "error": error,
+                   "action": action, "level": 3 if (shown_in or mode) == "inline" else 1,
+                   "cap": PAGE_MAX_NEW_TOKENS, "harness_cap": harness.HARNESS_MAX_GEN_TOKS,
+                   "commit": harness.HARNESS_COMMIT}}
+
+
+def form_answer(mode: str) -> tuple[dict, int, dict]:
+    """The posted form, scored: (template variables, status, headers). The engine has refused posts
+    from other sites' pages; a form without this client's current token is refused here, before the model."""
+    from livescoring.failures import ScoreFailed
+
+    values = {key: request.form.get(key, "") for key in FIELDS}
+    shown_in = request.form.get("shown_in") if request.form.get("shown_in") in MODES else None
     found, error, status, headers = None, None, 200, {}
-    if request.method == "POST":
-        require_same_origin()  # a page of another site may not spend this server's model
-    if request.method == "POST" and not all(request.form.get(key) for key in DEFAULT):
-        error, status = "fill in the subject, the question number and the number of worked examples", 400
-    elif request.method == "POST" and not form_token_valid():
-        error, status = "this form has expired (or was not sent from this site); it has been refreshed: press Score again", 400
-    elif request.method == "POST":
+    if not form_token_valid():
+        error, status = {"message": "This form has expired (or was not sent from this site); it has been refreshed: "
+                                    "press “Score it three ways” again.", "field": None}, 400
+    else:
         try:
             found = score_three_ways(values)
         except ScoreFailed as failure:
-            error, status, headers = failure.message, failure.status, failure.headers
-    paper = current_app.extensions["papers"]["scoring-lesson"]
-    return render_template("scoring-lesson/server/three-scorers-page.html", subjects=subjects, values=values,
-                           found=found, error=error, cap=PAGE_MAX_NEW_TOKENS,
-                           harness_cap=harness.HARNESS_MAX_GEN_TOKS, commit=harness.HARNESS_COMMIT,
-                           style=asset_url(paper, "three-scorers.css")), status, headers
+            error = {"message": failure.message, "field": FIELD_OF.get(failure.field)}
+            status, headers = failure.status, failure.headers
+    return widget_variables(mode, values, found, error, shown_in), status, headers
+
+
+@bp.get("/scoring-lesson/three-scorers")
+def old_address():
+    """The page this widget grew from; links to it keep working."""
+    return redirect(url_for("widgets.page", slug="scoring-lesson", name="three-scorers"), 301)
