@@ -127,6 +127,12 @@ def test_the_calibration_table_matches_numpy(published, binning):
             assert entry["rms"] == pytest.approx(np.sqrt(np.sum(sizes / sizes.sum() * gaps ** 2)), abs=1e-12)
 
 
+def refused(caplog, make, message: str) -> bool:
+    """Runs that cannot be drawn are left out (no live context) and the reason is logged; the site stays up."""
+    caplog.clear()
+    return make() == {} and any(message in record.getMessage() for record in caplog.records)
+
+
 def test_no_published_folder_means_no_live_context(small_data, tmp_path):
     assert published_runs.widget_context(small_data, tmp_path / "absent") == {}
     assert published_runs.widget_context(small_data, tmp_path) == {}
@@ -137,17 +143,15 @@ def test_no_published_folder_means_no_live_context(small_data, tmp_path):
     (lambda rows: rows + rows[:1], "not one complete test run"),
     (lambda rows: rows[:1] + [{**row, "shots": 3} for row in rows[1:]], "mixes 2 settings"),
 ])
-def test_an_incomplete_or_mixed_run_is_refused(small_data, tmp_path, damage, message):
+def test_an_incomplete_or_mixed_run_is_refused(small_data, tmp_path, damage, message, caplog):
     write(tmp_path, "smollm2-0shot.jsonl.gz", damage(made_run(small_data, 0, seed=3)))
-    with pytest.raises(published_runs.PublishedRunError, match=message):
-        published_runs.widget_context(small_data, tmp_path)
+    assert refused(caplog, lambda: published_runs.widget_context(small_data, tmp_path), message)
 
 
-def test_runs_of_two_models_are_refused(small_data, tmp_path):
+def test_runs_of_two_models_are_refused(small_data, tmp_path, caplog):
     write(tmp_path, "a-0shot.jsonl.gz", made_run(small_data, 0, seed=4))
     write(tmp_path, "b-5shot.jsonl.gz", made_run(small_data, 5, seed=5, model="another model"))
-    with pytest.raises(published_runs.PublishedRunError, match="2 different models"):
-        published_runs.widget_context(small_data, tmp_path)
+    assert refused(caplog, lambda: published_runs.widget_context(small_data, tmp_path), "2 different models")
 
 
 def test_the_context_checks_name_what_is_wrong(published):
@@ -213,12 +217,11 @@ def test_without_published_runs_the_widgets_are_as_before():
     assert "source" not in [p.name for p in GATE.params({})]
 
 
-def test_without_the_dataset_the_runs_must_agree_with_each_other(small_data, tmp_path):
+def test_without_the_dataset_the_runs_must_agree_with_each_other(small_data, tmp_path, caplog):
     write(tmp_path, "a-0shot.jsonl.gz", made_run(small_data, 0, seed=6))
     write(tmp_path, "a-5shot.jsonl.gz", made_run(small_data, 5, seed=7))
     context = published_runs.widget_context(None, tmp_path)
     assert context["live_scores"]["runs"][0]["groups"] == {}  # groups come from subjects.csv
     assert context["live_pairs"]["order"] == [[s, small_data.subject(s).sizes["test"]] for s in SUBJECTS_KEPT]
     write(tmp_path, "a-5shot.jsonl.gz", made_run(small_data, 5, seed=7)[1:])
-    with pytest.raises(published_runs.PublishedRunError, match="do not hold the same questions"):
-        published_runs.widget_context(None, tmp_path)
+    assert refused(caplog, lambda: published_runs.widget_context(None, tmp_path), "do not hold the same questions")

@@ -58,8 +58,8 @@ def live_scores(name: str, value: object) -> dict:
     """Checks ``live_scores`` (see the module's docstring)."""
     found, runs = _runs(name, value)
     for i, run in enumerate(runs):
-        for part in ("subjects", "groups"):
-            for key, tally in checks.mapping(f"{name}.runs[{i}].{part}", run.get(part)).items():
+        for part, least in (("subjects", 1), ("groups", 0)):  # groups need subjects.csv, which may be absent
+            for key, tally in checks.mapping(f"{name}.runs[{i}].{part}", run.get(part), minimum=least).items():
                 _tally(f"{name}.runs[{i}].{part}[{key!r}]", tally)
     return found
 

@@ -9,21 +9,24 @@ every setting the calibration widget offers) and ``live_pairs`` (each question's
 packed as a string of "0" and "1" in one question order shared by all runs, for the release gate).
 
 A folder with no runs is not an error (the widgets then show only the paper's figures); a
-published file that is not a complete test run is (the test suite also checks it): a partial run
-must never be drawn as if it were the model's score.
+published file that is not a complete test run is refused (logged, and the widgets show only the
+paper's figures; the test suite also checks the published files): a partial run must never be
+drawn as if it were the model's score.
 """
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from pathlib import Path
 
 from explainers import calibration
 from livescoring.results import read_rows
 
-from ..dataset import MMLUData
+from ..dataset import DataMissing, MMLUData
 from ..groups import BY_NAME
 from ..live_runs import MAX_BINS
 
+log = logging.getLogger(__name__)
 RUNS_DIR = Path(__file__).resolve().parent.parent / "runs"
 FILE_PATTERN = "*.jsonl.gz"
 
@@ -97,10 +100,20 @@ def widget_context(data: MMLUData | None, folder: Path = RUNS_DIR) -> dict:
     files = sorted(folder.glob(FILE_PATTERN)) if folder.is_dir() else []
     if not files:
         return {}
+    if data is not None:
+        try:  # a damaged or partial data folder cannot vouch for the runs: check them against each other
+            [data.questions(name, "test") for name in data.subjects]
+        except DataMissing as error:
+            log.warning("published runs checked without the test set (%s)", error)
+            data = None
     # Summarising two whole runs takes seconds, and every app (each test makes several) asks for it:
     # the result is kept for as long as the files and the data folder stay the same.
     signature = tuple((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files)
-    return _summarised(tuple(files), signature, data.root if data is not None else None)
+    try:
+        return _summarised(tuple(files), signature, data.root if data is not None else None)
+    except PublishedRunError as error:  # the site stays up; the widgets show the paper's figures only
+        log.error("published runs not shown: %s", error)
+        return {}
 
 
 @lru_cache(maxsize=4)
