@@ -3,6 +3,7 @@
 // theme button's name is words only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import path from 'node:path';
 import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
 
@@ -53,6 +54,45 @@ test('nothing shifts while the widget page loads (cumulative layout shift under 
     assert.ok(shift < 0.05, `${url}: layout shift ${shift.toFixed(3)}`);
     await page.close();
   }
+  await context.close();
+});
+
+// Serves BASE_URL through a local proxy that sends `page` in two pieces, pausing `pauseMs` just
+// before its first figure, as a slow connection or a busy server does; everything else passes through.
+async function proxyPausingBeforeFigure(page, pauseMs) {
+  const server = http.createServer(async (request, response) => {
+    const upstream = await fetch(`${BASE_URL}${request.url}`);
+    const body = Buffer.from(await upstream.arrayBuffer());
+    response.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'text/plain' });
+    if (request.url !== page) return response.end(body);
+    const cut = body.indexOf('<figure class="widget-body">');
+    assert.ok(cut > 0, `${page} has a widget figure`);
+    response.write(body.subarray(0, cut));
+    setTimeout(() => response.end(body.subarray(cut)), pauseMs);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}${page}`, close: () => { server.closeAllConnections(); server.close(); } };
+}
+
+test('a widget painted before its figure arrives does not move its controls when the figure comes', async (t) => {
+  const proxy = await proxyPausingBeforeFigure('/embed/mmlu/release-gate', 1500);
+  t.after(proxy.close);
+  const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
+  await context.addInitScript(() => {
+    window.__shift = 0;
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shift += entry.value;
+    }).observe({ type: 'layout-shift', buffered: true });
+  });
+  const page = await context.newPage();
+  await page.goto(proxy.url, { waitUntil: 'commit' });
+  await page.waitForSelector('.widget-title');
+  await page.waitForTimeout(500); // painted while the rest of the page is still on its way
+  assert.equal(await page.isVisible('form.widget-controls'), false, 'the controls wait for the figure above them');
+  await page.waitForSelector('form.widget-controls', { state: 'visible' });
+  await page.waitForTimeout(1000);
+  const shift = await page.evaluate(() => window.__shift);
+  assert.ok(shift < 0.05, `layout shift ${shift.toFixed(3)} when the figure arrived`);
   await context.close();
 });
 

@@ -187,6 +187,8 @@ test('the widget page has its h1, a Share / embed box and links back to the pape
   assert.match(await page.inputValue('[data-share="iframe"]'), /<iframe src="[^"]*\/embed\/mmlu\/live-scoring"/);
   assert.equal(await page.isVisible('button[data-copy="w-live-scoring-link"]'), true, 'the Copy button is shown');
   await page.click('button[data-copy="w-live-scoring-link"]');
+  // The clipboard answers asynchronously: wait for the box to say what happened.
+  await page.waitForFunction(() => document.querySelector('.share-status').textContent !== '');
   assert.match(await page.textContent('.share-status'), /Copied|Selected/);
   assert.deepEqual(await axeViolations(page), []);
   await screenshot(page, 'live-scoring-widget-page-1280');
