@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from widgetkit import Param, Widget
-from widgetkit.scene import Linear, Log10, figure, hline, label, mark, percent_axis_y, vline
+from widgetkit.layout import GAP, text_width
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Log10, caption, figure, hline, label, legend, mark, percent_axis_y, vline
 from widgetkit.words import pct
 
 from ..figures import paper_figures, reference
@@ -30,19 +31,24 @@ def _size(parameters: float) -> str:
 def view(state: dict, context: dict) -> dict:
     data = paper_figures()["scaling"]["series"]
     chance, expert = reference("chance"), reference("expert")
-    x = Log10((1e7, 1e12), (60, 540))
+    width = state["width"]
+    left, right = Y_AXIS_WIDTH, width - 2 * GAP
+    x = Log10((1e7, 1e12), (left, right))
     y = Linear((0, 1), (270, 20))
-    marks = percent_axis_y(y, 60, 540)
-    marks.append(hline(60, 540, 270, "fig-axis"))
+    marks = percent_axis_y(y, left, right)
+    marks.append(hline(left, right, 270, "fig-axis"))
+    # A label at every power of ten where they have room, at every other one where not.
+    every = 1 if (x(1e8) - x(1e7)) >= text_width("100M") + GAP else 2
     for power in range(7, 13):
         marks.append(vline(x(10 ** power), 270, 275, "fig-axis"))
-        marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
-    marks.append(label(300, 312, "parameters (log scale: each step is ten times more)", "fig-caption"))
-    marks += [
-        hline(60, 540, y(chance), "fig-ref fig-chance"),
-        label(538, y(chance) - 6, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),
-        hline(60, 540, y(expert), "fig-ref fig-expert"),
-        label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
+        if (power - 7) % every == 0:
+            marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
+    words, bottom = caption((left + right) / 2, 298, right - left, "parameters (log scale: each step is ten times more)")
+    marks += words + [
+        hline(left, right, y(chance), "fig-ref fig-chance"),
+        label(right - 2, y(chance) + 16, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),  # under it: no point is
+        hline(left, right, y(expert), "fig-ref fig-expert"),
+        label(right - 2, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
     ]
     summary = []
     for key, name, model, setting in _SERIES:
@@ -61,22 +67,21 @@ def view(state: dict, context: dict) -> dict:
         for p, (cx, cy) in zip(pts, coords, strict=False):
             text = f"{name}, {_size(p['parameters'])} parameters: {p['accuracy']:.1f}%"
             point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
+            shown = f"{_size(p['parameters'])}: {p['accuracy']:.1f}%"
+            half = text_width(shown, "fig-point-label") / 2
             marks.append(mark("g", point, children=[
                 mark("circle", {"cx": cx, "cy": cy, "r": 6}),
-                mark("text", {"x": min(cx, 420), "y": cy - 12, "class": "fig-point-label", "text-anchor": "middle"},
-                     f"{_size(p['parameters'])}: {p['accuracy']:.1f}%"),
+                label(min(max(cx, half + GAP), width - half - GAP), cy - 12 if cy > 40 else cy + 24, shown,
+                      "fig-point-label"),
             ]))
-    legend_x = 70
-    for key, name, *_ in _SERIES:
-        if key in state["show"]:
-            marks.append(mark("circle", {"cx": legend_x, "cy": 332, "r": 5, "class": f"fig-legend series-{key}"}))
-            marks.append(label(legend_x + 9, 337, name, "fig-tick", "start"))
-            legend_x += 160
+    keys, bottom = legend([("dot", f"fig-legend series-{key}", name) for key, name, *_ in _SERIES if key in state["show"]],
+                          left, bottom + 8, right - left)
+    marks += keys
     summary.append(f"Chance is {pct(chance, 0)} and the estimated expert level {pct(expert)} (Section 3); "
                    "accuracies from Table 1 and Appendix A.")
     return {
         "summary": summary,
-        "figure": figure(560, 346, "Accuracy against number of parameters, log scale", marks, role="group"),
+        "figure": figure(width, round(bottom + GAP), "Accuracy against number of parameters, log scale", marks, role="group"),
         "numbers": {"shown": state["show"]},
     }
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, figure, hwhisker, mark, percent_axis_x
+from widgetkit.scene import Linear, Rows, figure, hwhisker, mark, percent_axis_x
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
 
@@ -26,17 +26,21 @@ def params(context: dict) -> tuple[Param, ...]:
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     score = state["score"]
-    x = Linear((0, 1), (215, 540))  # room for "computer science (410)"
-    marks, summary, bands = [], [], {}
+    width = state["width"]
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
+    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], width)
+    pitch = rows.name_height + 24
+    x = Linear((0, 1), (rows.x0, rows.x1))
+    marks, summary, bands = [], [], {}
     for row, (name, n) in enumerate(ordered):
-        y = 20 + row * 24
+        top = 8 + row * pitch
+        y = top + rows.name_height + 12
         low, high = stats.confidence_interval(score, n, 0.95, state["band"])
         bands[name] = (low, high)
         text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
         children = [hwhisker(x(low), x(high), y, "fig-whisker"),
                     mark("circle", {"cx": x(score), "cy": y, "r": 4, "class": "fig-dot"}),
-                    mark("text", {"x": 207, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
+                    rows.name(top + 4, 16, f"{name} ({n:,})")]
         if name in GPT4O_CATEGORIES:
             reported = GPT4O_CATEGORIES[name] / 100
             outside = not low <= reported <= high
@@ -47,14 +51,14 @@ def view(state: dict, context: dict) -> dict:
         summary.append(text + ".")
         marks.append(mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
                           children=children))
-    bottom = 20 + len(ordered) * 24
+    bottom = 8 + len(ordered) * pitch + 4
     marks += percent_axis_x(x, bottom, step=25)
     narrowest, widest = ordered[0], ordered[-1]
     summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
                    f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores from Table 2.")
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 30, "95% band of an overall score in each category, from its size", marks,
+        "figure": figure(width, bottom + 30, "95% band of an overall score in each category, from its size", marks,
                          role="group"),
         "numbers": {"bands": bands},
     }
