@@ -174,10 +174,16 @@ def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: floa
     return marks, row + step
 
 
+BESIDE_FROM = 400  # the narrowest frame in which rows' names may go beside them
+
+
 @dataclass(frozen=True)
 class Rows:
     """Horizontal rows of a chart, each with a name: beside its row, right-aligned in a column of
-    names, where the widest fits in ``share`` of the width; else on a line of its own above it.
+    names, where the widest fits in ``share`` of the width and the frame is wider than a phone's
+    (BESIDE_FROM); else on a line of its own above it. Every phone, and the picture a phone is
+    first shown (layout.NARROW_WIDTH), thus gets the same layout, so redrawing for the phone's own
+    width does not move what follows the figure.
 
     ``x0``–``x1`` is the plot's span; a row's mark starts ``name_height`` below the row's top.
     """
@@ -192,15 +198,16 @@ class Rows:
     def fit(cls, names: list[str], width: float, *, right: float = X_AXIS_OVERHANG, share: float = 0.42,
             left: float = X_AXIS_OVERHANG) -> Rows:
         widest = max(text_width(name) for name in names)
-        if GAP + widest + 8 <= share * width:
+        if width >= BESIDE_FROM and GAP + widest + 8 <= share * width:
             return cls(True, GAP + widest, GAP + widest + 8, width - right, 0)
         return cls(False, left, left, width - right, line_height() + 2)
 
     def name(self, top: float, mark_height: float, text: str) -> dict:
-        """The name of the row whose top is at ``top`` (its mark ``mark_height`` tall)."""
+        """The name of the row whose top is at ``top`` (its mark ``mark_height`` tall). Above its
+        row, a name is haloed in the background colour: the plot's reference lines cross it."""
         if self.beside:
             return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick", "end")
-        return label(self.x0, baseline_below(top), text, "fig-tick", "start")
+        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo", "start")
 
 
 class Placer:

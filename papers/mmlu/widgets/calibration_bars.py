@@ -61,7 +61,7 @@ def view(state: dict, context: dict) -> dict:
     y = Linear((0, 1), (220, 20))
     left, right = Y_AXIS_WIDTH, width - GAP
     slot = (right - left) / len(groups)
-    bar = min(34, slot / 3)
+    bar = min(56, slot / 3)
     marks = percent_axis_y(y, left, right)
     names = Placer(width)  # a group's name under its bars, or a line lower where its neighbour's is
     for i, g in enumerate(groups):
