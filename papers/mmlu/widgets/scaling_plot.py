@@ -46,7 +46,7 @@ def view(state: dict, context: dict) -> dict:
     words, bottom = caption((left + right) / 2, 298, right - left, "parameters (log scale: each step is ten times more)")
     marks += words + [
         hline(left, right, y(chance), "fig-ref fig-chance"),
-        label(right - 2, y(chance) + 16, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),  # under it: no point is
+        label(right - 2, y(chance) + 16, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),  # under its line: no point is there
         hline(left, right, y(expert), "fig-ref fig-expert"),
         label(right - 2, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
     ]
