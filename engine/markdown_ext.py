@@ -9,7 +9,8 @@ plain Markdown:
   ``\\g{symbol-id}{…}`` symbols made focusable and explained like glossary terms;
 * fenced ``python`` blocks: shown with their ``# → result`` comments highlighted, and recorded so
   the test suite can run them;
-* ``[[diagram name]]`` (an inline SVG figure, captioned by a following ``Figure:`` paragraph) and
+* ``[[diagram name]]`` (an inline SVG figure, captioned by a following ``Figure:`` paragraph; with
+  its layout for wide frames too where the paper has ``diagrams/<name>.wide.svg``) and
   ``[[widget name]]`` (a widget slot: a marker that the page fills at request time, so what a
   widget shows, such as the live model's state, is never frozen into rendered content);
 * paragraphs starting ``Note:`` (margin notes), ``In words:``, ``With the numbers``, ``Reading it:``
@@ -374,9 +375,19 @@ class EmbedProcessor(BlockProcessor):
             label.tail = blocks.pop(0)[len("Figure:"):]
 
     def _svg(self, name: str) -> str:
+        """The diagram's SVG; with its layout for wide frames too where ``<name>.wide.svg`` exists
+        (diagrams.css shows the one that fits the frame)."""
         path = self.refs.diagrams_dir / f"{name}.svg"
         if not path.is_file():
             raise ContentError(f"section {self.refs.section_id!r}: no diagram {path}")
+        wide = path.with_name(f"{name}.wide.svg")
+        if not wide.is_file():
+            return self._checked_svg(path)
+        return (self._checked_svg(path).replace("<svg", '<svg data-layout="narrow"', 1)
+                + self._checked_svg(wide).replace("<svg", '<svg data-layout="wide"', 1))
+
+    @staticmethod
+    def _checked_svg(path: Path) -> str:
         svg = path.read_text(encoding="utf-8")
         svg = re.sub(r"^\s*<\?xml[^>]*\?>\s*", "", svg)
         if "<title" not in svg:

@@ -79,7 +79,9 @@ def _widget_paths() -> dict:
     return {
         "/api/widgets/{slug}/{name}": {"get": {
             "operationId": "widget_view", "summary": "a widget's view for the state in the query",
-            "parameters": [text("slug"), text("name")],
+            "parameters": [text("slug"), text("name"),
+                           {"name": "width", "in": "query", "schema": pixels,
+                            "description": "CSS pixels to lay the figure out for (240 to 1600; default 640)"}],
             "responses": {"200": json_response("summary sentences, scene and numbers"),
                           "404": error("no such paper or widget, or one the API does not draw")}}},
         "/oembed": {"get": {

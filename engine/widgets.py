@@ -44,6 +44,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import MethodNotAllowed
 
 from widgetkit import Widget, run_view
+from widgetkit.layout import NARROW_WIDTH
 from widgetkit.settings import LOG_STEP
 
 from .caching import ONE_YEAR, cached_page, static_version
@@ -142,6 +143,9 @@ def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
         return Markup(f"<!--live-widget:{paper.slug}/{widget.name}/{mode}-->")
     context = context_for(paper, widget)
     view = run_view(widget, raw, context)
+    if not raw.get("width"):  # the reader's width is not known yet: a phone starts with a picture drawn for it
+        narrow = run_view(widget, {**raw, "width": NARROW_WIDTH}, context)["figure"]
+        view = {**view, "first_figures": {"wide": view["figure"], "narrow": narrow}}
     return Markup(render_template(
         paper.template(f"widgets/{widget.name}.html"), widget=widget, view=view, mode=mode, paper=paper,
         params={p["name"]: p for p in widget.param_dicts(context)},

@@ -4,11 +4,15 @@ A figure is plain data: {"width", "height", "label", "marks"}, each mark
 {"tag", "attrs", "text", "children"}. The server turns it into inline SVG with one Jinja macro and
 the browser patches the same data into the live SVG, so the drawing exists once, in Python, and
 runs unchanged in CPython and in Pyodide. Coordinates are rounded strings so both sides emit the
-same characters.
+same characters. A figure is drawn for a width (see ``layout``): the helpers here that take one
+(axes, rows of named bars, legends) fit their text into it.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+
+from .layout import GAP, Box, baseline_below, line_height, text_box, text_width, ticks, type_of, wrap
 
 
 def num(value: float) -> str:
@@ -73,7 +77,10 @@ def vline(x: float, y0: float, y1: float, cls: str) -> dict:
 
 
 def label(x: float, y: float, text: str, cls: str = "fig-label", anchor: str = "middle") -> dict:
-    return mark("text", {"x": x, "y": y, "class": cls, "text-anchor": anchor}, text)
+    """A text at baseline ``y``, in its class's type (layout.TYPE), which its box is measured in."""
+    size, bold = type_of(cls)
+    return mark("text", {"x": x, "y": y, "class": cls, "text-anchor": anchor, "font-size": size,
+                         "font-weight": "bold" if bold else None}, text)
 
 
 def rect(x0: float, x1: float, y0: float, y1: float, cls: str, tip: str | None = None) -> dict:
@@ -99,23 +106,149 @@ def hwhisker(x0: float, x1: float, y: float, cls: str = "fig-whisker", cap: floa
     ])
 
 
+PERCENT_WIDTH = text_width("100%")  # the widest tick label of a percentage axis
+X_AXIS_OVERHANG = PERCENT_WIDTH / 2 + GAP  # how far its end labels reach past a horizontal axis's ends
+Y_AXIS_WIDTH = PERCENT_WIDTH + 8 + GAP  # room a vertical percentage axis needs left of its line
+
+
 def percent_axis_x(scale: Linear, y: float, step: int = 10) -> list[dict]:
-    """A horizontal 0–100 % axis with ticks and labels under it."""
-    marks = [hline(scale(0), scale(1), y, "fig-axis")]
-    for tick in range(0, 101, step):
+    """A horizontal 0–100 % axis with ticks and labels under it, every ``step`` % where the labels
+    have room (coarser where they do not)."""
+    return percent_axis_part(scale, y, 0, 100, step)
+
+
+def percent_axis_part(scale: Linear, y: float, low: int, high: int, step: int) -> list[dict]:
+    """A horizontal axis from low % to high %, a tick every ``step`` % or as few more as the labels need."""
+    marks = [hline(scale(low / 100), scale(high / 100), y, "fig-axis")]
+    steps = tuple(s for s in (step, 2 * step, 2.5 * step, 5 * step, 10 * step) if s <= high - low)
+    for tick in ticks(low, high, abs(scale(high / 100) - scale(low / 100)), PERCENT_WIDTH, steps):
         x = scale(tick / 100)
         marks.append(vline(x, y, y + 5, "fig-axis"))
-        marks.append(label(x, y + 18, f"{tick}%", "fig-tick"))
+        marks.append(label(x, y + 18, f"{tick:g}%", "fig-tick"))
     return marks
 
 
 def percent_axis_y(scale: Linear, x0: float, x1: float, step: int = 25, gridlines: bool = True) -> list[dict]:
     """A vertical 0–100 % axis on the left with light grid lines across the plot."""
     marks = [vline(x0, scale(0), scale(1), "fig-axis")]
-    for tick in range(0, 101, step):
+    for tick in ticks(0, 100, abs(scale(1) - scale(0)), line_height(), (step, 2 * step, 50, 100)):
         y = scale(tick / 100)
         if gridlines and tick:
             marks.append(hline(x0, x1, y, "fig-grid"))
         marks.append(hline(x0 - 5, x0, y, "fig-axis"))
-        marks.append(label(x0 - 8, y + 5, f"{tick}%", "fig-tick", "end"))
+        marks.append(label(x0 - 8, y + 4, f"{tick:g}%", "fig-tick", "end"))
     return marks
+
+
+def caption(x: float, top: float, width: float, text: str, anchor: str = "middle") -> tuple[list[dict], float]:
+    """A caption broken into lines no wider than ``width``, its first line's box at ``top``;
+    returns its marks and the bottom of its last line."""
+    step = line_height("fig-caption") + 1
+    lines = wrap(text, width, "fig-caption")
+    marks = [label(x, baseline_below(top + i * step, "fig-caption"), line, "fig-caption", anchor)
+             for i, line in enumerate(lines)]
+    return marks, top + len(lines) * step
+
+
+def swatch(kind: str, x: float, middle: float, cls: str) -> dict:
+    """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot" or "line"."""
+    if kind == "dot":
+        return mark("circle", {"cx": x + 7, "cy": middle, "r": 5, "class": cls})
+    if kind == "line":
+        return hline(x, x + 14, middle, cls)
+    return rect(x, x + 14, middle - 5, middle + 5, cls)
+
+
+def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: float) -> tuple[list[dict], float]:
+    """A legend of (swatch kind, swatch class, words) items, flowing in rows no wider than
+    ``width`` from ``x0``. Returns its marks and its bottom."""
+    marks: list[dict] = []
+    x, row = x0, top
+    step = line_height() + 4
+    for kind, cls, words in items:
+        wide = 20 + text_width(words)
+        if x > x0 and x + wide > x0 + width:
+            x, row = x0, row + step
+        marks += [swatch(kind, x, row + step / 2, cls), label(x + 20, baseline_below(row + 2), words, "fig-tick", "start")]
+        x += wide + 3 * GAP
+    return marks, row + step
+
+
+BESIDE_FROM = 400  # the narrowest frame in which rows' names may go beside them
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Horizontal rows of a chart, each with a name: beside its row, right-aligned in a column of
+    names, where the widest fits in ``share`` of the width and the frame is wider than a phone's
+    (BESIDE_FROM); else on a line of its own above it. Every phone, and the picture a phone is
+    first shown (layout.NARROW_WIDTH), thus gets the same layout, so redrawing for the phone's own
+    width does not move what follows the figure.
+
+    ``x0``–``x1`` is the plot's span; a row's mark starts ``name_height`` below the row's top.
+    """
+
+    beside: bool
+    name_end: float  # beside: where names end
+    x0: float
+    x1: float
+    name_height: float  # above: the line a name takes over its row
+
+    @classmethod
+    def fit(cls, names: list[str], width: float, *, right: float = X_AXIS_OVERHANG, share: float = 0.42,
+            left: float = X_AXIS_OVERHANG) -> Rows:
+        widest = max(text_width(name) for name in names)
+        if width >= BESIDE_FROM and GAP + widest + 8 <= share * width:
+            return cls(True, GAP + widest, GAP + widest + 8, width - right, 0)
+        return cls(False, left, left, width - right, line_height() + 2)
+
+    def name(self, top: float, mark_height: float, text: str) -> dict:
+        """The name of the row whose top is at ``top`` (its mark ``mark_height`` tall). Above its
+        row, a name is haloed in the background colour: the plot's reference lines cross it."""
+        if self.beside:
+            return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick", "end")
+        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo", "start")
+
+
+class Placer:
+    """Puts labels where they fit: each takes the first of its candidate spots that lies inside
+    the figure and keeps GAP from every text placed before it (and from the boxes it starts with)."""
+
+    def __init__(self, width: float, height: float = math.inf, taken: tuple[Box, ...] = ()):
+        self.width, self.height = width, height
+        self.taken = list(taken)
+
+    @property
+    def bottom(self) -> float:
+        """The lowest edge of the texts placed (0 before any)."""
+        return max((box.y1 for box in self.taken), default=0)
+
+    def free(self, box: Box) -> bool:
+        return box.inside(self.width, self.height) and not any(box.meets(other, GAP - 0.5) for other in self.taken)
+
+    def near(self, text: str, cls: str, x: float, baselines: list[float]) -> dict:
+        """``text`` centred on ``x`` (moved in as far as the figure's edges need) on the first of
+        ``baselines`` where it fits, or on the last if none does (the layout tests then name the clash)."""
+        half = text_width(text, cls) / 2
+        x = min(max(x, half + GAP), self.width - half - GAP)
+        for y in baselines:
+            if self.free(text_box(x, y, text, cls)):
+                break
+        self.taken.append(text_box(x, y, text, cls))
+        return label(x, y, text, cls)
+
+
+def text_boxes(fig: dict) -> list[tuple[Box, str, str]]:
+    """(box, text, classes) of every text in a figure, as a browser would draw it."""
+    found = []
+
+    def walk(marks: list[dict]) -> None:
+        for m in marks:
+            if m["tag"] == "text" and m["text"]:
+                a = m["attrs"]
+                found.append((text_box(float(a["x"]), float(a["y"]), m["text"], a.get("class", ""),
+                                       a.get("text-anchor", "start")), m["text"], a.get("class", "")))
+            walk(m["children"])
+
+    walk(fig["marks"])
+    return found

@@ -9,6 +9,11 @@ its ``view``, which turns a checked state into sentences, an SVG scene and numbe
 reader loaded). The server provides it, and for widgets drawn in the browser it comes back from the
 page on every call, so each key a widget reads is declared with a check, and only declared keys
 reach the view.
+
+Every view is also given ``state["width"]``, the width in CSS pixels its figure is drawn for
+(``layout.drawn_width`` of the ``width`` the page sent, or the default): a figure is laid out for
+the width it is shown at, so that its text keeps its size on a phone (see ``layout``). It is not a
+setting: it is never in the canonical query or the returned state.
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from dataclasses import dataclass, field
 
 from explainers import checks
 
+from .layout import drawn_width
 from .settings import Param, parse_state, state_query
 
 Check = Callable[[str, object], object]  # (name for messages, value) -> checked value, or ValueError
@@ -83,9 +89,10 @@ def checked_context(widget: Widget, context: object) -> dict:
 
 
 def run_view(widget: Widget, state: dict | None = None, context: dict | None = None) -> dict:
-    """Everything one widget shows for one state: {"widget", "state", "query", "messages",
+    """Everything one widget shows for one state: {"widget", "state", "query", "width", "messages",
     "summary", "figure", "numbers", …}. Bad settings never raise; they come back as messages.
-    A bad ``context`` (the server's data) raises ValueError."""
+    ``state["width"]``, if given, is the width to draw for (not a setting). A bad ``context``
+    (the server's data) raises ValueError."""
     context = checked_context(widget, context)
     if state is not None:
         checks.mapping("state", state, minimum=0)
@@ -95,11 +102,13 @@ def run_view(widget: Widget, state: dict | None = None, context: dict | None = N
     if widget.normalise is not None:
         clean, more = widget.normalise(clean, context)
         messages = messages + more
-    view = widget.view(clean, context)
+    width, width_messages = drawn_width(raw.get("width"))
+    view = widget.view({**clean, "width": width}, context)
     return {
         "widget": widget.name,
         "state": clean,
         "query": state_query(params, clean),
-        "messages": messages + view.get("messages", []),
+        "width": width,
+        "messages": messages + width_messages + view.get("messages", []),
         **{key: value for key, value in view.items() if key != "messages"},
     }

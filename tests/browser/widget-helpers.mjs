@@ -26,12 +26,14 @@ export async function settle(page, name, renders) {
   }, [name, renders], { timeout: 30_000 });
 }
 
-// The live widget next to what the server renders for the widget's current state.
+// The live widget next to what the server renders for the widget's current state, at the width
+// its figure is drawn for.
 export async function serverMatch(page, name) {
   return page.evaluate(async (n) => {
     const live = document.querySelector(`section.widget[data-widget="${n}"]`);
     const query = live.dataset.query;
-    const response = await fetch(`/embed/${live.dataset.paper}/${n}${query ? `?${query}` : ''}`);
+    const width = `width=${live.dataset.drawnWidth}`;
+    const response = await fetch(`/embed/${live.dataset.paper}/${n}?${query ? `${query}&` : ''}${width}`);
     const served = new DOMParser().parseFromString(await response.text(), 'text/html').querySelector('section.widget');
     const marks = (el) => [...el.querySelectorAll('svg[data-role="figure"] g.marks *')].map((e) => `${e.tagName} ${
       [...e.attributes].map((a) => `${a.name}=${a.value}`).sort().join(' ')} ${e.children.length ? '' : e.textContent}`).join('\n');

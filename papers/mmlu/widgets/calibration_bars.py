@@ -5,7 +5,8 @@ import math
 
 from explainers import calibration
 from widgetkit import Param, Widget
-from widgetkit.scene import Linear, figure, label, percent_axis_y, rect
+from widgetkit.layout import GAP
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, percent_axis_y, rect
 from widgetkit.words import count, plural, points
 
 from ..figures import paper_figures
@@ -86,11 +87,13 @@ def view(state: dict, context: dict) -> dict:
         for i, g in enumerate(groups)
     ]
 
+    width = state["width"]
     y = Linear((0, 1), (220, 20))
-    left, right = 56, 550
+    left, right = Y_AXIS_WIDTH, width - GAP
     slot = (right - left) / len(groups)
-    bar = min(34, slot / 3)
+    bar = min(56, slot / 3)
     marks = percent_axis_y(y, left, right)
+    names = Placer(width)  # a group's name under its bars, or a line lower where its neighbour's is
     for i, g in enumerate(groups):
         centre = left + slot * (i + 0.5)
         claimed_x, actual_x = centre - bar - 2, centre + 2
@@ -103,11 +106,15 @@ def view(state: dict, context: dict) -> dict:
         if abs(g["confidence"] - g["accuracy"]) > 1e-9:
             marks.append(rect(actual_x, actual_x + bar, y(g["accuracy"]), y(g["confidence"]), "fig-gap",
                               f"Group {i + 1}: gap {g['accuracy'] - g['confidence']:+.2f}"))
-        marks.append(label(centre, 240, f"{g['confidence']:.2f} ({count(g['n'])})", "fig-group-label"))
-    marks.append(label((left + right) / 2, 262, "average claimed confidence of each group (answers in it)", "fig-caption"))
+        marks.append(names.near(f"{g['confidence']:.2f} ({count(g['n'])})", "fig-group-label", centre,
+                                [240 + 16 * row for row in range(len(groups))]))
+    words, bottom = caption((left + right) / 2, names.bottom + 6, right - left,
+                            "average claimed confidence of each group (answers in it)")
+    marks += words
+    height = round(bottom + GAP)
     return {
         "summary": summary,
-        "figure": figure(560, 270, f"Claimed confidence and accuracy in {len(groups)} confidence groups", marks),
+        "figure": figure(width, height, f"Claimed confidence and accuracy in {len(groups)} confidence groups", marks),
         "numbers": {"average_confidence": average, "accuracy": acc, "gap": gap, "rms": rms, "groups": groups},
     }
 

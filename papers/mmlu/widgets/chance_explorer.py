@@ -5,7 +5,7 @@ from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
-from widgetkit.scene import Linear, figure, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, level_text, pct, points
 
 from ..figures import reference
@@ -61,7 +61,8 @@ def view(state: dict, context: dict) -> dict:
         f"in {level_text(level)} of runs; the paper's estimated expert level is {pct(expert)} (Section 3).",
     ]
 
-    x = Linear((0, 1), (30, 530))
+    width = state["width"]
+    x = Linear((0, 1), (X_AXIS_OVERHANG, width - X_AXIS_OVERHANG))
     marks = [
         rect(x(guess_low), x(guess_high), 46, 66, "fig-band-guess",
              f"Guessing range: {pct(guess_low)} to {pct(guess_high)}"),
@@ -70,14 +71,17 @@ def view(state: dict, context: dict) -> dict:
              f"Score band: {pct(low)} to {pct(high)}"),
         label(x(0) + 2, 94, "score", "fig-tick", "start"),
         mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"}, children=[title(f"Score {pct(score)}")]),
-        vline(x(chance), 28, 110, "fig-ref fig-chance"),
-        label(x(chance), 22, f"chance {pct(chance, 0)}", "fig-ref-label"),
-        vline(x(expert), 28, 110, "fig-ref fig-expert"),
-        label(x(expert), 22, f"expert {pct(expert)}", "fig-ref-label"),
-    ] + percent_axis_x(x, 112)
+        vline(x(chance), 34, 110, "fig-ref fig-chance"),
+        vline(x(expert), 34, 110, "fig-ref fig-expert"),
+    ]
+    # Each line's name sits over it, moved in from the edge, or a line higher if it would meet the other's.
+    names = Placer(width, 140)
+    for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
+        marks.append(names.near(text, "fig-ref-label", x(value), [29, 14]))
+    marks += percent_axis_x(x, 112)
     return {
         "summary": summary,
-        "figure": figure(560, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} "
+        "figure": figure(width, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} "
                                    "against chance and expert lines", marks),
         "numbers": {"low": low, "high": high, "se": se, "guess_low": guess_low, "guess_high": guess_high,
                     "distinguishable": distinct, "n": n},

@@ -6,7 +6,8 @@ from explainers import scoring, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.intervals import interval_params
-from widgetkit.scene import Linear, figure, hline, label, mark, percent_axis_y, rect, vline, whisker
+from widgetkit.layout import GAP
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, figure, hline, label, legend, percent_axis_y, rect, vline, whisker
 from widgetkit.words import count, level_text, pct
 
 from ..figures import paper_figures, reference
@@ -56,14 +57,17 @@ def view(state: dict, context: dict) -> dict:
         models = [row for row in paper_figures()["table_1"]["rows"] if row["model"] in PAPER_MODELS]
     keys = [group.key for group in GROUPS]
     titles = {group.key: group.title for group in GROUPS}
+    width = state["width"]
     y = Linear((0, 1), (230, 20))
-    left, right = 56, 550
+    left, right = Y_AXIS_WIDTH, width - GAP
     slots = len(keys) + 2
     slot = (right - left) / slots
-    stripes = mark("pattern", {"id": "w-stripes", "width": 6, "height": 6, "patternUnits": "userSpaceOnUse",
-                               "patternTransform": "rotate(45)"},
-                   children=[mark("rect", {"width": 6, "height": 6, "class": "stripe-bg"}), vline(0, 0, 6, "stripe")])
-    marks = [mark("defs", children=[stripes])] + percent_axis_y(y, left, right)
+    bar = min(28, (slot - 8) / 2)
+
+    def bar_x(position: int, model: int) -> float:
+        """The left edge of a model's bar in a slot: the first model left of the slot's middle."""
+        return left + slot * (position + 0.5) + (-bar - 1 if model == 0 else 1)
+    marks = percent_axis_y(y, left, right)
     marks.append(hline(left, right, y(reference("chance")), "fig-ref fig-chance"))
     summary, numbers = [], {}
     for m_index, row in enumerate(models):
@@ -71,15 +75,15 @@ def view(state: dict, context: dict) -> dict:
         known = [k for k in keys if row[k] is not None]
         phrases = []
         for g_index, k in enumerate(keys):
-            xs = left + slot * g_index + slot / 2 + (-30 if m_index == 0 else 2)
+            xs = bar_x(g_index, m_index)
             if row[k] is None:
-                marks.append(label(xs + 14, y(0) - 6, "n/a", "fig-tick"))
+                marks.append(label(xs + bar / 2, y(0) - 6, "n/a", "fig-tick"))
                 continue
             acc, n = row[k] / 100, counts[k]
             low, high = stats.confidence_interval(acc, n, level, method)
             tip = f"{row['model']}, {titles[k]}: {acc * 100:.1f}% of {count(n)} questions"
-            marks.append(rect(xs, xs + 28, y(0), y(acc), cls, tip))
-            marks.append(whisker(xs + 14, y(low), y(high)))
+            marks.append(rect(xs, xs + bar, y(0), y(acc), cls, tip))
+            marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
             phrases.append(f"{titles[k]} {acc * 100:.1f}% ({pct(low)}–{pct(high)}, {count(n)} questions)")
         micro = macro = None
         if len(known) == len(keys):
@@ -89,10 +93,10 @@ def view(state: dict, context: dict) -> dict:
             total = sum(counts[k] for k in keys)
             low, high = stats.confidence_interval(micro, total, level, method)
             for offset, value, name in ((0, micro, "micro"), (1, macro, "macro")):
-                xs = left + slot * (len(keys) + offset) + slot / 2 + (-30 if m_index == 0 else 2)
-                marks.append(rect(xs, xs + 28, y(0), y(value), cls, f"{row['model']}, {name} average: {pct(value)}"))
-            xs = left + slot * len(keys) + slot / 2 + (-30 if m_index == 0 else 2)
-            marks.append(whisker(xs + 14, y(low), y(high)))
+                xs = bar_x(len(keys) + offset, m_index)
+                marks.append(rect(xs, xs + bar, y(0), y(value), cls, f"{row['model']}, {name} average: {pct(value)}"))
+            xs = bar_x(len(keys), m_index)
+            marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
             summary.append(
                 f"{row['model']}: " + "; ".join(phrases) + ". "
                 f"Micro average (every question counts once, weighted by our test files' group sizes): {pct(micro)}; "
@@ -106,23 +110,22 @@ def view(state: dict, context: dict) -> dict:
                            f"{row['model']}: the paper's average is {row['average']:.1f}%; "
                            "its group scores are not in our sources.")
         numbers[row["model"]] = {"micro": micro, "macro": macro}
-    for g_index, group in enumerate(GROUPS):
-        marks.append(label(left + slot * (g_index + 0.5), 250, group.short, "fig-group-label"))
-    marks.append(label(left + slot * (len(keys) + 0.5), 250, "micro avg", "fig-group-label"))
-    marks.append(label(left + slot * (len(keys) + 1.5), 250, "macro avg", "fig-group-label"))
-    marks.append(vline(left + slot * len(keys), 20, 255, "fig-divider"))
-    for m_index, row in enumerate(models):
-        lx = 70 + 170 * m_index
-        marks.append(rect(lx, lx + 14, 262, 276, "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b"))
-        marks.append(label(lx + 20, 274, row["model"], "fig-tick", "start"))
+    names = Placer(width)  # each slot's name under it, or a line lower where its neighbour's is
+    for position, text in enumerate([group.short for group in GROUPS] + ["micro avg", "macro avg"]):
+        marks.append(names.near(text, "fig-group-label", left + slot * (position + 0.5),
+                                [250 + 16 * line for line in range(slots)]))
+    marks.append(vline(left + slot * len(keys), 20, names.bottom, "fig-divider"))
+    keys_marks, bottom = legend([("box", "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b", row["model"])
+                                 for m_index, row in enumerate(models)], left, names.bottom + 6, right - left)
+    marks += keys_marks
     scores_from = ("our own runs of the live model over every test question" if state.get("models") == "live"
                    else "Table 1")
     summary.append(f"Bands: {level_text(level)} intervals from each group's number of test questions; "
                    f"group scores from {scores_from}; chance 25%.")
     return {
         "summary": summary,
-        "figure": figure(560, 290, f"Accuracy by group for {' and '.join(row['model'] for row in models)}, "
-                                   "with micro and macro averages", marks),
+        "figure": figure(width, round(bottom + GAP), f"Accuracy by group for {' and '.join(row['model'] for row in models)}, "
+                                                    "with micro and macro averages", marks),
         "numbers": numbers,
     }
 

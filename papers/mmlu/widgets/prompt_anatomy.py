@@ -71,7 +71,8 @@ def view(state: dict, context: dict) -> dict:
         + f". The highest is {choice}, so the prediction is {choice}.",
     ]
 
-    x = Linear((0, 1), (40, 280))
+    width = min(state["width"], 420)  # four short bars: wider would only stretch them
+    x = Linear((0, 1), (40, width - 50))
     marks = []
     for i, (letter, p) in enumerate(probs.items()):
         top = 10 + i * 28
@@ -81,7 +82,7 @@ def view(state: dict, context: dict) -> dict:
         marks.append(label(x(p) + 6, top + 15, f"{p:.2f}", "fig-tick", "start"))
     return {
         "summary": summary,
-        "figure": figure(330, 124, "Illustrative probabilities of the four answer letters", marks),
+        "figure": figure(width, 124, "Illustrative probabilities of the four answer letters", marks),
         "numbers": {"prediction": choice, "probs": probs},
         "prompt": {key: prompt[key] for key in ("parts", "key", "questions", "characters")},
         "explanations": PART_EXPLANATIONS,

@@ -109,7 +109,7 @@ def view(state: dict, context: dict) -> dict:
     ]
     return {
         "summary": summary,
-        "figure": subject_delta_chart(rows, delta, multiple * se_c, multiple, verdict),
+        "figure": subject_delta_chart(rows, delta, multiple * se_c, multiple, verdict, state["width"]),
         "numbers": {"delta": delta, "clustered_se": se_c, "paired_se": se_p, "verdict": verdict,
                     "subjects": len(rows)},
     }

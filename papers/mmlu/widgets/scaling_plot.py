@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from widgetkit import Param, Widget
-from widgetkit.scene import Linear, Log10, figure, hline, label, mark, percent_axis_y, vline
+from widgetkit.layout import GAP, text_width
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Log10, caption, figure, hline, label, legend, mark, percent_axis_y, vline
 from widgetkit.words import pct
 
 from ..figures import paper_figures, reference
@@ -44,29 +45,36 @@ def _size(parameters: float) -> str:
     return f"{parameters / 1e6:.3g}M"
 
 
-def _point_label(point: dict, cx: float, cy: float, nth: int) -> dict:
-    """A point's label: above it, or below it for a second point at the same size (one model, two settings)."""
+def _point_label(point: dict, cx: float, cy: float, nth: int, width: float) -> dict:
+    """A point's label, kept inside the figure: above it (below it near the top), or below it for a
+    second point at the same size (one model, two settings)."""
     words = f"{point['setting']}: {point['accuracy']:.1f}%" if "setting" in point else \
         f"{_size(point['parameters'])}: {point['accuracy']:.1f}%"
-    y = cy - 12 if nth == 0 else cy + 22
-    return mark("text", {"x": max(min(cx, 420), 90), "y": y, "class": "fig-point-label", "text-anchor": "middle"}, words)
+    half = text_width(words, "fig-point-label") / 2
+    y = (cy - 12 if cy > 40 else cy + 24) if nth == 0 else cy + 22
+    return label(min(max(cx, half + GAP), width - half - GAP), y, words, "fig-point-label")
 
 
 def view(state: dict, context: dict) -> dict:
     chance, expert = reference("chance"), reference("expert")
-    x = Log10((1e7, 1e12), (60, 540))
+    width = state["width"]
+    left, right = Y_AXIS_WIDTH, width - 2 * GAP
+    x = Log10((1e7, 1e12), (left, right))
     y = Linear((0, 1), (270, 20))
-    marks = percent_axis_y(y, 60, 540)
-    marks.append(hline(60, 540, 270, "fig-axis"))
+    marks = percent_axis_y(y, left, right)
+    marks.append(hline(left, right, 270, "fig-axis"))
+    # A label at every power of ten where they have room, at every other one where not.
+    every = 1 if (x(1e8) - x(1e7)) >= text_width("100M") + GAP else 2
     for power in range(7, 13):
         marks.append(vline(x(10 ** power), 270, 275, "fig-axis"))
-        marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
-    marks.append(label(300, 312, "parameters (log scale: each step is ten times more)", "fig-caption"))
-    marks += [
-        hline(60, 540, y(chance), "fig-ref fig-chance"),
-        label(538, y(chance) - 6, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),
-        hline(60, 540, y(expert), "fig-ref fig-expert"),
-        label(538, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
+        if (power - 7) % every == 0:
+            marks.append(label(x(10 ** power), 290, _size(10 ** power) if power < 12 else "1T", "fig-tick"))
+    words, bottom = caption((left + right) / 2, 298, right - left, "parameters (log scale: each step is ten times more)")
+    marks += words + [
+        hline(left, right, y(chance), "fig-ref fig-chance"),
+        label(right - 2, y(chance) + 16, f"chance {pct(chance, 0)}", "fig-ref-label", "end"),  # under its line: no point is there
+        hline(left, right, y(expert), "fig-ref fig-expert"),
+        label(right - 2, y(expert) - 6, f"expert {pct(expert)}", "fig-ref-label", "end"),
     ]
     summary = []
     series = _series(context)
@@ -89,21 +97,18 @@ def view(state: dict, context: dict) -> dict:
             same_size = sum(1 for q in pts[:nth] if q["parameters"] == p["parameters"])
             marks.append(mark("g", point, children=[
                 mark("circle", {"cx": cx, "cy": cy, "r": 6}),
-                _point_label(p, cx, cy, same_size),
+                _point_label(p, cx, cy, same_size, width),
             ]))
-    shown = [(key, name) for key, name, _ in series if key in state["show"]]
-    for i, (key, name) in enumerate(shown):
-        legend_x, legend_y = 70 + 160 * (i % 3), 332 + 20 * (i // 3)  # three to a row
-        marks.append(mark("circle", {"cx": legend_x, "cy": legend_y, "r": 5, "class": f"fig-legend series-{key}"}))
-        marks.append(label(legend_x + 9, legend_y + 5, name, "fig-tick", "start"))
+    keys, bottom = legend([("dot", f"fig-legend series-{key}", name) for key, name, _ in series if key in state["show"]],
+                          left, bottom + 8, right - left)
+    marks += keys
     ours = (f"; {series[-1][1]}: this site's model over every test question, at its "
             f"{_size(series[-1][2][0]['parameters'])} parameters" if series[-1][0] == LIVE else "")
     summary.append(f"Chance is {pct(chance, 0)} and the estimated expert level {pct(expert)} (Section 3); "
                    f"accuracies from Table 1 and Appendix A{ours}.")
     return {
         "summary": summary,
-        "figure": figure(560, 346 + 20 * max(0, (len(shown) - 1) // 3),
-                         "Accuracy against number of parameters, log scale", marks, role="group"),
+        "figure": figure(width, round(bottom + GAP), "Accuracy against number of parameters, log scale", marks, role="group"),
         "numbers": {"shown": state["show"]},
     }
 

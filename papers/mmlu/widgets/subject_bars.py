@@ -6,7 +6,8 @@ from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.intervals import interval_params
-from widgetkit.scene import Linear, figure, hwhisker, label, percent_axis_x, rect, vline
+from widgetkit.layout import GAP
+from widgetkit.scene import Linear, Placer, Rows, figure, hwhisker, percent_axis_x, rect, vline
 from widgetkit.words import count, level_text, pct
 
 from ..figures import paper_figures, reference
@@ -53,7 +54,10 @@ def view(state: dict, context: dict) -> dict:
     level, method = float(state["level"]), state["band"]
     rows, whose = _rows(state, context)
     counts = context["subject_sizes"]
-    x = Linear((0, 1), (190, 540))
+    width = state["width"]
+    rows_at = Rows.fit([row["name"] for row in rows], width)
+    pitch = rows_at.name_height + 32
+    x = Linear((0, 1), (rows_at.x0, rows_at.x1))
     chance, expert = reference("chance"), reference("expert")
     marks = []
     summary = []
@@ -61,28 +65,27 @@ def view(state: dict, context: dict) -> dict:
     for i, row in enumerate(rows):
         acc, n = row["accuracy"] / 100, counts[row["subject"]]
         low, high = stats.confidence_interval(acc, n, level, method)
-        top = 16 + i * 36
+        top = 12 + i * pitch
+        bar_top = top + rows_at.name_height + 2
         about = "about " if row.get("approximate") else ""
-        marks.append(label(182, top + 18, row["name"], "fig-group-label", "end"))
+        marks.append(rows_at.name(top + 2, 22, row["name"]))
         tip = f"{row['name']}: {about}{acc * 100:.1f}% of {count(n)} questions"
-        marks.append(rect(x(0), x(acc), top + 4, top + 26, "fig-bar-model-a", tip))
-        marks.append(hwhisker(x(low), x(high), top + 15))
+        marks.append(rect(x(0), x(acc), bar_top, bar_top + 22, "fig-bar-model-a", tip))
+        marks.append(hwhisker(x(low), x(high), bar_top + 11))
         summary.append(f"{row['name']}: {about}{acc * 100:.1f}% on {count(n)} test questions, "
                        f"{level_text(level)} band {pct(low)} to {pct(high)}.")
         numbers[row["subject"]] = {"low": low, "high": high, "n": n}
-    bottom = 16 + len(rows) * 36
-    marks += [
-        vline(x(chance), 8, bottom, "fig-ref fig-chance"),
-        label(x(chance), bottom + 34, f"chance {pct(chance, 0)}", "fig-ref-label"),
-        vline(x(expert), 8, bottom, "fig-ref fig-expert"),
-        label(x(expert), bottom + 34, f"expert {pct(expert)}", "fig-ref-label"),
-    ]
+    bottom = 12 + len(rows) * pitch
+    names = Placer(width)
+    marks += [vline(x(chance), 6, bottom, "fig-ref fig-chance"), vline(x(expert), 6, bottom, "fig-ref fig-expert")]
+    for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
+        marks.append(names.near(text, "fig-ref-label", x(value), [bottom + 38, bottom + 54]))
     marks += percent_axis_x(x, bottom, step=20)
     summary.append(f"{whose}; bands from each subject's test size in our data files.")
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 42, f"{whose.split(',')[0]}: accuracy on five named subjects with error bands",
-                         marks),
+        "figure": figure(width, round(names.bottom + GAP),
+                         f"{whose.split(',')[0]}: accuracy on five named subjects with error bands", marks),
         "numbers": numbers,
     }
 

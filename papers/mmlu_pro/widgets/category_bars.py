@@ -10,10 +10,12 @@ of questions it scored there and the chance rate of those questions beside it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, figure, hwhisker, mark, percent_axis_x
+from widgetkit.scene import Linear, Rows, figure, hwhisker, mark, percent_axis_x
 from widgetkit.words import pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
@@ -50,21 +52,36 @@ def params(context: dict) -> tuple[Param, ...]:
     )
 
 
-def row(y: float, x: Linear, name: str, n: int, centre: float, low: float, high: float, text: str,
+@dataclass(frozen=True)
+class Grid:
+    """Where the category rows go: their names (beside or above each row) and the plot's x scale."""
+    rows: Rows
+    x: Linear
+
+    def top(self, number: int) -> float:
+        return 8 + number * (self.rows.name_height + 24)
+
+    def middle(self, number: int) -> float:
+        """The height of row ``number``'s whisker."""
+        return self.top(number) + self.rows.name_height + 12
+
+
+def row(number: int, grid: Grid, name: str, n: int, centre: float, low: float, high: float, text: str,
         beside: dict | None) -> dict:
     """One category: its band as a whisker, its score as a dot, and the mark of the value beside it."""
+    x, y = grid.x, grid.middle(number)
     children = [hwhisker(x(low), x(high), y, "fig-whisker"),
                 mark("circle", {"cx": x(centre), "cy": y, "r": 4, "class": "fig-dot"}),
-                mark("text", {"x": 207, "y": y + 4, "class": "fig-tick", "text-anchor": "end"}, f"{name} ({n:,})")]
+                grid.rows.name(grid.top(number) + 4, 16, f"{name} ({n:,})")]
     return mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
                 children=children + ([beside] if beside else []))
 
 
-def paper_rows(state: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[list, list, dict, dict]:
+def paper_rows(state: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple[list, list, dict, dict]:
     """The band of the chosen overall score on each category's size, with GPT-4o's category score."""
-    score, marks, summary, bands = state["score"], [], [], {}
+    score, marks, summary, bands, x = state["score"], [], [], {}, grid.x
     for number, (name, n) in enumerate(ordered):
-        y = 20 + number * 24
+        y = grid.middle(number)
         low, high = stats.confidence_interval(score, n, 0.95, state["band"])
         bands[name] = (low, high)
         text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
@@ -75,7 +92,7 @@ def paper_rows(state: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[
         summary.append(text + ".")
         square = None if reported is None else mark("rect", {"x": x(reported) - 4, "y": y - 4, "width": 8,
                                                               "height": 8, "class": "reported-score"})
-        marks.append(row(y, x, name, n, score, low, high, text, square))
+        marks.append(row(number, grid, name, n, score, low, high, text, square))
     narrowest, widest = ordered[0], ordered[-1]
     summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
                    f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores as the authors' dataset "
@@ -83,7 +100,7 @@ def paper_rows(state: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[
     return marks, summary, bands, {}
 
 
-def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], x: Linear) -> tuple[list, list, dict, dict]:
+def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple[list, list, dict, dict]:
     """The live model's accuracy in each category it was run on, its band from the questions scored, chance beside it."""
     band = BAND_NAMES[state["band"]]
     scored = [(name, size) for name, size in ordered if name in run["categories"]]
@@ -97,10 +114,10 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], x: Linear) 
         text = (f"{name} ({n:,} of its {size:,} questions scored): {right} right, {pct(accuracy)}, 95% band "
                 f"{pct(low)} to {pct(high)} ({band}); chance for these questions {pct(chance)}, so {verdict} chance")
         summary.append(text + ".")
-        y = 20 + number * 24
+        x, y = grid.x, grid.middle(number)
         # Chance is a tick across the whisker rather than a square, so the dot never hides it.
         tick = mark("line", {"x1": x(chance), "x2": x(chance), "y1": y - 7, "y2": y + 7, "class": "chance-rate"})
-        marks.append(row(y, x, name, n, accuracy, low, high, text, tick))
+        marks.append(row(number, grid, name, n, accuracy, low, high, text, tick))
     counts = [run["categories"][name][1] for name, _ in scored]
     right = sum(run["categories"][name][0] for name, _ in scored)
     overall = right / sum(counts)
@@ -118,21 +135,23 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], x: Linear) 
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
-    x = Linear((0, 1), (215, 540))  # room for "computer science (410)"
+    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"])
+    grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)))
     run = context.get("live_run") if state["results"] == "run" else None
     if run and not set(run["categories"]) & set(category_sizes):
         run = None  # a run of none of these categories: show the paper's figures instead
     if run:
-        marks, summary, bands, numbers = run_rows(state, run, ordered, x)
+        marks, summary, bands, numbers = run_rows(state, run, ordered, grid)
         label = f"{run['model']}'s accuracy in each category with its 95% band, and the chance rate"
     else:
-        marks, summary, bands, numbers = paper_rows(state, ordered, x)
+        marks, summary, bands, numbers = paper_rows(state, ordered, grid)
         label = "95% band of an overall score in each category, from its size"
-    bottom = 20 + len(marks) * 24
+    bottom = grid.top(len(marks)) + 4
+    x = grid.x
     marks += percent_axis_x(x, bottom, step=25)
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 30, label, marks, role="group"),
+        "figure": figure(state["width"], bottom + 30, label, marks, role="group"),
         "numbers": {"bands": bands, **numbers},
     }
 

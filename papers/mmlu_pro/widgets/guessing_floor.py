@@ -9,7 +9,7 @@ from __future__ import annotations
 from explainers import lesson, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, figure, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, pct, points
 
 from ..figures import CATEGORY_SIZES
@@ -30,7 +30,8 @@ def params(context: dict) -> tuple[Param, ...]:
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     n, known = category_sizes[state["category"]], state["known"]
-    x = Linear((0, 1), (30, 530))
+    width = state["width"]
+    x = Linear((0, 1), (X_AXIS_OVERHANG, width - X_AXIS_OVERHANG))
     marks, summary, numbers = [], [], {"n": n}
     for row, options in enumerate(OPTION_COUNTS):
         top = 40 + row * 56
@@ -56,7 +57,7 @@ def view(state: dict, context: dict) -> dict:
     marks += percent_axis_x(x, 160)
     return {
         "summary": summary,
-        "figure": figure(560, 190, "Guessing ranges and expected scores with four and with ten options", marks),
+        "figure": figure(width, 190, "Guessing ranges and expected scores with four and with ten options", marks),
         "numbers": numbers,
     }
 

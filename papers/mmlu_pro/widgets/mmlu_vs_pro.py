@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from widgetkit import Param, Widget
-from widgetkit.scene import Linear, figure, label, mark, percent_axis_y
+from widgetkit.layout import GAP, baseline_below, line_height, text_width, wrap
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, figure, label, mark, percent_axis_y
 from widgetkit.words import pct
 
 from ..figures import MMLU_VS_PRO
@@ -16,10 +17,17 @@ def params(context: dict) -> tuple[Param, ...]:
 
 
 def view(state: dict, context: dict) -> dict:
-    y = Linear((0, 1), (300, 20))
-    left, right = 230, 420  # room on the left for a focused model's name at phone size
+    # Two columns of points; a focused model's name and scores show over the chart, on two lines
+    # where one is too narrow for the longest.
+    width = min(state["width"], 560)
+    headlines = {row["model"]: wrap(f"{row['model']}: {row['mmlu']:.1f} → {row['pro']:.1f}", width - 2 * GAP,
+                                    "fig-point-label") for row in MMLU_VS_PRO}
+    step = line_height("fig-point-label")
+    top = GAP + step * max(len(lines) for lines in headlines.values()) + 8
+    y = Linear((0, 1), (top + 264, top + 8))
+    left, right = Y_AXIS_WIDTH, width - text_width("MMLU-Pro") / 2 - GAP
     marks = percent_axis_y(y, left, right)
-    marks += [label(left, 322, "MMLU", "fig-tick"), label(right, 322, "MMLU-Pro", "fig-tick")]
+    marks += [label(left, y(0) + 22, "MMLU", "fig-tick"), label(right, y(0) + 22, "MMLU-Pro", "fig-tick")]
     summary, drops = [], {}
     for row in MMLU_VS_PRO:
         drop = row["mmlu"] - row["pro"]
@@ -33,10 +41,8 @@ def view(state: dict, context: dict) -> dict:
             mark("line", {"x1": left, "y1": y0, "x2": right, "y2": y1, "class": "fig-line slope-line"}),
             mark("circle", {"cx": left, "cy": y0, "r": 5, "class": "slope-end"}),
             mark("circle", {"cx": right, "cy": y1, "r": 5, "class": "slope-end"}),
-            mark("text", {"x": left - 8, "y": y0 + 4, "class": "fig-point-label", "text-anchor": "end"},
-                 f"{row['model']} {row['mmlu']:.1f}"),
-            mark("text", {"x": right + 8, "y": y1 + 4, "class": "fig-point-label", "text-anchor": "start"},
-                 f"{row['pro']:.1f}"),
+            *(label(GAP, baseline_below(GAP + i * step, "fig-point-label"), line, "fig-point-label", "start")
+              for i, line in enumerate(headlines[row["model"]])),
         ]))
     shown = [drops[m] for m in drops if m in state["show"]]
     if shown:
@@ -49,7 +55,7 @@ def view(state: dict, context: dict) -> dict:
                    "dataset card; the other three MMLU scores are a review's figures, not checked against the paper.")
     return {
         "summary": summary,
-        "figure": figure(560, 336, "Each model's MMLU score joined to its MMLU-Pro score", marks, role="group"),
+        "figure": figure(width, round(y(0) + 32), "Each model's MMLU score joined to its MMLU-Pro score", marks, role="group"),
         "numbers": {"drops": drops, "chance": {"mmlu": pct(0.25, 0), "pro": pct(0.1, 0)}},
     }
 

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 from widgetkit import Param, Widget
-from widgetkit.scene import Linear, figure, hwhisker, label, mark
+from widgetkit.layout import GAP, text_width
+from widgetkit.scene import Linear, Rows, caption, figure, hwhisker, label, mark, percent_axis_part
 
 from ..figures import PROMPT_SPREAD, PROMPT_STYLES, WIDEST_SPREAD
-from .axes import percent_axis_part
 
 
 def params(context: dict) -> tuple[Param, ...]:
@@ -14,7 +14,10 @@ def params(context: dict) -> tuple[Param, ...]:
 
 def view(state: dict, context: dict) -> dict:
     low_end, high_end = (20, 70) if state["scale"] == "zoom" else (0, 100)
-    x = Linear((low_end / 100, high_end / 100), (200, 540))
+    width = state["width"]
+    rows = Rows.fit([f"{row['model']}, MMLU-Pro" for row in PROMPT_SPREAD], width)
+    pitch = rows.name_height + 30
+    x = Linear((low_end / 100, high_end / 100), (rows.x0, rows.x1))
     marks, summary, spreads = [], [], {}
     row_number = 0
     for row in PROMPT_SPREAD:
@@ -22,27 +25,30 @@ def view(state: dict, context: dict) -> dict:
             low, high = row[key]
             spread = round(high - low, 1)
             spreads[f"{row['model']} {name}"] = spread
-            top = 30 + row_number * 36
+            top = 12 + row_number * pitch
+            middle = top + rows.name_height + 8
             text = (f"{row['model']} on {name}: {low:.1f}% to {high:.1f}% over {PROMPT_STYLES} prompts, "
                     f"a spread of {spread:.1f} points")
             summary.append(text + ".")
+            shown = f"{spread:.1f}"
             marks.append(mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text}, children=[
-                hwhisker(x(low / 100), x(high / 100), top, "fig-whisker"),
-                mark("text", {"x": 192, "y": top + 4, "class": "fig-tick", "text-anchor": "end"},
-                     f"{row['model']}, {name}"),
-                mark("text", {"x": x(high / 100) + 8, "y": top + 4, "class": "fig-point-label", "text-anchor": "start"},
-                     f"{spread:.1f}"),
+                hwhisker(x(low / 100), x(high / 100), middle, "fig-whisker"),
+                rows.name(top, 16, f"{row['model']}, {name}"),
+                label(min(x(high / 100) + 8, width - GAP - text_width(shown, "fig-point-label")), middle + 4, shown,
+                      "fig-point-label", "start"),
             ]))
             row_number += 1
-    bottom = 30 + row_number * 36
-    marks += percent_axis_part(x, bottom - 10, low_end, high_end, 10)
+    bottom = 12 + row_number * pitch
+    marks += percent_axis_part(x, bottom, low_end, high_end, 10)
     summary.append(f"The widest spread §6.3 reports is {WIDEST_SPREAD['mmlu']:.2f} points on MMLU and "
                    f"{WIDEST_SPREAD['pro']:.2f} on MMLU-Pro; the ranges above are read off Figure 5. All of these "
                    f"reached us through a review of the paper and could not be checked against it.")
-    marks.append(label(370, bottom + 22, "score over the prompt styles, lowest to highest", "fig-caption"))
+    words, end = caption((rows.x0 + rows.x1) / 2, bottom + 26, rows.x1 - rows.x0,
+                         "score over the prompt styles, lowest to highest")
+    marks += words
     return {
         "summary": summary,
-        "figure": figure(560, bottom + 32, "Lowest to highest score over prompt styles, per model and benchmark", marks,
+        "figure": figure(width, round(end + GAP), "Lowest to highest score over prompt styles, per model and benchmark", marks,
                          role="group"),
         "numbers": {"spreads": spreads},
     }

@@ -10,7 +10,8 @@ from explainers import checks, plain_mean, weighted_accuracy
 from papers.mmlu.live_runs import live_scores, model_name, run_of
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, figure, hline, label, percent_axis_x, rect
+from widgetkit.layout import GAP, wrap
+from widgetkit.scene import Linear, Placer, Rows, figure, percent_axis_x, rect
 
 
 def table_rows(name: str, value: object) -> list[dict]:
@@ -65,26 +66,34 @@ def view(state: dict, context: dict) -> dict:
     ]
     if published is not None:
         summary.append(f"The table itself reports {published * 100:.1f}%.")
-    x = Linear((0, 1), (170, 540))
-    row_h = 22 if len(parts) <= 12 else 16  # a whole run has 57 subjects
-    top = 10
+    width = state["width"]
+    rows = Rows.fit([f"{name} ({n:,})" for name, n, _ in parts], width)
+    bar_h = 16 if len(parts) <= 12 else 11  # a whole run has 57 subjects
+    x = Linear((0, 1), (rows.x0, rows.x1))
+    top = y0 = 10
     marks = []
-    for i, (name, n, acc) in enumerate(parts):
-        y0 = top + i * row_h
-        marks.append(label(164, y0 + 15, f"{name} ({n:,})", "fig-tick", "end"))
-        marks.append(rect(x(0), x(acc), y0 + 3, y0 + row_h - 3, "fig-bar-model-a",
+    for name, n, acc in parts:
+        # Above its bar, a long subject's name ("high school government and politics (193)") takes
+        # two lines on a phone.
+        text = f"{name} ({n:,})"
+        lines = [text] if rows.beside else wrap(text, width - GAP - rows.x0)
+        marks += [rows.name(y0 + 3 + k * rows.name_height, bar_h, line) for k, line in enumerate(lines)]
+        bar = y0 + len(lines) * rows.name_height
+        marks.append(rect(x(0), x(acc), bar + 3, bar + 3 + bar_h, "fig-bar-model-a",
                           f"{name}: {acc * 100:.1f}% over {n:,} questions"))
-    bottom = top + len(parts) * row_h
+        y0 = bar + bar_h + 6
+    bottom = y0
+    names = Placer(width)  # the two averages' names under their lines, one a line lower if they would meet
     for value, cls, text in ((micro, "fig-ref fig-delta", "micro"), (macro, "fig-ref", "macro")):
-        marks.append(hline(x(value), x(value), top, "fig-axis"))
         marks.append(rect(x(value) - 1, x(value) + 1, top, bottom, cls, f"{text}-average {value * 100:.1f}%"))
-        marks.append(label(x(value), bottom + 14 + (12 if text == "macro" else 0), f"{text} {value * 100:.1f}%",
-                           "fig-ref-label"))
-    marks += percent_axis_x(x, bottom + 40, step=25)
-    height = bottom + 70
+        shown = f"{text} {value * 100:.1f}%"
+        marks.append(names.near(shown, "fig-ref-label", x(value), [bottom + 16, bottom + 32]))
+    axis_at = names.bottom + 8
+    marks += percent_axis_x(x, axis_at, step=25)
+    height = round(axis_at + 24 + GAP)
     return {
         "summary": summary,
-        "figure": figure(560, height, f"Accuracy per part with the micro- and macro-averages, {where}", marks),
+        "figure": figure(width, height, f"Accuracy per part with the micro- and macro-averages, {where}", marks),
         "numbers": {"micro": micro, "macro": macro, "parts": len(parts)},
     }
 

@@ -64,9 +64,10 @@ def _pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
     return main, pair("generative_"), pair("holdout_")
 
 
-def _figure(report: dict) -> dict:
+def _figure(report: dict, width: int) -> dict:
     verdict = "investigate" if report["verdict"] == "investigate" else "ship"
-    return subject_delta_chart(report["subject_rows"], report["delta"], report["band"], report["multiple"], verdict)
+    return subject_delta_chart(report["subject_rows"], report["delta"], report["band"], report["multiple"], verdict,
+                               width)
 
 
 def view(state: dict, context: dict) -> dict:
@@ -87,7 +88,7 @@ def view(state: dict, context: dict) -> dict:
     summary = ([problem] if problem else []) + [source] + report_lines(report)
     return {
         "summary": summary,
-        "figure": _figure(report),
+        "figure": _figure(report, state["width"]),
         "numbers": {key: report[key] for key in ("n", "delta", "naive_se", "paired_se", "clustered_se", "band",
                                                   "verdict", "shape", "dropped")},
     }

@@ -13,6 +13,10 @@
 // widget JSON route), so a reader's first input is answered at once; when the worker is ready the
 // widget switches to it without a visible change. An embedded widget starts its worker only on the
 // reader's first input, so a lesson page with several embeds does not start a Pyodide for each.
+//
+// A figure is drawn for the width it is shown at (widgetkit/layout.py): the view is asked for the
+// figure's frame's width, measured here, and again whenever the frame's width changes. Until the
+// first answer, the server's picture for a phone or for a wider frame stands in (widgets.css picks).
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
@@ -38,10 +42,18 @@ function buildMarks(marks) {
 }
 
 function drawFigure(svg, fig) {
+  svg.setAttribute('width', fig.width);
+  svg.setAttribute('height', fig.height);
   svg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
   svg.setAttribute('role', fig.role);
   svg.querySelector('title').textContent = fig.label;
   svg.querySelector('g.marks').replaceChildren(buildMarks(fig.marks));
+}
+
+// The same sentences are left as they are, so a redraw for a new width is not read out again.
+function sameText(container, sentences) {
+  const shown = [...container.children].map((node) => node.textContent);
+  return shown.length === sentences.length && shown.every((text, i) => text === sentences[i]);
 }
 
 function paragraphs(container, sentences, tag = 'p') {
@@ -95,6 +107,21 @@ class Widget {
     this.busy = false;
     this.pending = false;
     this.extra = null;
+    // The width the figure is drawn for: known when the server drew one picture for a width asked
+    // for; unknown while its stand-ins for a phone and a wider frame are shown.
+    const figures = el.querySelectorAll('svg[data-role="figure"]');
+    this.drawnWidth = figures.length === 1 ? this.svg.viewBox.baseVal.width : null;
+    this.width = null;
+  }
+
+  // The width of the figure's frame, in whole CSS pixels (rounded down, so the picture is never
+  // scaled down by a fraction of a pixel).
+  measure() {
+    const width = Math.floor(this.svg.parentElement.getBoundingClientRect().width);
+    if (width === this.width) return; // only the height changed: the new picture itself
+    this.width = width;
+    this.el.dataset.shownWidth = String(width);
+    if (width > 0 && width !== this.drawnWidth) this.request();
   }
 
   async start() {
@@ -109,6 +136,7 @@ class Widget {
     // The share box's Copy buttons (their room is kept): loaded beside, so the widget starts as soon as before.
     import('./share.js').then((share) => share.enableShareBox(this.el));
     if (this.extra && this.extra.setup) this.extra.setup(this);
+    new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
     if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
   }
@@ -130,7 +158,7 @@ class Widget {
   // into the page exists only here, so that view waits for the worker).
   serverCanAnswer() {
     return this.el.dataset.driver === 'server' || this.workerFailed
-      || (!this.workerReady && JSON.stringify(this.context) === (this.serverContext && JSON.stringify(JSON.parse(this.serverContext))));
+      || (!this.workerReady && JSON.stringify(this.context) === JSON.stringify(this.serverContext && JSON.parse(this.serverContext)));
   }
 
   onInput(event, committed = false) {
@@ -159,7 +187,7 @@ class Widget {
     this.busy = true;
     this.el.setAttribute('aria-busy', 'true');
     const started = performance.now();
-    this.compute(readForm(this.form))
+    this.compute({ ...readForm(this.form), ...(this.width ? { width: String(this.width) } : {}) })
       .then((view) => this.apply(view, started))
       .catch((error) => { this.engine.textContent = `Could not update: ${error.message || error}`; })
       .finally(() => {
@@ -185,7 +213,13 @@ class Widget {
 
   apply(view, started) {
     drawFigure(this.svg, view.figure);
-    paragraphs(this.summary, view.summary);
+    if (this.svg.dataset.first) { // the stand-ins' place is taken by the figure drawn for this width
+      for (const other of this.el.querySelectorAll('svg[data-first]')) if (other !== this.svg) other.remove();
+      delete this.svg.dataset.first;
+    }
+    this.drawnWidth = view.width;
+    this.el.dataset.drawnWidth = String(view.width);
+    if (!sameText(this.summary, view.summary)) paragraphs(this.summary, view.summary);
     if (view.messages.length) {
       const list = document.createElement('ul');
       paragraphs(list, view.messages, 'li');
