@@ -1,6 +1,7 @@
 """The scoring lesson: its gate against numpy, its run readers, its command, its page and its data counts."""
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
@@ -13,16 +14,31 @@ from test_snippets import run_snippet
 from content_helpers import real_app
 from engine.__main__ import main as engine_main
 from livescoring.results import read_rows
+from papers.mmlu.live_runs import paired_marks
 from papers.mmlu.server import published_runs
 from papers.scoring_lesson.gate import compare
 from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
-from papers.scoring_lesson.server import RUNS_DIR, example_pair, mmlu_data_dir
+from papers.scoring_lesson.server import mmlu_data_dir
 from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
-from papers.scoring_lesson.widgets.two_run_gate import WIDGET
+from papers.scoring_lesson.widgets.two_run_gate import EXAMPLE_RUNS, WIDGET
 from widgetkit import run_view
 
 HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
-EXAMPLE = [RUNS_DIR / "smollm2-0shot.jsonl", RUNS_DIR / "smollm2-5shot.jsonl"]
+# The gate's example: the live model's published whole-test runs, 0-shot (production) and 5-shot.
+EXAMPLE = [published_runs.RUNS_DIR / f"smollm2-135m-instruct-{k}shot.jsonl.gz" for k in (0, 5)]
+
+
+def example_context() -> dict:
+    """The example as the lesson's widget gets it: the MMLU paper's summary of its published runs."""
+    return published_runs.widget_context(None)["live_pairs"]
+
+
+def example_pair() -> dict:
+    return paired_marks(example_context(), *EXAMPLE_RUNS)
+
+
+def text_of(path: Path) -> str:
+    return gzip.decompress(path.read_bytes()).decode("utf-8")
 
 
 def numpy_gate(candidate, baseline, subjects):
@@ -84,14 +100,18 @@ def test_per_subject_deltas_match_numpy_and_are_sorted():
     assert [r["delta"] for r in rows] == sorted(r["delta"] for r in rows)
 
 
-def test_the_stored_real_runs_against_numpy():
-    pair = example_pair()
-    report = compare(pair)
-    expected = numpy_gate(pair["candidate"], pair["baseline"], pair["subjects"])
+def test_the_published_runs_against_numpy():
+    """The widget's example (from the server's summary) against numpy on the two files' own rows."""
+    report = compare(example_pair())
+    production, candidate = ({(r["subject"], r["index"]): r for r in read_rows(path)} for path in EXAMPLE)
+    assert production.keys() == candidate.keys() and len(production) == 14_042
+    keys = sorted(production)
+    assert {production[k]["shots"] for k in keys} == {0} and {candidate[k]["shots"] for k in keys} == {5}
+    expected = numpy_gate([int(candidate[k]["correct"]) for k in keys], [int(production[k]["correct"]) for k in keys],
+                          [k[0] for k in keys])
     for key, value in expected.items():
         assert report[key] == pytest.approx(float(value), abs=1e-12), key
-    rows = [json.loads(line) for path in EXAMPLE for line in path.read_text().splitlines()]
-    assert {row["shots"] for row in rows} == {0, 5} and len(pair["subjects"]) >= 30
+    assert report["n"] == 14_042 and len(report["subject_rows"]) == 57
 
 
 # -- shapes ----------------------------------------------------------------------------------
@@ -167,14 +187,14 @@ def test_malformed_lines_are_named(name, text, message):
 
 
 def test_two_formats_do_not_pair():
-    evaluate_run = read_run([(EXAMPLE[0].name, EXAMPLE[0].read_text())])
+    evaluate_run = read_run([(EXAMPLE[0].name, text_of(EXAMPLE[0]))])
     with pytest.raises(RunFormatError, match="same tool"):
         pair_runs(evaluate_run, read_run(harness_files("production")))
 
 
 # -- the command -----------------------------------------------------------------------------
 
-def test_gate_command_on_the_stored_runs(capsys):
+def test_gate_command_on_the_published_runs(capsys):
     status = engine_main(["scoring-lesson", "gate", "--production", str(EXAMPLE[0]), "--candidate", str(EXAMPLE[1])])
     out = capsys.readouterr().out
     report = compare(example_pair())
@@ -194,7 +214,7 @@ def test_gate_command_json_and_harness_files(capsys):
 
 def test_gate_command_names_the_bad_line(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(EXAMPLE[0].read_text().splitlines()[0] + "\nnot json\n")
+    bad.write_text(text_of(EXAMPLE[0]).splitlines()[0] + "\nnot json\n")
     assert engine_main(["scoring-lesson", "gate", "--production", str(bad), "--candidate", str(EXAMPLE[1])]) == 2
     assert f"{bad} line 2: not valid JSON" in capsys.readouterr().err
     assert engine_main(["scoring-lesson", "gate", "--production", str(tmp_path / "none.jsonl"),
@@ -205,7 +225,7 @@ def test_gate_command_names_the_bad_line(tmp_path, capsys):
 # -- the widget ------------------------------------------------------------------------------
 
 def widget_context():
-    return {"example": example_pair(), "subject_groups": {}}
+    return {"example": example_context(), "subject_groups": {}}
 
 
 def test_widget_shows_the_example_and_loaded_harness_runs():

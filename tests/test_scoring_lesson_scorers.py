@@ -219,20 +219,22 @@ def field_error(html: str, field: str) -> str:
 @pytest.mark.parametrize("url", [PAGE, EMBED])
 def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
     client = APP.test_client()
-    bad = post(client, url, subject="<b>nope</b>", index="0", shots="0")
+    bad = post(client, url, subject="<b>nope</b>", number="1", shots="0")
     html = widget_of(bad.get_data(as_text=True))
-    assert bad.status_code == 400 and "unknown subject" in field_error(html, "subject") and "<b>nope</b>" not in html
+    assert bad.status_code == 400 and "no such subject" in field_error(html, "subject") and "<b>nope</b>" not in html
     assert 'role="alert"' in html and '<a href="#ts-subject">Go to Subject</a>' in html
-    far = post(client, url, subject="astronomy", index="99999", shots="0")
+    far = post(client, url, subject="astronomy", number="99999", shots="0")
     assert far.status_code == 400
     html = widget_of(far.get_data(as_text=True))
-    assert field_error(html, "index") == "index must be from 0 to 151, got 99999"
+    assert field_error(html, "number") == ("Type a question number from 1 to 152: astronomy has 152 questions "
+                                           "in its test split.")
     assert 'value="99999"' in html and '<option value="astronomy" selected>' in html  # what the reader typed, kept
-    assert "must be from 0 to 5" in field_error(widget_of(post(client, url, subject="astronomy", index="0", shots="9")
+    assert "from 0 to 5 worked examples" in field_error(widget_of(post(client, url, subject="astronomy", number="1", shots="9")
                                                           .get_data(as_text=True)), "shots")
-    assert "whole number" in field_error(widget_of(post(client, url, subject="astronomy", index="", shots="0")
-                                                   .get_data(as_text=True)), "index")
-    unsigned = client.post(url, data={"subject": "astronomy", "index": "0", "shots": "0"})  # no form token
+    for not_a_number in ("", "0", "1.5"):  # nothing, the 0 of a count from 0, a fraction: each is said beside its field
+        assert "Type a question number from 1 to 152" in field_error(
+            widget_of(post(client, url, subject="astronomy", number=not_a_number, shots="0").get_data(as_text=True)), "number")
+    unsigned = client.post(url, data={"subject": "astronomy", "number": "1", "shots": "0"})  # no form token
     assert unsigned.status_code == 400 and "This form has expired" in unsigned.get_data(as_text=True)
     assert 'aria-invalid' not in widget_of(unsigned.get_data(as_text=True))  # the whole form, no one field
     assert APP.extensions["scoring"].state == "not loaded"
@@ -241,14 +243,14 @@ def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
 def test_a_form_from_another_site_is_refused():
     client = APP.test_client()
     token = run_form_token(client, EMBED)
-    response = client.post(EMBED, data={"subject": "astronomy", "index": "0", "shots": "0", **token},
+    response = client.post(EMBED, data={"subject": "astronomy", "number": "1", "shots": "0", **token},
                            headers={"Origin": "http://evil.example"})
     assert response.status_code == 403 and APP.extensions["scoring"].state == "not loaded"
 
 
 def test_the_widget_says_when_the_model_cannot_load(tmp_path):
     app = create_app({"TESTING": True, "SCORER_MODEL": str(tmp_path / "no-model-here")})
-    response = post(app.test_client(), EMBED, subject="astronomy", index="0", shots="0")
+    response = post(app.test_client(), EMBED, subject="astronomy", number="1", shots="0")
     assert response.status_code == 503 and response.headers["Cache-Control"] == "no-store"
     assert "Live scoring is unavailable" in widget_of(response.get_data(as_text=True))
 
@@ -280,7 +282,7 @@ def harness_loglikelihood(loaded, context: str, continuation: str) -> float:
 
 @pytest.mark.model
 def test_a_real_question_scored_every_way(live_app):
-    values = {"subject": "high_school_biology", "index": "5", "shots": "1"}
+    values = {"subject": "high_school_biology", "number": "6", "shots": "1"}  # index 5
     with live_app.test_request_context("/scoring-lesson/three-scorers", method="POST"):
         found = page.score_three_ways(values)
     loaded = live_app.extensions["scoring"].scorer.loaded
@@ -318,12 +320,13 @@ def test_a_real_question_scored_every_way(live_app):
 @pytest.mark.model
 def test_the_embed_answers_its_form_in_the_frame(live_app):
     client = live_app.test_client()
-    response = post(client, EMBED, subject="astronomy", index="0", shots="0")
+    response = post(client, EMBED, subject="astronomy", number="1", shots="0")
     assert response.status_code == 200 and "X-Frame-Options" not in response.headers
     html = widget_of(response.get_data(as_text=True))
     assert html.count('data-role="decision"') == 8 and html.count('class="prompt-text"') == 6
     assert html.count("&lt;|im_start|&gt;system") == 3  # a chat prompt per scorer, escaped like any text
-    assert '<h2 class="ts-results-title" id="ts-results-title" tabindex="-1">Decisions for astronomy question 0' in html
+    assert ('<h2 class="ts-results-title" id="ts-results-title" tabindex="-1">'
+            "Decisions for astronomy question 1 (answer key: ") in html  # numbered from 1, as the form numbers it
     tally = re.search(r"<span data-ts-announce>(\d) of the 8 decisions are the key's letter\.</span>", html)
     decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*\((right|wrong)\)', html)
     assert tally and int(tally.group(1)) == sum(verdict == "right" for _, verdict in decided)
@@ -333,7 +336,7 @@ def test_the_embed_answers_its_form_in_the_frame(live_app):
 def test_the_lessons_copy_gets_an_answer_with_its_own_headings(live_app):
     """The lesson page's script posts to the widget's page and puts the answer in the lesson (shown_in)."""
     client = live_app.test_client()
-    response = post(client, PAGE, subject="virology", index="3", shots="1", shown_in="inline")
+    response = post(client, PAGE, subject="virology", number="4", shots="1", shown_in="inline")
     html = widget_of(response.get_data(as_text=True))
     assert response.status_code == 200 and '<h4 class="ts-results-title"' in html
     assert '<h5 id="ts-letter">' in html and html.count("<h6>") == 6

@@ -50,12 +50,12 @@ async function tabUntil(page, frame, id) {
 }
 
 // Keyboard only: subject (a select moves to the option typed), question number, worked examples.
-async function typeQuestion(page, frame, subject, index, shots) {
+async function typeQuestion(page, frame, subject, number, shots) {
   await tabUntil(page, frame, 'ts-subject');
   await page.keyboard.type(subject);
   await page.keyboard.press('Tab');
   await page.keyboard.press('Control+A');
-  await page.keyboard.type(index);
+  await page.keyboard.type(number);
   await page.keyboard.press('Tab');
   await page.keyboard.press('Control+A');
   await page.keyboard.type(shots);
@@ -80,7 +80,7 @@ test('embedded on another origin: one question scored by keyboard with the real 
     assert.equal(await frame.locator('h1').innerText(), 'Same question, three scorers');
     await page.waitForFunction(() => Number(document.getElementById('scorers').dataset.reportedHeight) > 400);
 
-    await typeQuestion(page, frame, 'virology', '3', '1');
+    await typeQuestion(page, frame, 'virology', '4', '1');
     await page.keyboard.press('Enter');
     await frame.waitForFunction(() => document.querySelector('[data-ts-progress]').hidden === false);
     assert.match(await frame.locator('[data-ts-status-text]').innerText(), /^Scoring/);
@@ -88,7 +88,7 @@ test('embedded on another origin: one question scored by keyboard with the real 
     assert.equal(frame.url(), EMBED, 'answered in place: the frame did not navigate');
 
     // The result is announced (the status line) and focused (its heading).
-    assert.match(await frame.locator('#ts-results-title').innerText(), /virology question 3 \(answer key: [ABCD]\)/);
+    assert.match(await frame.locator('#ts-results-title').innerText(), /virology question 4 \(answer key: [ABCD]\)/);
     assert.equal(await frame.evaluate(() => document.activeElement.id), 'ts-results-title');
     assert.match(await frame.locator('[data-ts-status-text]').innerText(), /^Scored\. \d of the 8 decisions are the key's letter\.$/);
     assert.match(await frame.locator('#ts-results').innerText(), /with 1 worked example\./);
@@ -143,11 +143,11 @@ test('without JavaScript the embed posts to itself: the answer, a refusal at its
     await Promise.all([frame.waitForNavigation(), page.keyboard.press('Enter')]);
     const answered = frameOf(page, EMBED); // the same frame, now showing the embed's answer
     assert.ok(answered, 'the answer is an embed page, which the browser let the frame show');
-    const error = answered.locator('#ts-index-error');
-    assert.match(await error.innerText(), /^index must be from 0 to \d+, got 100000$/); // not "expired": the token held
-    assert.equal(await answered.locator('#ts-index').getAttribute('aria-invalid'), 'true');
-    assert.match(await answered.locator('#ts-index').getAttribute('aria-describedby'), /\bts-index-error\b/);
-    assert.equal(await answered.locator('#ts-index').inputValue(), '100000');
+    const error = answered.locator('#ts-number-error');
+    assert.match(await error.innerText(), /^Type a question number from 1 to 152: astronomy has 152 questions in its test split\.$/); // not "expired": the token held
+    assert.equal(await answered.locator('#ts-number').getAttribute('aria-invalid'), 'true');
+    assert.match(await answered.locator('#ts-number').getAttribute('aria-describedby'), /\bts-number-error\b/);
+    assert.equal(await answered.locator('#ts-number').inputValue(), '100000');
     assert.match(await answered.locator('[role="alert"]').innerText(), /The question was not scored/);
     await context.close(); // axe needs JavaScript: the same refusal is checked with it below
   });
@@ -160,11 +160,11 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
     assert.equal(await page.locator('h1').innerText(), 'Same question, three scorers');
     await typeQuestion(page, page, 'astronomy', '100000', '0');
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#ts-index-error');
+    await page.waitForSelector('#ts-number-error');
     assert.equal(page.url(), PAGE, 'answered in place');
-    assert.equal(await page.evaluate(() => document.activeElement.id), 'ts-index', 'focus on the field to fix');
-    assert.match(await page.locator('[data-ts-status-text]').innerText(), /^Not scored: index must be from 0 to \d+, got 100000$/);
-    assert.match(await page.locator('#ts-index').getAttribute('aria-describedby'), /\bts-index-error\b/);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'ts-number', 'focus on the field to fix');
+    assert.match(await page.locator('[data-ts-status-text]').innerText(), /^Not scored: Type a question number from 1 to 152: astronomy has 152 questions in its test split\.$/);
+    assert.match(await page.locator('#ts-number').getAttribute('aria-describedby'), /\bts-number-error\b/);
 
     // The share box: the embed code a teacher pastes, and its Copy button (the page's script shows it).
     await page.locator('.widget-share summary').focus();

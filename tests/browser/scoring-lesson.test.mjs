@@ -50,7 +50,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
   const widget = widgetOf(page, name);
   await settle(page, name, 0);
-  assert.match(await widget.locator('.widget-summary').innerText(), /stored example/);
+  assert.match(await widget.locator('.widget-summary').innerText(), /The example: SmolLM2-135M-Instruct .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)\./);
 
   let renders = await tabTo(page, `#w-${name}-multiple-range`);
   await page.keyboard.press('End');
@@ -92,12 +92,12 @@ test('micro against macro: choose the published run by keyboard; the redraw equa
   const widget = widgetOf(page, name);
   assert.match(await widget.locator('.widget-summary').innerText(), /Table 1's GPT-3 X-Large/);
   const renders = await tabTo(page, `#w-${name}-source`);
-  await page.keyboard.press('End'); // the last choice: the live model's published 0-shot run
+  await page.keyboard.press('End'); // the last choice: the live model's published 5-shot run
   await settle(page, name, renders);
   const match = await serverMatch(page, name);
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
-  assert.match(match.liveSummary.join(' '), /published 0-shot run over all 14,042 test questions/);
+  assert.match(match.liveSummary.join(' '), /published 5-shot run over all 14,042 test questions/);
   assert.deepEqual(await axeViolations(page), []);
   assert.deepEqual(problems, []);
   await page.close();

@@ -52,7 +52,7 @@ def values_from(source, data: MMLUData) -> dict:
     return values
 
 
-def _index(number: str):
+def question_index(number: str):
     """The API's index for a typed question number; anything but a whole number is passed on as
     typed, so the checks name it."""
     number = number.strip()
@@ -65,13 +65,13 @@ def request_body(values: dict) -> dict:
     if values["source"] == "own":
         body.update(question=values["question"], choices=values["choices"], answer=values["answer"])
     else:
-        body.update(split=values["split"], index=_index(values["number"]))
+        body.update(split=values["split"], index=question_index(values["number"]))
     return body
 
 
 def _preview(values: dict, data: MMLUData):
     """The real question the form points at, if it points at one."""
-    index = _index(values["number"])
+    index = question_index(values["number"])
     if not isinstance(index, int) or index < 0:
         return None
     try:

@@ -1,5 +1,5 @@
-"""The scoring lesson's server side: its widgets' data (the stored example runs, the live model's
-published MMLU runs, MMLU's subject groups) and its command ``python -m engine scoring-lesson gate``.
+"""The scoring lesson's server side: its widgets' data (the live model's published MMLU runs,
+MMLU's subject groups) and its command ``python -m engine scoring-lesson gate``.
 
 Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
 ``/scoring-lesson/overlap``, and the three-scorers widget's old address), ``widget_context``,
@@ -11,19 +11,11 @@ still works, only without subject groups (so without the knowledge-regression sh
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
 
 from flask import Flask
 
-from ..runs import pair_runs, read_run
-
-RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
-# The gate's real example: the live model's 0-shot run (production) against its 5-shot run
-# (candidate) on a few subjects; runs/README.md says what they cover. The full 5-shot run is not
-# published yet, so the pair stays small (the micro-macro widget uses the full published 0-shot run).
-EXAMPLE_RUNS = ("smollm2-0shot.jsonl", "smollm2-5shot.jsonl")
 COMMANDS = {"gate": ("gate", "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
                              "clustered standard error, verdict and shape")}
 
@@ -31,14 +23,6 @@ COMMANDS = {"gate": ("gate", "compare two runs (evaluate JSONL or harness sample
 def mmlu_data_dir(config=None) -> Path:
     """Where the MMLU CSVs live: MMLU_DATA_DIR (the same setting the MMLU paper reads). Read-only."""
     return Path((config or {}).get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
-
-
-@lru_cache(maxsize=1)
-def example_pair() -> dict:
-    """The stored example runs, paired question by question."""
-    production, candidate = (read_run([(name, (RUNS_DIR / name).read_text(encoding="utf-8"))])
-                             for name in EXAMPLE_RUNS)
-    return pair_runs(production, candidate)
 
 
 def init_app(app: Flask, paper) -> None:
@@ -67,8 +51,8 @@ def live_widget_form(widget, mode: str) -> tuple[dict, int, dict]:
 
 
 def widget_context(app: Flask) -> dict:
-    """Table 1, MMLU's group sizes and subject groups, the stored example pair, and the live model's
-    per-subject scores in its published runs (made by the MMLU paper: papers/mmlu/runs/)."""
+    """Table 1, MMLU's group sizes and subject groups, and the live model's published runs (made by
+    the MMLU paper: papers/mmlu/runs/): per subject, and question by question for the gate's example."""
     from papers.mmlu.dataset import DataMissing, MMLUData
     from papers.mmlu.figures import paper_figures
     from papers.mmlu.server import published_runs
@@ -84,5 +68,5 @@ def widget_context(app: Flask) -> dict:
     table = [{key: row[key] for key in ("model", "humanities", "social_sciences", "stem", "other", "average")}
              for row in paper_figures()["table_1"]["rows"]]
     runs = published_runs.widget_context(data)
-    return {"example": example_pair(), "live_scores": runs.get("live_scores"),
+    return {"example": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
             "subject_groups": subject_groups(root), "table_1": table, "group_sizes": group_sizes}

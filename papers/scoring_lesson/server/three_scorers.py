@@ -24,10 +24,10 @@ from . import harness_tasks as harness
 from .harness_tasks import HarnessPrompt
 
 bp = Blueprint("scoring_lesson_scorers", __name__)
-DEFAULT = {"subject": "astronomy", "index": "0", "shots": "0"}
+DEFAULT = {"subject": "astronomy", "number": "1", "shots": "0"}  # questions numbered from 1, as a reader counts
 FIELDS = tuple(DEFAULT)
 # A refusal names the request's field; a prompt too long for the model is fixed with fewer worked examples.
-FIELD_OF = {"subject": "subject", "index": "index", "shots": "shots", "question": "shots"}
+FIELD_OF = {"subject": "subject", "index": "number", "shots": "shots", "question": "shots"}
 MODES = ("inline", "page", "embed")
 # The harness lets the model write up to 256 tokens; the parser reads only the first line, and a
 # small model's first line is short, so the widget stops sooner to keep a request short.
@@ -97,19 +97,20 @@ def _checked(values: dict) -> dict:
     from livescoring.failures import ScoreFailed
     from papers.mmlu.dataset import DataMissing
     from papers.mmlu.server import dataset
+    from papers.mmlu.server.form import question_index
     from papers.mmlu.server.validation import InvalidRequest, TooCostly, check_budget, score_arguments
 
-    body = {"subject": values["subject"], "split": "test", "index": values["index"], "shots": values["shots"],
-            "method": "option"}
+    body = {"subject": values["subject"], "split": "test", "index": question_index(values["number"]),
+            "shots": values["shots"], "method": "option"}
     try:
         arguments = score_arguments(body, dataset())
         # The costliest of the page's scorings is the full-answer one; each of its prompts is about
         # as long as the MMLU prompt this checks (a chat template adds a few hundred characters).
         check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
     except TooCostly as error:
-        raise ScoreFailed(413, str(error), field=error.field) from None
-    except InvalidRequest as error:
-        raise ScoreFailed(400, str(error), field=error.field) from None
+        raise ScoreFailed(413, error.problems[0].words, field=error.field) from None
+    except InvalidRequest as error:  # said as the form's reader reads it ("Type a question number from 1 to 152: …")
+        raise ScoreFailed(400, error.problems[0].words, field=error.field) from None
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
     return arguments

@@ -1,4 +1,4 @@
-"""Two-run gate: the release gate on two real runs (the stored example, or files a reader loads).
+"""Two-run gate: the release gate on two real runs (the live model's published ones, or files a reader loads).
 
 The reader's files are parsed here, by the same ``runs`` module the command line uses, so the
 browser and ``python -m engine scoring-lesson gate`` read a file the same way and fail on the same
@@ -7,15 +7,19 @@ line with the same message.
 from __future__ import annotations
 
 from explainers import checks
+from papers.mmlu.live_runs import live_pairs, paired_marks, run_of
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
-from widgetkit.context import MAX_QUESTIONS, paired_results
+from widgetkit.context import MAX_QUESTIONS
 
 from ..gate import compare, report_lines
 from ..runs import RunFormatError, pair_runs, read_run
 
 ROLES = ("production", "candidate", "generative_production", "generative_candidate",
          "holdout_production", "holdout_candidate")
+# The example: the live model's whole-test 0-shot run (production) against its 5-shot run
+# (candidate), as the MMLU paper publishes (papers/mmlu/runs/) and summarises them.
+EXAMPLE_RUNS = ("0-shot", "5-shot")
 MAX_TEXT = 64 * MAX_QUESTIONS * 16  # characters in all loaded files together (a harness line is long)
 
 
@@ -79,11 +83,14 @@ def view(state: dict, context: dict) -> dict:
             main, generative, holdout = _pairs(context["runs"])
             source = "Your loaded runs."
         except (RunFormatError, ValueError) as error:
-            problem = f"Could not use the loaded runs: {error}. Showing the stored example instead."
+            problem = f"Could not use the loaded runs: {error}. Showing the example instead."
     if main is None:
-        main = context["example"]
-        source = ("The stored example: the live model's 0-shot run (production) against its 5-shot run "
-                  "(candidate), a few MMLU subjects.")
+        example = context["example"]
+        main = paired_marks(example, *EXAMPLE_RUNS)
+        production, candidate = (run_of(example, key) for key in EXAMPLE_RUNS)
+        source = (f"The example: {example['model']}, this site's live model, over the whole MMLU test "
+                  f"({production['questions']:,} questions): its {production['key']} run (production) against "
+                  f"its {candidate['key']} run (candidate).")
     report = compare(main, groups, generative, holdout, state["multiple"])
     summary = ([problem] if problem else []) + [source] + report_lines(report)
     return {
@@ -99,5 +106,5 @@ WIDGET = Widget(
     title="The release gate on two runs",
     blurb="Drop in two evaluate or lm-evaluation-harness runs: paired delta, clustered error bar, verdict and shape.",
     height=1000, params=params, view=view,
-    needs={"example": paired_results}, accepts={"runs": loaded_runs, "subject_groups": groups_check}, script=True,
+    needs={"example": live_pairs}, accepts={"runs": loaded_runs, "subject_groups": groups_check}, script=True,
 )
