@@ -4,37 +4,15 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import path from 'node:path';
-import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
+import { BASE_URL, launch } from './lib.mjs';
+import { checkPrinted } from './widget-helpers.mjs';
 
 let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser.close(); });
 
 test('printing the paper keeps every widget as its picture, summary and address', async () => {
-  const context = await browser.newContext();
-  await context.route(/\/pyodide\//, (route) => route.abort()); // the picture is the server's; no worker needed
-  const page = await context.newPage();
-  await page.goto(`${BASE_URL}/mmlu/`);
-  await page.emulateMedia({ media: 'print' });
-  const widgets = await page.$$eval('section.widget[data-widget]', (sections) => sections.map((s) => {
-    const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
-    return {
-      name: s.dataset.widget,
-      figure: visible(s.querySelector('svg.widget-figure')),
-      summary: visible(s.querySelector('.widget-summary')),
-      link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
-      controls: visible(s.querySelector('.widget-controls')),
-    };
-  }));
-  assert.equal(widgets.length, 7, 'the paper holds seven drawn widgets');
-  for (const w of widgets) {
-    assert.ok(w.figure && w.summary, `${w.name} prints its picture and summary`);
-    assert.match(w.link, new RegExp(`/mmlu/widgets/${w.name}$`), `${w.name} prints its address`);
-    assert.equal(w.controls, false, `${w.name} prints no controls`);
-  }
-  await page.pdf({ path: path.join(ARTIFACTS, 'mmlu-printed.pdf'), format: 'A4' });
-  await context.close();
+  await checkPrinted(browser, 'mmlu', 7);
 });
 
 test('nothing shifts while the widget page loads (cumulative layout shift under 0.05 at 360 px)', async () => {

@@ -5,9 +5,8 @@
 // model's published run in category-bars; the printed page keeping every widget's picture and address.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { ARTIFACTS, axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { checkAgainstServer, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { checkAgainstServer, checkPrinted, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let shared;
@@ -164,27 +163,5 @@ test('the MMLU-Pro page', async (t) => {
 });
 
 test('printing the MMLU-Pro page keeps every widget as its picture, summary and address', async () => {
-  const context = await browser.newContext();
-  await context.route(/\/pyodide\//, (route) => route.abort()); // the picture is the server's; no worker needed
-  const page = await context.newPage();
-  await page.goto(`${BASE_URL}/mmlu-pro/`);
-  await page.emulateMedia({ media: 'print' });
-  const widgets = await page.$$eval('section.widget[data-widget]', (sections) => sections.map((s) => {
-    const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
-    return {
-      name: s.dataset.widget,
-      figure: visible(s.querySelector('svg.widget-figure')),
-      summary: visible(s.querySelector('.widget-summary')),
-      link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
-      controls: visible(s.querySelector('.widget-controls')),
-    };
-  }));
-  assert.equal(widgets.length, 6, 'the page holds its six widgets');
-  for (const w of widgets) {
-    assert.ok(w.figure && w.summary, `${w.name} prints its picture and summary`);
-    assert.match(w.link, new RegExp(`/mmlu-pro/widgets/${w.name}$`), `${w.name} prints its address`);
-    assert.equal(w.controls, false, `${w.name} prints no controls`);
-  }
-  await page.pdf({ path: path.join(ARTIFACTS, 'mmlu-pro-printed.pdf'), format: 'A4' });
-  await context.close();
+  await checkPrinted(browser, 'mmlu-pro', 6);
 });

@@ -1,6 +1,8 @@
 // Helpers for the widget browser tests and the redraw bench.
 
 import assert from 'node:assert/strict';
+import path from 'node:path';
+import { ARTIFACTS, BASE_URL } from './lib.mjs';
 
 export function widgetOf(page, name) {
   return page.locator(`section.widget[data-widget="${name}"]`);
@@ -57,4 +59,32 @@ export async function checkAgainstServer(page, name, renders) {
   assert.deepEqual(match.liveSummary, match.serverSummary, `${name}: the text differs from the server's`);
   assert.equal(new URL(page.url()).search.replace(/^\?/, ''), match.query, `${name}: the URL does not hold the state`);
   return match;
+}
+
+// Print a paper's page (no worker: the picture is the server's) and check that each of its `count`
+// drawn widgets prints as its picture, summary and address, without its controls; saves the PDF.
+export async function checkPrinted(browser, paper, count) {
+  const context = await browser.newContext();
+  await context.route(/\/pyodide\//, (route) => route.abort());
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/${paper}/`);
+  await page.emulateMedia({ media: 'print' });
+  const widgets = await page.$$eval('section.widget[data-widget]:not([data-driver="live"])', (sections) => sections.map((s) => {
+    const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
+    return {
+      name: s.dataset.widget,
+      figure: visible(s.querySelector('svg.widget-figure')),
+      summary: visible(s.querySelector('.widget-summary')),
+      link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
+      controls: visible(s.querySelector('.widget-controls')),
+    };
+  }));
+  assert.equal(widgets.length, count, `the ${paper} page holds ${count} drawn widgets`);
+  for (const w of widgets) {
+    assert.ok(w.figure && w.summary, `${w.name} prints its picture and summary`);
+    assert.match(w.link, new RegExp(`/${paper}/widgets/${w.name}$`), `${w.name} prints its address`);
+    assert.equal(w.controls, false, `${w.name} prints no controls`);
+  }
+  await page.pdf({ path: path.join(ARTIFACTS, `${paper}-printed.pdf`), format: 'A4' });
+  await context.close();
 }

@@ -30,13 +30,14 @@ def params(context: dict) -> tuple[Param, ...]:
 
 
 def _live_rows(live: dict) -> list[dict]:
-    """The published runs as Table 1 rows: each group's accuracy and the whole-test score, in percent."""
+    """The published runs as Table 1 rows: each group's accuracy and the whole-test score, in percent.
+    The chart sets two models side by side (two bar colours), so it takes the first two runs (0- and 5-shot)."""
     name = model_name(live["model"]).removesuffix("-Instruct")
     return [{"model": f"{name}, {run['key']}", "measured": True,
              "average": 100 * run["correct"] / run["questions"],
              **{group.key: 100 * run["groups"][group.key][0] / run["groups"][group.key][1]
                 if group.key in run["groups"] else None for group in GROUPS}}
-            for run in live["runs"]][:2]
+            for run in live["runs"][:2]]
 
 
 def group_sizes(name: str, value: object) -> dict[str, int]:
