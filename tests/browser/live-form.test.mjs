@@ -199,10 +199,13 @@ test('the widget page has its h1, a Share / embed box and links back to the pape
   await context.close();
 });
 
-test('every select shows its chosen label whole at 320 and 360 px', { timeout: LIMIT_MS }, async () => {
+test('every select shows each of its labels whole at 320 and 360 px', { timeout: LIMIT_MS }, async () => {
   for (const width of [320, 360]) {
     const { page, context } = await newPage({ viewport: { width, height: 900 } });
-    for (const url of ['/mmlu/run', '/mmlu/widgets/live-scoring', '/embed/mmlu/live-scoring', '/mmlu-pro/run']) {
+    // The live forms, and the widgets whose selects offer the live model's published runs.
+    for (const url of ['/mmlu/run', '/mmlu/widgets/live-scoring', '/embed/mmlu/live-scoring', '/mmlu-pro/run',
+      '/mmlu/widgets/calibration-bars', '/mmlu/widgets/group-bars', '/mmlu/widgets/subject-bars',
+      '/mmlu/widgets/release-gate', '/scoring-lesson/widgets/micro-macro', '/mmlu-pro/widgets/category-bars']) {
       await page.goto(`${BASE_URL}${url}`);
       const cut = await measureSelects(page);
       const own = page.locator('[data-ls-source][value="own"]');

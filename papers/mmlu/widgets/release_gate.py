@@ -29,8 +29,8 @@ def _live_pair(context: dict) -> tuple[str, str] | None:
 def params(context: dict) -> tuple[Param, ...]:
     pair = _live_pair(context)
     source = (Param("source", "Which two runs", "choice", SIMULATED, choices=(
-        (SIMULATED, "a simulated pair (settings below)"),
-        ("live", f"our model, {pair[1]} against {pair[0]}"),
+        (SIMULATED, "simulated (settings below)"),  # short enough to show whole at 320 px
+        ("live", f"our model, {pair[1]} vs {pair[0]}"),
     )),) if pair else ()
     return source + (
         Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True),

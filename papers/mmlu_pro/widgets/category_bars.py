@@ -43,7 +43,7 @@ def run_summary(name: str, value: object) -> dict:
 def params(context: dict) -> tuple[Param, ...]:
     shown = [("paper", "GPT-4o, the paper's figures")]
     if context.get("live_run"):
-        shown.append(("run", f"{context['live_run']['model']}, this site's run"))
+        shown.append(("run", f"our model, {context['live_run']['shots']}-shot sample"))  # whole at 320 px
     return (
         Param("results", "Results", "choice", "paper", choices=tuple(shown)),
         Param("score", "Overall score", "number", GPT4O_OVERALL / 100, 0.0, 1.0, 0.001, percent=True,

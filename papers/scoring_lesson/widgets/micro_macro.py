@@ -31,7 +31,7 @@ def _sources(context: dict) -> tuple[tuple[str, str], ...]:
     """(value, label) for each choice: Table 1's rows, then the published runs."""
     runs = context.get("live_scores") or {"runs": []}
     return (tuple((f"table-{i}", f"Table 1: {row['model']}") for i, row in enumerate(context["table_1"]))
-            + tuple((f"run-{run['key']}", f"Our model, {run['key']}, per subject")
+            + tuple((f"run-{run['key']}", f"Our model, {run['key']}, by subject")
                     for run in runs["runs"]))
 
 
