@@ -54,6 +54,18 @@ function published(shots) {
 }
 const share = (rows) => rows.filter((r) => r.correct).length / rows.length;
 const escaped = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+// WCAG's contrast ratio of two CSS rgb() colours.
+function contrast(a, b) {
+  const luminance = (css) => {
+    const [r, g, bl] = css.match(/\d+(\.\d+)?/g).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
 const signed = (points) => `${points >= 0 ? '+' : '-'}${Math.abs(points).toFixed(2)}`;
 
 // The two published runs, read here with Node's zlib: the figures the widgets must show.
@@ -104,6 +116,16 @@ test('the published runs, chosen by keyboard, drawn in the browser as the server
     await tabTo(page, '.series-live.fig-point');
     const label = await page.evaluate(() => document.activeElement.getAttribute('aria-label'));
     assert.equal(label, `SmolLM2-135M (our runs), 135M parameters, 0-shot: ${(100 * share(RUN_ROWS[0])).toFixed(1)}%`);
+    for (const scheme of ['light', 'dark']) { // each series its own colour, seen against the background (WCAG 1.4.11: 3:1)
+      await page.emulateMedia({ colorScheme: scheme });
+      const colours = await page.$$eval('#w-scaling-plot circle.fig-legend', (dots) => dots.map((dot) => getComputedStyle(dot).fill));
+      const background = await page.$eval('#w-scaling-plot', (el) => getComputedStyle(el).backgroundColor);
+      assert.equal(colours.length, 4, 'three of the paper\'s series and ours');
+      assert.equal(new Set(colours).size, 4, `${scheme}: ${colours.join(', ')}`);
+      for (const colour of colours) {
+        assert.ok(contrast(colour, background) >= 3, `${scheme}: ${colour} on ${background} is ${contrast(colour, background).toFixed(2)}:1`);
+      }
+    }
     assert.deepEqual(problems, []);
     await page.close();
   });
