@@ -15,7 +15,8 @@ test('printing the paper keeps every widget as its picture, summary and address'
   await checkPrinted(browser, 'mmlu', 7);
 });
 
-test('nothing shifts while the widget page loads (cumulative layout shift under 0.05 at 360 px)', async () => {
+// A 360 px wide browser context whose pages add up their layout shifts in window.__shift.
+async function shiftCountingContext() {
   const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
   await context.addInitScript(() => {
     window.__shift = 0;
@@ -23,6 +24,11 @@ test('nothing shifts while the widget page loads (cumulative layout shift under 
       for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shift += entry.value;
     }).observe({ type: 'layout-shift', buffered: true });
   });
+  return context;
+}
+
+test('nothing shifts while the widget page loads (cumulative layout shift under 0.05 at 360 px)', async () => {
+  const context = await shiftCountingContext();
   for (const url of ['/mmlu/widgets/chance-explorer', '/embed/mmlu/release-gate', '/mmlu/']) {
     const page = await context.newPage();
     await page.goto(`${BASE_URL}${url}`);
@@ -55,13 +61,7 @@ async function proxyPausingBeforeFigure(page, pauseMs) {
 test('a widget painted before its figure arrives does not move its controls when the figure comes', async (t) => {
   const proxy = await proxyPausingBeforeFigure('/embed/mmlu/release-gate', 1500);
   t.after(proxy.close);
-  const context = await browser.newContext({ viewport: { width: 360, height: 740 } });
-  await context.addInitScript(() => {
-    window.__shift = 0;
-    new PerformanceObserver((list) => {
-      for (const entry of list.getEntries()) if (!entry.hadRecentInput) window.__shift += entry.value;
-    }).observe({ type: 'layout-shift', buffered: true });
-  });
+  const context = await shiftCountingContext();
   const page = await context.newPage();
   await page.goto(proxy.url, { waitUntil: 'commit' });
   await page.waitForSelector('.widget-title');
