@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("--dev", action="store_true", help="development server with reloading")
     args = parser.parse_args()
 
-    from engine import create_app
+    from engine import create_app, warm_up
 
     if args.dev:
         app = create_app({"CONTENT_RELOAD": True})
@@ -144,6 +144,9 @@ def main() -> None:
         return
 
     app = create_app()
+    started = time.monotonic()
+    pages = warm_up(app)  # before listening: the first reader of a paper gets it as fast as the next one
+    print(f"Warmed {', '.join(pages)} in {time.monotonic() - started:.1f} s", flush=True)
     threads = args.threads or app.config["SERVER_THREADS"]
     if threads <= app.config["SCORER_QUEUE_SIZE"] + 2:
         parser.error(f"--threads must exceed SCORER_QUEUE_SIZE + 2 ({app.config['SCORER_QUEUE_SIZE'] + 2}) "

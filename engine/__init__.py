@@ -49,3 +49,15 @@ def create_app(overrides: dict | None = None) -> Flask:
         if hook:
             hook(app, paper)
     return app
+
+
+def warm_up(app: Flask) -> list[str]:
+    """Do once, before the first reader arrives, what that reader would otherwise wait for: each
+    paper's widget data (the live model's published runs are summarised then, about 2 s) and its
+    page with the widgets' first pictures. Returns a line per page fetched, for the server's log."""
+    client = app.test_client()
+    said = []
+    for path in ("/", *(f"/{slug}/" for slug in app.extensions["papers"])):
+        status = client.get(path).status_code
+        said.append(f"{path} {status}")
+    return said

@@ -125,3 +125,17 @@ def test_page_cache_is_bounded_by_bytes():
         cache.put(key, b"xxxx", 4)
     assert cache.get("a") is None and cache.get("f") == b"xxxx"
     assert sum(size for _, size in cache._items.values()) <= 10
+
+
+def test_the_production_server_warms_every_paper_before_it_listens():
+    """app.py calls warm_up before serving: the first reader of /mmlu/ must not wait for the
+    published runs to be summarised (test_proxy.py's slow-client test measured 2.7 s without it)."""
+    from engine import create_app, warm_up
+
+    app = create_app({"TESTING": True})
+    assert app.extensions["widget_contexts"] == {}  # built on first use: a test app does not warm itself
+    said = warm_up(app)
+    slugs = set(app.extensions["papers"])
+    assert said == ["/ 200", *(f"/{slug}/ 200" for slug in app.extensions["papers"])]
+    assert set(app.extensions["widget_contexts"]) == slugs and {"mmlu", "mmlu-pro", "scoring-lesson"} <= slugs
+    assert "live_pairs" in app.extensions["widget_contexts"]["mmlu"]

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { checkAgainstServer, checkPrinted, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, checkPrinted, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let shared;
@@ -38,6 +38,7 @@ async function tabUntil(page, selector, limit = 300) {
 async function narrowDark(page, name) {
   await page.setViewportSize({ width: 320, height: 900 });
   await page.emulateMedia({ colorScheme: 'dark' });
+  if (await widgetOf(page, name).count()) await redrawnForWidth(page, name); // a widget's page, not the paper's or the run's
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `${name}: ${overflow}px wider than a 320px screen`);
   assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations in dark mode`);

@@ -88,3 +88,12 @@ export async function checkPrinted(browser, paper, count) {
   await page.pdf({ path: path.join(ARTIFACTS, `${paper}-printed.pdf`), format: 'A4' });
   await context.close();
 }
+
+// After the page's width changed: wait until the widget's figure is redrawn for the width it is
+// now shown at (widget.js sets data-shown-width when it measures, data-drawn-width when it draws).
+export async function redrawnForWidth(page, name) {
+  await page.waitForFunction((n) => {
+    const section = document.querySelector(`section.widget[data-widget="${n}"]`);
+    return section.dataset.shownWidth && section.dataset.drawnWidth === section.dataset.shownWidth;
+  }, name, { timeout: 30_000 });
+}

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
-import { checkAgainstServer, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let plain; // a context without JavaScript: what a reader without it (or a reopened link) sees
@@ -51,6 +51,7 @@ async function finish(t, { page, problems }, name) {
   await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `${name}: the page is ${overflow}px wider than a 320px screen`);
+  await redrawnForWidth(page, name);
   await page.locator(`section.widget[data-widget="${name}"] svg.widget-figure`).scrollIntoViewIfNeeded();
   await screenshot(page, `widget-${name}-320-dark`);
   assert.deepEqual(problems, [], `${name}: console errors`);
