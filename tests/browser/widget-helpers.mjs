@@ -89,8 +89,9 @@ export async function checkPrinted(browser, paper, count) {
   await context.close();
 }
 
-// After the page's width changed: wait until the widget's figure is redrawn for the width it is
-// now shown at (widget.js sets data-shown-width when it measures, data-drawn-width when it draws).
+// Wait until the widget's figure is drawn for the width it is shown at, after the page loaded or
+// its width changed (widget.js sets data-shown-width when it measures, data-drawn-width when it
+// draws). `page` may be a Page or a Frame.
 export async function redrawnForWidth(page, name) {
   await page.waitForFunction((n) => {
     const section = document.querySelector(`section.widget[data-widget="${n}"]`);
