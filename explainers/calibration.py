@@ -77,7 +77,12 @@ def rms_calibration_error(
     square root": √(Σⱼ |Bⱼ|/N (acc(Bⱼ) − conf(Bⱼ))²). Groups are formed as in calibration_bins.
     Squaring stops over- and under-confident groups from cancelling.
     """
-    groups = calibration_bins(confidences, correct, bins, binning)
+    return rms_of_groups(calibration_bins(confidences, correct, bins, binning))
+
+
+def rms_of_groups(groups: list[dict]) -> float:
+    """rms_calibration_error from the groups calibration_bins returned, for a caller that shows both
+    (the same number, without checking, sorting and grouping the answers a second time)."""
     total = sum(g["n"] for g in groups)
     return math.sqrt(math.fsum(g["n"] / total * (g["accuracy"] - g["confidence"]) ** 2 for g in groups))
 

@@ -52,11 +52,8 @@ def _calibration_table(confidences: list[float], correct: list[int]) -> dict:
     """What the calibration widget shows for every binning and group count it offers."""
     table = {}
     for binning in calibration.BINNINGS:
-        table[binning] = [
-            {"groups": calibration.calibration_bins(confidences, correct, bins, binning),
-             "rms": calibration.rms_calibration_error(confidences, correct, bins, binning)}
-            for bins in range(1, MAX_BINS + 1)
-        ]
+        groups = [calibration.calibration_bins(confidences, correct, bins, binning) for bins in range(1, MAX_BINS + 1)]
+        table[binning] = [{"groups": g, "rms": calibration.rms_of_groups(g)} for g in groups]
     return table
 
 

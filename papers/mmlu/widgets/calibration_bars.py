@@ -49,13 +49,14 @@ def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
 def _example(state: dict) -> dict:
     """The figures for the answers typed into the settings, computed here."""
     conf, correct, bins, binning = state["conf"], state["correct"], state["bins"], state["binning"]
+    groups = calibration.calibration_bins(conf, correct, bins, binning)
     return {
         "answers": f"{len(conf)} answers",
-        "groups": calibration.calibration_bins(conf, correct, bins, binning),
+        "groups": groups,
         "average": calibration.average_confidence(conf),
         "accuracy": math.fsum(correct) / len(correct),
         "gap": calibration.calibration_gap(conf, correct),
-        "rms": calibration.rms_calibration_error(conf, correct, bins, binning),
+        "rms": calibration.rms_of_groups(groups),
     }
 
 
