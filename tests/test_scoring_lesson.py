@@ -14,13 +14,13 @@ from test_snippets import run_snippet
 from content_helpers import real_app
 from engine.__main__ import main as engine_main
 from livescoring.results import read_rows
-from papers.mmlu.live_runs import paired_marks
+from papers.mmlu.live_runs import paired_marks, run_pair
 from papers.mmlu.server import published_runs
 from papers.scoring_lesson.gate import compare
 from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
 from papers.scoring_lesson.server import mmlu_data_dir
 from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
-from papers.scoring_lesson.widgets.two_run_gate import EXAMPLE_RUNS, WIDGET
+from papers.scoring_lesson.widgets.two_run_gate import WIDGET
 from widgetkit import run_view
 
 HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
@@ -34,7 +34,10 @@ def example_context() -> dict:
 
 
 def example_pair() -> dict:
-    return paired_marks(example_context(), *EXAMPLE_RUNS)
+    example = example_context()
+    pair = run_pair(example)
+    assert pair == ("0-shot", "5-shot")  # production, candidate
+    return paired_marks(example, *pair)
 
 
 def text_of(path: Path) -> str:

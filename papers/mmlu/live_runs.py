@@ -107,6 +107,13 @@ def run_of(value: dict, key: str) -> dict:
     return next(run for run in value["runs"] if run["key"] == key)
 
 
+def run_pair(value: dict | None) -> tuple[str, str] | None:
+    """The keys of the published pair a release gate compares, (production, candidate): the run
+    with the fewest shots against the one with the most (runs come fewest first); None below two runs."""
+    runs = (value or {}).get("runs", [])
+    return (runs[0]["key"], runs[-1]["key"]) if len(runs) >= 2 else None
+
+
 def paired_marks(value: dict, baseline: str, candidate: str) -> dict:
     """Two published runs question by question, as the release gate takes loaded results:
     {"subjects": [...], "baseline": [0/1...], "candidate": [0/1...]}."""

@@ -15,19 +15,13 @@ from widgetkit.charts import subject_delta_chart
 from widgetkit.context import paired_results, sizes
 from widgetkit.words import count, points
 
-from ..live_runs import live_pairs, model_name, paired_marks
+from ..live_runs import live_pairs, model_name, paired_marks, run_pair
 
 SIMULATED = "simulated"
 
 
-def _live_pair(context: dict) -> tuple[str, str] | None:
-    """(production, candidate) run keys when two runs are published: the fewest shots is production."""
-    runs = (context.get("live_pairs") or {}).get("runs", [])
-    return (runs[0]["key"], runs[-1]["key"]) if len(runs) >= 2 else None
-
-
 def params(context: dict) -> tuple[Param, ...]:
-    pair = _live_pair(context)
+    pair = run_pair(context.get("live_pairs"))
     source = (Param("source", "Which two runs", "choice", SIMULATED, choices=(
         (SIMULATED, "simulated (settings below)"),  # short enough to show whole at 320 px
         ("live", f"our model, {pair[1]} vs {pair[0]}"),
@@ -80,7 +74,7 @@ def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float,
 
 def view(state: dict, context: dict) -> dict:
     results = context.get("results")
-    pair = _live_pair(context)
+    pair = run_pair(context.get("live_pairs"))
     if results:
         candidate, baseline, clusters = results["candidate"], results["baseline"], results["subjects"]
         source = f"your loaded results ({count(len(candidate))} questions)"
