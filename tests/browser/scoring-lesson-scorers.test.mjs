@@ -49,6 +49,20 @@ async function tabUntil(page, frame, id) {
   assert.fail(`Tab never reached #${id}`);
 }
 
+// axe-core, light then dark, with full-page screenshots at the page's width (light) and at 360 px
+// (dark, where nothing may be wider than the screen). `scope` is what is checked and measured: the
+// page itself, or the embed's frame inside it.
+async function lightThenNarrowDark(page, scope, name) {
+  assert.deepEqual(await axeViolations(scope), []);
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-1280.png`), fullPage: true });
+  await page.emulateMedia({ colorScheme: 'dark' });
+  assert.deepEqual(await axeViolations(scope), [], 'dark');
+  await page.setViewportSize({ width: 360, height: 900 });
+  const wide = await scope.evaluate(() => document.documentElement.scrollWidth);
+  assert.ok(wide <= 360, `${name} is ${wide} px wide at 360 px`);
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}-360-dark.png`), fullPage: true });
+}
+
 // Keyboard only: subject (a select moves to the option typed), question number, worked examples.
 async function typeQuestion(page, frame, subject, number, shots) {
   await tabUntil(page, frame, 'ts-subject');
@@ -120,14 +134,7 @@ test('embedded on another origin: one question scored by keyboard with the real 
     await page.waitForFunction((h) => Math.abs(Number(document.getElementById('scorers').height) - h) <= 2, grown);
     await page.keyboard.press('Tab');
     assert.equal(await frame.evaluate(() => document.activeElement.className), 'ts-decisions');
-    assert.deepEqual(await axeViolations(frame), []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-embed-1280.png'), fullPage: true });
-    await page.emulateMedia({ colorScheme: 'dark' });
-    assert.deepEqual(await axeViolations(frame), [], 'dark');
-    await page.setViewportSize({ width: 360, height: 900 });
-    const wide = await frame.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(wide <= 360, `the embed is ${wide} px wide in a 360 px page`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-embed-360-dark.png'), fullPage: true });
+    await lightThenNarrowDark(page, frame, 'three-scorers-embed');
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -172,14 +179,7 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
     assert.match(await page.locator('[data-share="iframe"]').inputValue(),
       new RegExp(`^<iframe src="${EMBED}" title="Same question, three scorers"`));
     assert.ok(await page.locator('[data-copy="w-three-scorers-iframe"]').isVisible());
-    assert.deepEqual(await axeViolations(page), []);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-page-1280.png'), fullPage: true });
-    await page.emulateMedia({ colorScheme: 'dark' });
-    assert.deepEqual(await axeViolations(page), [], 'dark');
-    await page.setViewportSize({ width: 360, height: 900 });
-    let wide = await page.evaluate(() => document.documentElement.scrollWidth);
-    assert.ok(wide <= 360, `the page is ${wide} px wide at 360 px`);
-    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-page-360-dark.png'), fullPage: true });
+    await lightThenNarrowDark(page, page, 'three-scorers-page');
 
     // The lesson's copy answers in the lesson (its script posts to the widget's page).
     await page.emulateMedia({ colorScheme: 'light' });
@@ -193,7 +193,7 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
     assert.match(page.url(), /\/scoring-lesson\/#what-gets-scored$/, 'still on the lesson');
     assert.match(await inline.locator('#ts-shots-error').innerText(), /^Choose from 0 to 5 worked examples\.$/);
     assert.equal(await inline.locator('#ts-results-title').evaluate((h) => h.tagName), 'H4');
-    wide = await page.evaluate(() => document.documentElement.scrollWidth);
+    const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(wide <= 320, `the lesson is ${wide} px wide at 320 px`);
     // The refusals are 400 answers, which the browser notes in its console; nothing else may be there.
     assert.deepEqual(problems.filter((p) => !/the server responded with a status of 400/.test(p)), []);
