@@ -83,7 +83,7 @@ def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] 
             raise ModelUnavailable(service.message)
         raise StillLoading(service.message)
     if not _ONE_AT_A_TIME.acquire(blocking=False):
-        raise QueueFull(30)
+        raise QueueFull(30, "Another reader's answer is being written (this server writes one at a time)")
     try:
         events = stream_greedy(service.scorer.loaded, prompt, max_new_tokens, stop)
         first = next(events)  # runs the checks and the prompt's forward pass now, so errors come before streaming

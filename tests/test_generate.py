@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import pytest
 
 from livescoring import generate
+from livescoring.failures import service_failure
 from livescoring.scorer import PromptTooLong
 from livescoring.worker import READY, QueueFull
 
@@ -103,8 +104,12 @@ class ReadyService:
 def test_one_generation_at_a_time():
     service = ReadyService([1, 2, 5, 5, 5, 5])
     first = generate.generation(service, "a prompt", 4)
-    with pytest.raises(QueueFull):
+    with pytest.raises(QueueFull) as busy:
         generate.generation(service, "another prompt", 4)
+    answer = service_failure(busy.value)  # what every page that generates answers with
+    assert answer.status == 429 and answer.headers == {"Retry-After": "30"}
+    assert answer.message == ("Another reader's answer is being written (this server writes one at a time); "
+                              "try again in about 30 s.")
     assert "".join(e.get("text", "") for e in first) == "A yes more more"
     assert list(generate.generation(service, "a prompt", 1))[-1]["reason"] == "length"  # free again
 

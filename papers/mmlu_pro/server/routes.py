@@ -26,10 +26,8 @@ from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate, service
 from livescoring.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
-from livescoring.model import ModelUnavailable
 from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong
-from livescoring.worker import QueueFull, StillLoading
 
 from .. import answer, prompt
 from ..dataset import LETTERS, SPLITS
@@ -168,10 +166,7 @@ def start_generation(category, index, shots, max_tokens):
         except PromptTooLong as error:
             if k == 0:
                 raise ScoreFailed(400, str(error), "question") from None
-        except QueueFull as error:
-            raise ScoreFailed(429, "Another reader's chain of thought is being written; try again shortly.",
-                              headers={"Retry-After": str(error.retry_after)}) from None
-        except (StillLoading, ModelUnavailable) as error:
+        except SERVICE_ERRORS as error:
             raise service_failure(error) from None
     raise AssertionError("unreachable: k reaches 0 above")
 

@@ -132,20 +132,15 @@ def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
 
 def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
     from livescoring import generate, service
-    from livescoring.failures import ScoreFailed, service_failure
-    from livescoring.model import ModelUnavailable
+    from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
     from livescoring.scorer import PromptTooLong
-    from livescoring.worker import QueueFull, StillLoading
 
     text = prompt_format.text(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
     try:
         events = generate.generation(service(), text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP)
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), field="shots") from None
-    except QueueFull as error:
-        raise ScoreFailed(429, "Another reader's answer is being generated; press the button again in a moment.",
-                          headers={"Retry-After": str(error.retry_after)}) from None
-    except (StillLoading, ModelUnavailable) as error:
+    except SERVICE_ERRORS as error:
         raise service_failure(error) from None
     written, last = "", {}
     for event in events:
