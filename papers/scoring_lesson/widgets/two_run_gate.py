@@ -7,7 +7,7 @@ line with the same message.
 from __future__ import annotations
 
 from explainers import checks
-from papers.mmlu.live_runs import live_pairs, paired_marks, run_of, run_pair
+from papers.mmlu.live_runs import live_pairs, model_name, paired_marks, run_of, run_pair
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS
@@ -87,7 +87,7 @@ def view(state: dict, context: dict) -> dict:
         pair = run_pair(example)
         main = paired_marks(example, *pair)
         production, candidate = (run_of(example, key) for key in pair)
-        source = (f"The example: {example['model']}, this site's live model, over the whole MMLU test "
+        source = (f"The example: {model_name(example['model'])} (this site's live model) over the whole MMLU test "
                   f"({production['questions']:,} questions): its {production['key']} run (production) against "
                   f"its {candidate['key']} run (candidate).")
     report = compare(main, groups, generative, holdout, state["multiple"])
