@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 
 import explainers
 
+from .decoder import decoder_for
+
 METHODS = {
     "letter": "Letter probabilities",
     "option": "Full-option log-likelihood",
@@ -158,6 +160,7 @@ class Scorer:
         self.reuse_prefix = reuse_prefix
         self.batch_rows = max(1, batch_rows)
         self.prefixes = PrefixCache(prefix_cache_bytes)
+        self.decoder = decoder_for(loaded.model)
 
     # -- tokenisation -------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:
@@ -252,9 +255,7 @@ class Scorer:
         ids = self.encode(text)
         if not ids:
             return None
-        model, device = self.loaded.model, self.loaded.device
-        out = model.model(input_ids=torch.tensor([ids], device=device), use_cache=True)
-        layers = [(layer.keys, layer.values) for layer in out.cache.layers]
+        _, layers = self.decoder(torch.tensor([ids], device=self.loaded.device), 0)
         nbytes = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
         entry = _Prefix(tuple(ids), layers, nbytes)
         self.prefixes.put(text, entry)
@@ -264,34 +265,22 @@ class Scorer:
         """One forward pass over ``rows`` (all sharing ``prefix``); per row, the values it reads:
         a float log-probability, or the whole log-softmax vector where the token is None."""
         import torch
-        from transformers import DynamicCache
 
-        model, device = self.loaded.model, self.loaded.device
         reused = 0
         if prefix is not None:
             # At least the last context token must run, so its hidden state exists.
             reused = min(min(common_prefix_length(prefix.token_ids, r.tokens) for r in rows),
                          min(r.reads[0][0] for r in rows))
         width = max(len(r.tokens) for r in rows) - reused
-        pad = self.loaded.tokenizer.pad_token_id or 0
-        ids = torch.full((len(rows), width), pad, dtype=torch.long)
-        mask = torch.zeros((len(rows), reused + width), dtype=torch.long)
-        mask[:, :reused] = 1
+        # Right padding: a real token never attends to the padding after it (livescoring/decoder.py).
+        ids = torch.full((len(rows), width), self.loaded.tokenizer.pad_token_id or 0, dtype=torch.long)
         for i, r in enumerate(rows):
             own = r.tokens[reused:]
             ids[i, :len(own)] = torch.tensor(own, dtype=torch.long)
-            mask[i, reused:reused + len(own)] = 1
-        positions = torch.arange(reused, reused + width).unsqueeze(0).expand(len(rows), -1)
-        past = None
-        if reused:
-            past = DynamicCache(ddp_cache_data=[
-                (k[:, :, :reused].expand(len(rows), -1, -1, -1), v[:, :, :reused].expand(len(rows), -1, -1, -1))
-                for k, v in prefix.layers])
-        out = model.model(input_ids=ids.to(device), attention_mask=mask.to(device), position_ids=positions.to(device),
-                          cache=past, use_cache=past is not None)
+        hidden_states, _ = self.decoder(ids.to(self.loaded.device), reused, prefix.layers if reused else None)
         where = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
-        hidden = out.last_hidden_state[[i for i, _ in where], [p for _, p in where]]
-        logprobs = torch.log_softmax(model.lm_head(hidden).float(), dim=-1)
+        hidden = hidden_states[[i for i, _ in where], [p for _, p in where]]
+        logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
         values, n = [], 0
         for r in rows:
             got = []

@@ -21,6 +21,7 @@ from pathlib import Path
 import explainers
 from engine.config import default_config
 from livescoring.model import ModelSettings, ModelUnavailable, load
+from livescoring.pool import score_jobs, twin
 from livescoring.scorer import METHODS, Scorer
 
 from .. import prompt
@@ -31,10 +32,12 @@ from .validation import QUESTION_SPLITS
 
 CALIBRATION_BINS = 10
 # The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
-# one question per forward pass (batches of 8 were no faster on CPU; they are for GPUs) and one
-# torch thread per core.
+# one question per forward pass (batches were no faster on CPU; they are for GPUs) and one worker
+# per core, each running its questions on one torch thread (two threads on one question were 1.4x
+# slower than two questions side by side).
 DEFAULT_BATCH_SIZE = 1
-DEFAULT_THREADS = os.cpu_count() or 1
+DEFAULT_WORKERS = os.cpu_count() or 1
+DEFAULT_THREADS = 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -54,8 +57,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", help="override SCORER_MODEL (a local directory, a cached model id, or smollm2)")
     parser.add_argument("--device", help="override SCORER_DEVICE (auto, cpu, cuda)")
     parser.add_argument("--dtype", help="override SCORER_DTYPE (auto, float32, bfloat16, float16)")
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                        help=f"questions scored side by side on one model (default {DEFAULT_WORKERS}, one per core, "
+                             "the fastest measured)")
     parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
-                        help=f"torch CPU threads (default {DEFAULT_THREADS}, one per core, the fastest measured)")
+                        help=f"torch CPU threads each worker's operations share (default {DEFAULT_THREADS})")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -106,8 +112,11 @@ def row_key(row: dict) -> tuple[str, str, int]:
 
 def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
              limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True,
-             resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE) -> dict:
+             resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1) -> dict:
     """Score the questions, append JSONL rows to ``out``, and return the summary of every row (see summarise).
+
+    ``workers`` scorers on the same model score side by side (livescoring.pool), each taking the
+    next batch when it is free; rows are written as batches finish, so their order varies.
 
     With ``resume``, the complete rows already in ``out`` are kept and their questions skipped; a
     run stopped by Ctrl-C leaves only complete rows (KeyboardInterrupt is re-raised)."""
@@ -127,32 +136,36 @@ def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "
         questions = data.questions(subject, split)
         questions = questions[:limit] if limit else questions
         pending[subject] = [q for q in questions if (subject, split, q.index) not in done]
-    total = sum(len(qs) for qs in pending.values())
+    jobs = []
+    for subject, questions in pending.items():
+        shots_of = data.questions(subject, "dev")[:shots]
+        ordered = sorted(questions, key=lambda q: len(q.question) + sum(len(c) for c in q.choices))
+        jobs += [[{"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
+                   "shots": shots_of, "method": method, "key": q.answer, "index": q.index}
+                  for q in ordered[start:start + batch_size]] for start in range(0, len(ordered), batch_size)]
+    scorers = [scorer] + [twin(scorer) for _ in range(workers - 1)]
     sink = open(out, "a" if resume else "w", encoding="utf-8") if out else None
     try:
-        with tqdm(total=total, desc="scoring", unit="q", disable=not progress, file=sys.stderr, smoothing=0.05) as bar:
-            for subject, questions in pending.items():
-                shots_of = data.questions(subject, "dev")[:shots]
-                ordered = sorted(questions, key=lambda q: len(q.question) + sum(len(c) for c in q.choices))
-                for start in range(0, len(ordered), batch_size):
-                    chunk = ordered[start:start + batch_size]
-                    results = scorer.score_many([
-                        {"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
-                         "shots": shots_of, "method": method, "key": q.answer} for q in chunk])
-                    for q, result in zip(chunk, results, strict=True):
-                        row = {
-                            "subject": subject, "split": split, "index": q.index, "method": method,
-                            "shots": result["shots_used"], "probabilities": result["probabilities"],
-                            "prediction": result["prediction"], "key": q.answer, "correct": result["correct"],
-                            "confidence": result["confidence"], "vocabulary_share": result["vocabulary_share"],
-                            "model": result["model"]["name"],
-                        }
-                        rows.append(row)
-                        if sink:
-                            sink.write(json.dumps(row) + "\n")  # one write per whole line
+        with tqdm(total=sum(map(len, jobs)), desc="scoring", unit="q", disable=not progress, file=sys.stderr,
+                  smoothing=0.05) as bar:
+
+            def write(job: list[dict], results: list[dict]) -> None:
+                for request, result in zip(job, results, strict=True):
+                    row = {
+                        "subject": request["subject"], "split": split, "index": request["index"], "method": method,
+                        "shots": result["shots_used"], "probabilities": result["probabilities"],
+                        "prediction": result["prediction"], "key": request["key"], "correct": result["correct"],
+                        "confidence": result["confidence"], "vocabulary_share": result["vocabulary_share"],
+                        "model": result["model"]["name"],
+                    }
+                    rows.append(row)
                     if sink:
-                        sink.flush()
-                    bar.update(len(chunk))
+                        sink.write(json.dumps(row) + "\n")  # one write per whole line
+                if sink:
+                    sink.flush()
+                bar.update(len(job))
+
+            score_jobs(scorers, jobs, write)
     finally:
         if sink:
             sink.close()
@@ -211,7 +224,7 @@ def resume_command(args: argparse.Namespace) -> str:
     """The command that continues this run where it stopped."""
     words = ["python", "-m", "engine", "mmlu", "evaluate", "--subjects", *args.subjects, "--split", args.split,
              "--shots", str(args.shots), "--limit", str(args.limit), "--method", args.method, "--out", str(args.out),
-             "--batch-size", str(args.batch_size)]
+             "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
     for option in ("model", "device", "dtype", "threads"):
         if getattr(args, option) is not None:
             words += [f"--{option}", str(getattr(args, option))]
@@ -227,6 +240,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.batch_size < 1:
         print("error: --batch-size must be 1 or more", file=sys.stderr)
+        return 2
+    if args.workers < 1:
+        print("error: --workers must be 1 or more", file=sys.stderr)
         return 2
     if args.resume and args.force:
         print("error: --resume and --force contradict each other; choose one", file=sys.stderr)
@@ -252,11 +268,11 @@ def run(args: argparse.Namespace) -> int:
         return 3
     print(f"Model: {loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
           f"{loaded.load_seconds:.1f} s; method {args.method}; {args.shots}-shot; {args.split} split; "
-          f"batches of {args.batch_size}", file=sys.stderr)
+          f"batches of {args.batch_size}; {args.workers} worker(s)", file=sys.stderr)
     try:
         summary = evaluate(Scorer(loaded, batch_rows=args.batch_size), data, subjects, args.split, args.shots,
                            args.limit, args.method, args.out, progress=not args.no_progress, resume=args.resume,
-                           batch_size=args.batch_size)
+                           batch_size=args.batch_size, workers=args.workers)
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

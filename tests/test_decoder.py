@@ -1,0 +1,86 @@
+"""The scorer's two decoders compute the same thing: the lean Llama one against transformers' own.
+
+tests/test_fast_scoring.py holds the scorer (on the lean decoder, SmolLM2 being a Llama) to the
+full-prompt reference path; here the decoders are compared directly, layer caches included, on a
+real prefix and right-padded rows of different lengths, and the scorer on transformers' decoder
+is held to the reference too, so a model of another family is scored just as exactly.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from engine.config import default_config
+from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for
+from livescoring.model import ModelSettings, load
+from livescoring.scorer import Scorer
+from papers.mmlu import prompt
+from papers.mmlu.dataset import MMLUData
+from papers.mmlu.server import data_dir
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    return load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+
+
+@pytest.fixture(scope="module")
+def data():
+    return MMLUData(data_dir(default_config()))
+
+
+def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded):
+    assert isinstance(decoder_for(loaded.model), LlamaDecoder)
+    assert isinstance(Scorer(loaded).decoder, LlamaDecoder)
+    other = copy.copy(loaded.model)
+    other.config = copy.deepcopy(loaded.model.config)
+    other.config.attention_bias = True  # a configuration the lean decoder does not write out
+    assert isinstance(decoder_for(other), TransformersDecoder)
+    other.config = copy.deepcopy(loaded.model.config)
+    other.config.model_type = "gpt2"
+    assert isinstance(decoder_for(other), TransformersDecoder)
+
+
+def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
+    import torch
+
+    lean, reference = LlamaDecoder(loaded.model), TransformersDecoder(loaded.model)
+    encode = Scorer(loaded).encode
+    shots = data.questions("astronomy", "dev")[:5]
+    header = "".join(p.text for p in prompt.prompt_parts("astronomy", "q", ["a", "b", "c", "d"], shots)
+                     if p.kind in ("header", "shot"))
+    prefix_ids = torch.tensor([encode(header)])
+    questions = data.questions("astronomy", "test")[:3]
+    own = [encode(f"{q.question}\nA. {q.choices[0]}\nAnswer:") for q in questions]
+    width = max(map(len, own))
+    rows = torch.full((len(own), width), loaded.tokenizer.pad_token_id or 0, dtype=torch.long)
+    for i, ids in enumerate(own):
+        rows[i, :len(ids)] = torch.tensor(ids)
+    start = prefix_ids.shape[1]
+    with torch.inference_mode():
+        lean_hidden, lean_layers = lean(prefix_ids, 0)
+        ref_hidden, ref_layers = reference(prefix_ids, 0)
+        assert torch.allclose(lean_hidden, ref_hidden, atol=1e-4, rtol=1e-4)
+        assert len(lean_layers) == len(ref_layers) == loaded.model.config.num_hidden_layers
+        for (lk, lv), (rk, rv) in zip(lean_layers, ref_layers, strict=True):
+            assert lk.shape == rk.shape == (1, loaded.model.config.num_key_value_heads, start, lean.head_dim)
+            assert torch.allclose(lk, rk, atol=1e-4, rtol=1e-4) and torch.allclose(lv, rv, atol=1e-4, rtol=1e-4)
+        lean_rows, _ = lean(rows, start, lean_layers)
+        ref_rows, _ = reference(rows, start, ref_layers)
+    for i, ids in enumerate(own):  # the real tokens of each row; what follows them is padding
+        assert torch.allclose(lean_rows[i, :len(ids)], ref_rows[i, :len(ids)], atol=1e-4, rtol=1e-4)
+        assert not torch.allclose(lean_rows[i, :len(ids)], lean_rows[(i + 1) % len(own), :len(ids)])
+
+
+def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
+    scorer, reference = Scorer(loaded, batch_rows=4), Scorer(loaded, reuse_prefix=False)
+    scorer.decoder = TransformersDecoder(loaded.model)
+    questions = data.questions("world_religions", "test")[:4]
+    requests = [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
+                 "shots": data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
+    for fast, slow in zip(scorer.score_many(requests), map(lambda r: reference.score(**r), requests), strict=True):
+        assert fast["prediction"] == slow["prediction"]
+        assert fast["probabilities"] == pytest.approx(slow["probabilities"], abs=1e-5)
