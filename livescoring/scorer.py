@@ -277,9 +277,8 @@ class Scorer:
         for i, r in enumerate(rows):
             own = r.tokens[reused:]
             ids[i, :len(own)] = torch.tensor(own, dtype=torch.long)
-        hidden_states, _ = self.decoder(ids.to(self.loaded.device), reused, prefix.layers if reused else None)
-        where = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
-        hidden = hidden_states[[i for i, _ in where], [p for _, p in where]]
+        reads = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
+        hidden, _ = self.decoder(ids.to(self.loaded.device), reused, prefix.layers if reused else None, reads)
         logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
         values, n = [], 0
         for r in rows:

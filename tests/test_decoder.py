@@ -60,19 +60,27 @@ def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
     for i, ids in enumerate(own):
         rows[i, :len(ids)] = torch.tensor(ids)
     start = prefix_ids.shape[1]
+    every_prefix_token = [(0, p) for p in range(start)]
+    real_tokens = [(i, p) for i, ids in enumerate(own) for p in range(len(ids))]  # what follows is padding
     with torch.inference_mode():
-        lean_hidden, lean_layers = lean(prefix_ids, 0)
-        ref_hidden, ref_layers = reference(prefix_ids, 0)
+        lean_hidden, lean_layers = lean(prefix_ids, 0, reads=every_prefix_token)
+        ref_hidden, ref_layers = reference(prefix_ids, 0, reads=every_prefix_token)
+        assert lean_hidden.shape == (start, loaded.model.config.hidden_size)
         assert torch.allclose(lean_hidden, ref_hidden, atol=1e-4, rtol=1e-4)
         assert len(lean_layers) == len(ref_layers) == loaded.model.config.num_hidden_layers
-        for (lk, lv), (rk, rv) in zip(lean_layers, ref_layers, strict=True):
+        cache_only, cache_layers = lean(prefix_ids, 0)  # a prefix's own pass reads nothing
+        assert cache_only.shape[0] == 0
+        for (lk, lv), (rk, rv), (ck, cv) in zip(lean_layers, ref_layers, cache_layers, strict=True):
             assert lk.shape == rk.shape == (1, loaded.model.config.num_key_value_heads, start, lean.head_dim)
             assert torch.allclose(lk, rk, atol=1e-4, rtol=1e-4) and torch.allclose(lv, rv, atol=1e-4, rtol=1e-4)
-        lean_rows, _ = lean(rows, start, lean_layers)
-        ref_rows, _ = reference(rows, start, ref_layers)
-    for i, ids in enumerate(own):  # the real tokens of each row; what follows them is padding
-        assert torch.allclose(lean_rows[i, :len(ids)], ref_rows[i, :len(ids)], atol=1e-4, rtol=1e-4)
-        assert not torch.allclose(lean_rows[i, :len(ids)], lean_rows[(i + 1) % len(own), :len(ids)])
+            assert torch.equal(lk, ck) and torch.equal(lv, cv)
+        lean_rows, _ = lean(rows, start, lean_layers, reads=real_tokens)
+        ref_rows, _ = reference(rows, start, ref_layers, reads=real_tokens)
+        last_only, _ = lean(rows, start, lean_layers, reads=[(i, len(ids) - 1) for i, ids in enumerate(own)])
+    assert torch.allclose(lean_rows, ref_rows, atol=1e-4, rtol=1e-4)
+    ends = [real_tokens.index((i, len(ids) - 1)) for i, ids in enumerate(own)]
+    assert torch.allclose(last_only, lean_rows[ends], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(lean_rows[ends[0]], lean_rows[ends[1]])
 
 
 def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):

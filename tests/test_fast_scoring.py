@@ -8,6 +8,7 @@ applies the language-model head only where a log-probability is read. Every comp
 """
 from __future__ import annotations
 
+import json
 import random
 import threading
 from types import SimpleNamespace
@@ -21,6 +22,7 @@ from livescoring.worker import READY, ScoringService
 from papers.mmlu import prompt
 from papers.mmlu.dataset import MMLUData
 from papers.mmlu.server import data_dir
+from papers.mmlu.server.evaluate import evaluate
 
 pytestmark = pytest.mark.model
 TOLERANCE = 1e-5
@@ -146,3 +148,26 @@ def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
     assert sizes == [8]
     for i, want in enumerate(expected):
         assert_same(answers[i], want)
+
+
+def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
+    """evaluate --workers 2: two scorers on the one model, side by side, change no number."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the command runs them: one torch thread per worker
+    try:
+        runs = {}
+        for workers in (1, 2):
+            out = tmp_path / f"workers-{workers}.jsonl"
+            summary = evaluate(Scorer(loaded), data, ["astronomy", "virology"], shots=5, limit=6, out=out,
+                               progress=False, workers=workers)
+            assert summary["questions"] == 12
+            runs[workers] = {(r["subject"], r["index"]): r for r in map(json.loads, out.read_text().splitlines())}
+    finally:
+        torch.set_num_threads(threads)
+    assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 12
+    for key, one in runs[1].items():
+        two = runs[2][key]
+        assert two["prediction"] == one["prediction"] and two["key"] == one["key"]
+        assert two["probabilities"] == pytest.approx(one["probabilities"], abs=TOLERANCE)

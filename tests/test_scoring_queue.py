@@ -16,6 +16,7 @@ import pytest
 
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings
+from livescoring.pool import score_jobs
 from livescoring.scorer import PrefixCache, ScoringCancelled, _Prefix, common_prefix_length
 from livescoring.worker import READY, QueueFull, ScoringService, ScoringTimeout
 from papers.mmlu.server.evaluate import evaluate, read_complete_rows
@@ -235,3 +236,51 @@ def test_the_command_refuses_a_read_only_output(tmp_path, capsys):
     existing.chmod(0o444)
     assert cli_main(["mmlu", "evaluate", "--out", str(existing), "--resume"]) == 2
     assert "not writable" in capsys.readouterr().err
+
+
+# -- scorers side by side (livescoring.pool) -------------------------------------------------------
+
+class SideBySideScorer:
+    """Records which thread scored which job; waits at a barrier so two jobs must run at once."""
+
+    def __init__(self, barrier: threading.Barrier | None = None, fail_on: int | None = None, seconds: float = 0):
+        self.barrier, self.fail_on, self.seconds, self.threads = barrier, fail_on, seconds, []
+
+    def score_many(self, requests, stop=None):
+        self.threads.append(threading.current_thread().name)
+        time.sleep(self.seconds)
+        if self.barrier is not None:
+            self.barrier.wait(timeout=5)  # both scorers reach it only if they run at the same time
+        if requests[0]["n"] == self.fail_on:
+            raise ValueError(f"question {self.fail_on} is malformed")
+        return [{"n": r["n"]} for r in requests]
+
+
+def test_two_scorers_run_side_by_side_and_results_reach_the_calling_thread():
+    barrier = threading.Barrier(2)
+    scorers = [SideBySideScorer(barrier), SideBySideScorer(barrier)]
+    seen = []
+    score_jobs(scorers, [[{"n": n}] for n in range(6)],
+               lambda job, results: seen.append((threading.current_thread().name, job[0]["n"], results[0]["n"])))
+    assert sorted(n for _, n, _ in seen) == list(range(6)) and all(n == got for _, n, got in seen)
+    assert {name for name, _, _ in seen} == {threading.current_thread().name}
+    assert len(scorers[0].threads) == len(scorers[1].threads) == 3  # the barrier paired every job
+
+
+def test_one_scorer_keeps_the_jobs_order_and_an_error_stops_the_rest():
+    scorer = SideBySideScorer(fail_on=2)
+    seen = []
+    with pytest.raises(ValueError, match="question 2 is malformed"):
+        score_jobs([scorer], [[{"n": n}] for n in range(5)], lambda job, results: seen.append(results[0]["n"]))
+    assert seen == [0, 1]  # nothing after the error is delivered
+
+
+def test_an_interrupt_in_the_caller_stops_the_jobs_not_started():
+    scorer = SideBySideScorer(seconds=0.02)  # 50 jobs would take a second
+
+    def interrupt(job, results):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        score_jobs([scorer], [[{"n": n}] for n in range(50)], interrupt)
+    assert len(scorer.threads) <= 3
