@@ -255,8 +255,12 @@ class Scorer:
         ids = self.encode(text)
         if not ids:
             return None
-        _, layers = self.decoder(torch.tensor([ids], device=self.loaded.device), 0)
-        nbytes = sum(k.numel() * k.element_size() + v.numel() * v.element_size() for k, v in layers)
+        with torch.inference_mode():
+            _, layers = self.decoder(torch.tensor([ids], device=self.loaded.device), 0)
+        # Copies of their own: a view would keep the whole pass's projection alive, uncounted.
+        layers = [(k.clone(memory_format=torch.contiguous_format), v.clone(memory_format=torch.contiguous_format))
+                  for k, v in layers]
+        nbytes = sum(k.untyped_storage().nbytes() + v.untyped_storage().nbytes() for k, v in layers)
         entry = _Prefix(tuple(ids), layers, nbytes)
         self.prefixes.put(text, entry)
         return entry

@@ -92,3 +92,16 @@ def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
     for fast, slow in zip(scorer.score_many(requests), map(lambda r: reference.score(**r), requests), strict=True):
         assert fast["prediction"] == slow["prediction"]
         assert fast["probabilities"] == pytest.approx(slow["probabilities"], abs=1e-5)
+
+
+def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded, data):
+    """The prefix cache is bounded by bytes, so an entry may not keep more memory alive than it counts."""
+    scorer = Scorer(loaded)
+    q = data.questions("astronomy", "test")[0]
+    scorer.score(prompt, "astronomy", q.question, q.choices, data.questions("astronomy", "dev")[:5])
+    (entry,) = scorer.prefixes.entries.values()
+    held = sum(t.untyped_storage().nbytes() for pair in entry.layers for t in pair)
+    heads, dim = loaded.model.config.num_key_value_heads, loaded.model.config.head_dim
+    assert held == entry.nbytes == scorer.prefixes.nbytes
+    assert held == 2 * len(entry.layers) * heads * len(entry.token_ids) * dim * 4  # float32 keys and values only
+    assert not any(t.requires_grad for pair in entry.layers for t in pair)
