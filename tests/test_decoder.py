@@ -86,7 +86,7 @@ def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
 def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
     scorer, reference = Scorer(loaded, batch_rows=4), Scorer(loaded, reuse_prefix=False)
     scorer.decoder = TransformersDecoder(loaded.model)
-    questions = data.questions("world_religions", "test")[:4]
+    questions = data.questions("world_religions", "test")[:2]
     requests = [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
                  "shots": data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
     for fast, slow in zip(scorer.score_many(requests), map(lambda r: reference.score(**r), requests), strict=True):

@@ -160,13 +160,13 @@ def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
         runs = {}
         for workers in (1, 2):
             out = tmp_path / f"workers-{workers}.jsonl"
-            summary = evaluate(Scorer(loaded), data, ["astronomy", "virology"], shots=5, limit=6, out=out,
+            summary = evaluate(Scorer(loaded), data, ["astronomy", "virology"], shots=5, limit=3, out=out,
                                progress=False, workers=workers)
-            assert summary["questions"] == 12
+            assert summary["questions"] == 6
             runs[workers] = {(r["subject"], r["index"]): r for r in map(json.loads, out.read_text().splitlines())}
     finally:
         torch.set_num_threads(threads)
-    assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 12
+    assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 6
     for key, one in runs[1].items():
         two = runs[2][key]
         assert two["prediction"] == one["prediction"] and two["key"] == one["key"]
