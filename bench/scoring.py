@@ -38,13 +38,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import hardware  # noqa: E402
 from engine.config import default_config  # noqa: E402
 from livescoring.model import ModelSettings, load  # noqa: E402
-from livescoring.pool import score_jobs  # noqa: E402
+from livescoring.pool import score_jobs, twin  # noqa: E402
 from livescoring.scorer import Scorer  # noqa: E402
 from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
 from papers.mmlu import prompt  # noqa: E402
 from papers.mmlu.dataset import MMLUData  # noqa: E402
 from papers.mmlu.server import data_dir  # noqa: E402
-from papers.mmlu.server.evaluate import DEFAULT_WORKERS, evaluate  # noqa: E402
+from papers.mmlu.server.evaluate import DEFAULT_WORKERS, characters, evaluate  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
 
@@ -60,10 +60,6 @@ def requests_for(data: MMLUData, questions, shots: int) -> list[dict]:
             for q in questions]
 
 
-def characters(q) -> int:
-    return len(q.question) + sum(len(c) for c in q.choices)
-
-
 def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: int) -> str:
     """The full 5-shot test's time with ``workers`` scorers (one torch thread each when several)
     and batches of ``batch``, from a sample of every subject."""
@@ -73,23 +69,23 @@ def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: 
     if workers > 1:
         torch.set_num_threads(1)
     # Room for every subject's shared prompt: they are timed once, and the sample then runs on them.
-    scorers = [Scorer(loaded, batch_rows=batch, prefix_cache_bytes=16 * 2**30) for _ in range(workers)]
-    requests = {s: requests_for(data, data.questions(s, "test"), 5) for s in data.subjects}
+    first = Scorer(loaded, batch_rows=batch, prefix_cache_bytes=16 * 2**30)
+    scorers = [first] + [twin(first) for _ in range(workers - 1)]
     started = time.perf_counter()
-    for reqs in requests.values():
-        scorers[0]._prefix(scorers[0]._prepare(reqs[0]).shared_text)
+    for subject in data.subjects:
+        (request,) = requests_for(data, data.questions(subject, "test")[:1], 5)
+        first._prefix(first._prepare(request).shared_text)
     prefixes = time.perf_counter() - started  # in a run each worker computes them too, side by side
     for scorer in scorers[1:]:
-        scorer.prefixes.entries = OrderedDict(scorers[0].prefixes.entries)  # read-only tensors, shared
-    sample = {s: reqs[1::every] for s, reqs in requests.items()}
-    jobs = [sorted(reqs, key=lambda r: len(r["question"]) + sum(map(len, r["choices"])))[i:i + batch]
-            for reqs in sample.values() for i in range(0, len(reqs), batch)]
+        scorer.prefixes.entries = OrderedDict(first.prefixes.entries)  # read-only tensors, shared
+    sample = [sorted(data.questions(s, "test")[1::every], key=characters) for s in data.subjects]
+    jobs = [requests_for(data, questions[i:i + batch], 5) for questions in sample for i in range(0, len(questions), batch)]
 
     started = time.perf_counter()
     score_jobs(scorers, jobs, lambda job, results: None)
     seconds = time.perf_counter() - started
     torch.set_num_threads(threads)
-    sampled = sum(len(r["question"]) + sum(map(len, r["choices"])) for job in jobs for r in job)
+    sampled = sum(characters(q) for questions in sample for q in questions)
     whole = sum(characters(q) for s in data.subjects for q in data.questions(s, "test"))
     total = seconds * whole / sampled + prefixes
     return (f"full 5-shot test, {workers} worker(s), {torch.get_num_threads() if workers == 1 else 1} thread(s) "

@@ -18,10 +18,10 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 
 def twin(scorer):
-    """Another scorer on the same model weights, with its own tokenizer and prefix cache."""
+    """Another scorer on the same model weights and decoder, with its own tokenizer and prefix cache."""
     loaded = dataclasses.replace(scorer.loaded, tokenizer=copy.deepcopy(scorer.loaded.tokenizer))
     return type(scorer)(loaded, reuse_prefix=scorer.reuse_prefix, batch_rows=scorer.batch_rows,
-                        prefix_cache_bytes=scorer.prefixes.max_bytes)
+                        prefix_cache_bytes=scorer.prefixes.max_bytes, decoder=scorer.decoder)
 
 
 def score_jobs(scorers: Sequence, jobs: Sequence[list[dict]], on_scored: Callable[[list[dict], list[dict]], None]) -> None:

@@ -155,12 +155,12 @@ class Scorer:
     """Holds a loaded model; every call is pure inference under torch.inference_mode()."""
 
     def __init__(self, loaded, reuse_prefix: bool = True, batch_rows: int = BATCH_ROWS,
-                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES):
+                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES, decoder=None):
         self.loaded = loaded
         self.reuse_prefix = reuse_prefix
         self.batch_rows = max(1, batch_rows)
         self.prefixes = PrefixCache(prefix_cache_bytes)
-        self.decoder = decoder_for(loaded.model)
+        self.decoder = decoder or decoder_for(loaded.model)  # read-only: scorers on one model may share it
 
     # -- tokenisation -------------------------------------------------------------------------
     def encode(self, text: str) -> list[int]:

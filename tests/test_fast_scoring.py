@@ -17,6 +17,7 @@ import pytest
 
 from engine.config import default_config
 from livescoring.model import ModelSettings, load
+from livescoring.pool import twin
 from livescoring.scorer import Scorer
 from livescoring.worker import READY, ScoringService
 from papers.mmlu import prompt
@@ -167,6 +168,10 @@ def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
     finally:
         torch.set_num_threads(threads)
     assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 6
+    first = Scorer(loaded)
+    second = twin(first)  # what the second worker scores with
+    assert second.decoder is first.decoder and second.loaded.model is first.loaded.model
+    assert second.loaded.tokenizer is not first.loaded.tokenizer and second.prefixes is not first.prefixes
     for key, one in runs[1].items():
         two = runs[2][key]
         assert two["prediction"] == one["prediction"] and two["key"] == one["key"]

@@ -106,6 +106,11 @@ def read_complete_rows(path: Path) -> tuple[list[dict], int]:
     return rows, kept
 
 
+def characters(q) -> int:
+    """A question's length in characters of its question and options: what its scoring costs, roughly."""
+    return len(q.question) + sum(len(c) for c in q.choices)
+
+
 def row_key(row: dict) -> tuple[str, str, int]:
     return row["subject"], row["split"], row["index"]
 
@@ -139,7 +144,7 @@ def evaluate(scorer: Scorer, data: MMLUData, subjects: list[str], split: str = "
     jobs = []
     for subject, questions in pending.items():
         shots_of = data.questions(subject, "dev")[:shots]
-        ordered = sorted(questions, key=lambda q: len(q.question) + sum(len(c) for c in q.choices))
+        ordered = sorted(questions, key=characters)
         jobs += [[{"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
                    "shots": shots_of, "method": method, "key": q.answer, "index": q.index}
                   for q in ordered[start:start + batch_size]] for start in range(0, len(ordered), batch_size)]
