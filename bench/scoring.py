@@ -14,10 +14,11 @@ Figures:
   against the batch command's path (prefix reused, batches of 1, 4, 8, 16), as ratios, all on the
   same torch threads;
 * the full 5-shot test (14,042 questions) as the batch command runs it by default (one worker per
-  core, one torch thread each), estimated from every ``--sample-every``-th question of every
-  subject: the sample's time per character of questions and options, times the whole test's
-  characters (long subjects such as professional law cost more per question), plus the 57
-  subjects' shared prompts, timed separately;
+  core, one torch thread each, batches of eight questions of one subject and about one length),
+  estimated from every ``--sample-every``-th of those very batches, across all subjects: the
+  sample's time per character of questions and options, times the whole test's characters (long
+  subjects such as professional law cost more per question), plus the 57 subjects' shared
+  prompts, timed separately;
 * the scoring service under 16 client threads for ``--seconds`` each: micro-batching against
   one question at a time (in-process, no HTTP: bench/load.py measures the HTTP server).
 """
@@ -44,7 +45,13 @@ from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
 from papers.mmlu import prompt  # noqa: E402
 from papers.mmlu.dataset import MMLUData  # noqa: E402
 from papers.mmlu.server import data_dir  # noqa: E402
-from papers.mmlu.server.evaluate import DEFAULT_WORKERS, characters, evaluate  # noqa: E402
+from papers.mmlu.server.evaluate import (  # noqa: E402
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_WORKERS,
+    batches,
+    characters,
+    evaluate,
+)
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
 
@@ -62,7 +69,7 @@ def requests_for(data: MMLUData, questions, shots: int) -> list[dict]:
 
 def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: int) -> str:
     """The full 5-shot test's time with ``workers`` scorers (one torch thread each when several)
-    and batches of ``batch``, from a sample of every subject."""
+    and batches of ``batch``, from every ``every``-th of the batch command's own batches."""
     import torch
 
     threads = torch.get_num_threads()
@@ -78,15 +85,16 @@ def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: 
     prefixes = time.perf_counter() - started  # in a run each worker computes them too, side by side
     for scorer in scorers[1:]:
         scorer.prefixes.entries = OrderedDict(first.prefixes.entries)  # read-only tensors, shared
-    sample = [sorted(data.questions(s, "test")[1::every], key=characters) for s in data.subjects]
-    jobs = [requests_for(data, questions[i:i + batch], 5) for questions in sample for i in range(0, len(questions), batch)]
+    whole_test = {s: data.questions(s, "test") for s in data.subjects}
+    jobs = batches(data, whole_test, 5, "letter", batch)[every // 2::every]  # the batch command's own batches
 
     started = time.perf_counter()
     score_jobs(scorers, jobs, lambda job, results: None)
     seconds = time.perf_counter() - started
     torch.set_num_threads(threads)
-    sampled = sum(characters(q) for questions in sample for q in questions)
-    whole = sum(characters(q) for s in data.subjects for q in data.questions(s, "test"))
+    question = {(q.subject, q.index): q for questions in whole_test.values() for q in questions}
+    sampled = sum(characters(question[r["subject"], r["index"]]) for job in jobs for r in job)
+    whole = sum(map(characters, question.values()))
     total = seconds * whole / sampled + prefixes
     return (f"full 5-shot test, {workers} worker(s), {torch.get_num_threads() if workers == 1 else 1} thread(s) "
             f"each, batches of {batch}: {sum(map(len, jobs))} sampled questions ({sampled:,} characters) in "
@@ -143,7 +151,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16, help="client threads for the service figure")
     parser.add_argument("--seconds", type=float, default=30, help="seconds per service figure (0: skip it)")
     parser.add_argument("--sample-every", type=int, default=40,
-                        help="every n-th question of every subject for the full-test estimate (0: skip it)")
+                        help="every n-th of the batch command's batches for the full-test estimate (0: skip it)")
     parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS, help="workers for the full-test estimate")
     parser.add_argument("--skip-cold", action="store_true", help="do not measure the first (converting) load")
     args = parser.parse_args()
@@ -196,7 +204,7 @@ def main() -> None:
     if args.sample_every > 0:  # on a GPU: one worker, the largest batches
         cuda = loaded.device == "cuda"
         print(full_test_estimate(loaded, data, args.sample_every, 1 if cuda else args.workers,
-                                 max(args.batch_sizes) if cuda else 1))
+                                 max(args.batch_sizes) if cuda else DEFAULT_BATCH_SIZE))
 
     if args.seconds > 0:
         pool = requests_for(data, [q for s in SUBJECTS for q in data.questions(s, "test")[:40]], 5)

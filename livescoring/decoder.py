@@ -1,22 +1,24 @@
 """The model's decoder stack run over a cached prefix: the forward pass of the scorer's fast path.
 
 ``decoder_for(model)`` returns one of two objects with the same call,
-``decoder(ids, start, past, reads) -> (hidden, layers)``: ``ids`` [rows, tokens] placed at
-positions ``start``, ``start + 1``, … on top of ``past`` (per layer (keys, values) of one prefix,
-[1, heads, ≥ start, head_dim], shared by every row); back come the last hidden states at
-``reads``, (row, token) pairs [len(reads), width], and this pass's own keys and values (a
-prefix's cache, computed with no reads). Rows are right-padded: a token
-attends to the prefix and to the tokens before it in its row, so padding after the last real
-token changes nothing a real token computes, and no padding mask is needed.
+``decoder(rows, start, past, reads) -> (hidden, layers)``: ``rows`` are lists of token ids, of
+any lengths, each placed at positions ``start``, ``start + 1``, … on top of ``past`` (per layer
+(keys, values) of one prefix, [1, heads, ≥ start, head_dim], shared by every row); a token
+attends to the prefix and to the tokens before it in its row. Back come the last hidden states
+at ``reads``, (row, token) pairs in any order [len(reads), width], and this pass's own keys and
+values per layer, which a one-row pass with no reads keeps as a prefix's cache.
 
 * ``LlamaDecoder``, for the Llama family (SmolLM2 is one): the same arithmetic as transformers'
   ``LlamaModel`` (float32 RMSNorm, rotary embeddings from the model's own ``inv_freq``, grouped
   query attention by ``scaled_dot_product_attention``), written out so that a question's pass does
-  less: q, k and v in one product, the causal mask built once per pass rather than once per
-  layer, no cache objects, and in the last layer only the read positions' queries, attention and
-  MLP (the others' keys and values are all that later tokens use). On this project's CPU it
-  scores the same questions 7–14 % faster (bench/scoring.py).
-* ``TransformersDecoder``, any other causal LM: transformers' own forward with a ``DynamicCache``.
+  less: the rows' tokens packed one after another with no padding (every product but attention
+  is per token, and one product over several short questions' tokens runs nearer the CPU's peak
+  than one per question), q, k and v in one product, the causal mask built once per pass rather
+  than once per layer, no cache objects, and in the last layer only the read positions' queries,
+  attention and MLP (the others' keys and values are all that later tokens use).
+* ``TransformersDecoder``, any other causal LM: transformers' own forward with a ``DynamicCache``
+  over the rows right-padded (padding after a row's last token changes nothing a real token
+  computes, so no padding mask is needed).
 
 Neither changes a number the reference path computes by more than float rounding:
 tests/test_fast_scoring.py holds the scorer on either to transformers' full-prompt forward within
@@ -34,14 +36,17 @@ class TransformersDecoder:
     def __init__(self, model):
         self.model = model
 
-    def __call__(self, ids, start: int, past=None, reads=()):
+    def __call__(self, rows, start: int, past=None, reads=()):
         import torch
         from transformers import DynamicCache
 
-        rows, width = ids.shape
-        positions = torch.arange(start, start + width, device=ids.device).unsqueeze(0).expand(rows, -1)
+        # Right padding: a real token never attends to the padding after it, so no mask is needed.
+        width = max(len(row) for row in rows)
+        ids = torch.tensor([list(row) + [0] * (width - len(row)) for row in rows], device=self.model.device)
+        positions = torch.arange(start, start + width, device=ids.device).unsqueeze(0).expand(len(rows), -1)
         cache = DynamicCache(ddp_cache_data=[
-            (k[:, :, :start].expand(rows, -1, -1, -1), v[:, :, :start].expand(rows, -1, -1, -1)) for k, v in past
+            (k[:, :, :start].expand(len(rows), -1, -1, -1), v[:, :, :start].expand(len(rows), -1, -1, -1))
+            for k, v in past
         ]) if past else DynamicCache()
         out = self.model.model(input_ids=ids, position_ids=positions, cache=cache, use_cache=True)
         hidden = out.last_hidden_state[[r for r, _ in reads], [p for _, p in reads]]
@@ -88,13 +93,12 @@ class LlamaDecoder:
         x32 = x.float()
         return weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)).to(x.dtype)
 
-    def _rotary(self, start: int, width: int, dtype, device):
+    def _rotary(self, positions, dtype):
         import torch
 
-        positions = torch.arange(start, start + width, dtype=torch.float32, device=device)
-        freqs = positions[:, None] * self.inv_freq.float()[None, :]
-        angles = torch.cat((freqs, freqs), dim=-1)
-        return ((angles.cos() * self.attention_scaling).to(dtype), (angles.sin() * self.attention_scaling).to(dtype))
+        freqs = positions.float()[:, None] * self.inv_freq.float()[None, :]
+        angles = torch.cat((freqs, freqs), dim=-1)[:, None]  # [tokens, 1 (every head), head_dim]
+        return (angles.cos() * self.attention_scaling).to(dtype), (angles.sin() * self.attention_scaling).to(dtype)
 
     @staticmethod
     def _rotate(x, cos, sin):
@@ -103,46 +107,71 @@ class LlamaDecoder:
         half = x.shape[-1] // 2
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
-    def __call__(self, ids, start: int, past=None, reads=()):
+    def __call__(self, rows, start: int, past=None, reads=()):
         import torch
         import torch.nn.functional as F
 
-        rows, width = ids.shape
         heads, kv_heads, head_dim = self.heads, self.kv_heads, self.head_dim
+        device = self.embed.device
+        # The rows' tokens one after another, with no padding: every product but attention is per
+        # token, so a pass of several short questions costs what their tokens cost, in bigger
+        # matrix products than each would make alone (the weights are read once for all of them).
+        lengths = [len(row) for row in rows]
+        offsets = [0]
+        for n in lengths:
+            offsets.append(offsets[-1] + n)
+        ids = torch.tensor([token for row in rows for token in row], dtype=torch.long, device=device)
+        positions = torch.cat([torch.arange(start, start + n, device=device) for n in lengths])
         x = F.embedding(ids, self.embed)
-        cos, sin = self._rotary(start, width, x.dtype, x.device)
-        # Token i (at position start + i) sees keys 0 … start + i: the prefix and its row's earlier tokens.
-        mask = torch.full((width, start + width), float("-inf"), dtype=x.dtype, device=x.device).triu(start + 1)
-        read_rows = torch.tensor([r for r, _ in reads], dtype=torch.long, device=x.device)
-        read_positions = torch.tensor([p for _, p in reads], dtype=torch.long, device=x.device)
+        cos, sin = self._rotary(positions, x.dtype)
+        # Token i of a row (at position start + i) sees keys 0 … start + i: the prefix and its row's
+        # earlier tokens; a row of n tokens uses the top-left [n, start + n] of this mask.
+        width = max(lengths)
+        mask = torch.full((width, start + width), float("-inf"), dtype=x.dtype, device=device).triu(start + 1)
+        read_index = torch.tensor([offsets[r] + p for r, p in reads], dtype=torch.long, device=device)
+        read_rows = {}  # row: (indices into reads, positions in the row), for the last layer's attention
+        for n, (r, p) in enumerate(reads):
+            read_rows.setdefault(r, ([], []))
+            read_rows[r][0].append(n)
+            read_rows[r][1].append(p)
+        read_order = torch.tensor([n for got, _ in read_rows.values() for n in got], dtype=torch.long, device=device)
         own, last = [], len(self.layers) - 1
         for i, (norm_in, qkv, out_proj, norm_mid, gate, up, down) in enumerate(self.layers):
             h = self._norm(x, norm_in)
             if i < last:
                 q, k, v = F.linear(h, qkv).split((heads * head_dim, kv_heads * head_dim, kv_heads * head_dim), dim=-1)
-                q = self._rotate(q.view(rows, width, heads, head_dim).transpose(1, 2), cos, sin)
+                q = self._rotate(q.view(-1, heads, head_dim), cos, sin)
             else:
                 # The last layer's output is read only at ``reads``: every token's keys and values are
                 # still needed (those tokens attend to them), but only the read positions' queries,
-                # attention and MLP; one query per row of the attention below.
+                # attention and MLP.
                 k, v = F.linear(h, qkv[heads * head_dim:]).split((kv_heads * head_dim, kv_heads * head_dim), dim=-1)
-                q = F.linear(h[read_rows, read_positions], qkv[:heads * head_dim]).view(-1, heads, 1, head_dim)
-                q = self._rotate(q, cos[read_positions, None, None], sin[read_positions, None, None])
-            k = self._rotate(k.view(rows, width, kv_heads, head_dim).transpose(1, 2), cos, sin)
-            v = v.view(rows, width, kv_heads, head_dim).transpose(1, 2)
+                q = F.linear(h[read_index], qkv[:heads * head_dim]).view(-1, heads, head_dim)
+                q = self._rotate(q, cos[read_index], sin[read_index])
+            k = self._rotate(k.view(-1, kv_heads, head_dim), cos, sin).transpose(0, 1).unsqueeze(0)
+            v = v.view(-1, kv_heads, head_dim).transpose(0, 1).unsqueeze(0)  # [1, kv_heads, tokens, head_dim]
             own.append((k, v))
-            if past:
-                k = torch.cat((past[i][0][:, :, :start].expand(rows, -1, -1, -1), k), dim=2)
-                v = torch.cat((past[i][1][:, :, :start].expand(rows, -1, -1, -1), v), dim=2)
-            if i < last:
-                attended = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=heads != kv_heads)
-                x = x + F.linear(attended.transpose(1, 2).reshape(rows, width, heads * head_dim), out_proj)
-            elif not reads:  # a prefix's pass: only its keys and values are kept
+            if i == last and not reads:  # a prefix's pass: only its keys and values are kept
                 return x.new_zeros((0, x.shape[-1])), own
+            if i < last:
+                queries = [(q[offsets[r]:offsets[r + 1]], r, mask[:lengths[r]]) for r in range(len(rows))]
             else:
-                attended = F.scaled_dot_product_attention(q, k[read_rows], v[read_rows], enable_gqa=heads != kv_heads,
-                                                          attn_mask=mask[read_positions, None, None])
-                x = x[read_rows, read_positions] + F.linear(attended.reshape(-1, heads * head_dim), out_proj)
+                queries = [(q[got], r, mask[wanted]) for r, (got, wanted) in read_rows.items()]
+            attended = []
+            for row_q, r, row_mask in queries:
+                keys, values = k[:, :, offsets[r]:offsets[r + 1]], v[:, :, offsets[r]:offsets[r + 1]]
+                if past:
+                    keys = torch.cat((past[i][0][:, :, :start], keys), dim=2)
+                    values = torch.cat((past[i][1][:, :, :start], values), dim=2)
+                out = F.scaled_dot_product_attention(row_q.transpose(0, 1).unsqueeze(0), keys, values,
+                                                     attn_mask=row_mask[:, :start + lengths[r]],
+                                                     enable_gqa=heads != kv_heads)
+                attended.append(out[0].transpose(0, 1).reshape(-1, heads * head_dim))
+            attended = torch.cat(attended)
+            if i < last:
+                x = x + F.linear(attended, out_proj)
+            else:  # back from row order to the order of ``reads``
+                x = x[read_index] + F.linear(attended[torch.argsort(read_order)], out_proj)
             h = self._norm(x, norm_mid)
             x = x + F.linear(F.silu(F.linear(h, gate)) * F.linear(h, up), down)
         return self._norm(x, self.final_norm), own

@@ -28,10 +28,10 @@ Speed without changing a number (see the README, "Live scoring"):
   its own tokens on top. The split is made on tokens, not text: the whole prompt is tokenised as
   always and the longest common token prefix with the cached one is reused, so tokenisation never
   changes (BPE may merge across the text boundary; those tokens are simply recomputed).
-* **Batching.** Questions that share a cached prefix run in one forward pass: their own tokens,
-  right-padded, on top of the prefix expanded across the batch, with an attention mask hiding the
-  padding and explicit positions. The language-model head (49,152 × 576 in SmolLM2) runs only at
-  the positions whose log-probabilities are read, not at every prompt position.
+* **Batching.** Questions that share a cached prefix run in one forward pass: each question's own
+  tokens on top of the prefix (livescoring/decoder.py packs them one after another, with no
+  padding). The language-model head (49,152 × 576 in SmolLM2) runs only at the positions whose
+  log-probabilities are read, not at every prompt position, and once for the whole batch.
 
 ``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each question alone, one
 forward pass over its whole prompt with logits at every position, as the harness runs it. The tests
@@ -166,14 +166,16 @@ class Scorer:
     def encode(self, text: str) -> list[int]:
         return list(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
 
-    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
-        """The harness's split: trailing spaces of the context move to the continuation."""
+    def encode_pairs(self, context: str, continuations: list[str]) -> tuple[list[int], list[list[int]]]:
+        """The harness's split of context and continuation, for each continuation after one context:
+        trailing spaces of the context move to the continuation; the context is encoded once, and
+        with every continuation, in one call of the tokenizer."""
         spaces = len(context) - len(context.rstrip())
         if spaces:
-            context, continuation = context[:-spaces], context[-spaces:] + continuation
-        context_ids = self.encode(context)
-        whole_ids = self.encode(context + continuation)
-        return context_ids, whole_ids[len(context_ids):]
+            context, continuations = context[:-spaces], [context[-spaces:] + c for c in continuations]
+        context_ids, *wholes = self.loaded.tokenizer([context] + [context + c for c in continuations],
+                                                     add_special_tokens=False)["input_ids"]
+        return list(context_ids), [list(whole[len(context_ids):]) for whole in wholes]
 
     # -- prompts ------------------------------------------------------------------------------
     @staticmethod
@@ -202,11 +204,9 @@ class Scorer:
         for k in range(len(shots), -1, -1):
             parts = prompt_format.prompt_parts(subject, question, choices, shots[:k])
             text = "".join(p.text for p in parts)
-            pairs = [self.encode_pair(text, cont) for cont in continuations]
-            context_ids = pairs[0][0]
-            longest = max(len(cont_ids) for _, cont_ids in pairs)
-            if len(context_ids) + longest <= limit:
-                return parts, context_ids, [cont_ids for _, cont_ids in pairs]
+            context_ids, continuation_ids = self.encode_pairs(text, continuations)
+            if len(context_ids) + max(map(len, continuation_ids)) <= limit:
+                return parts, context_ids, continuation_ids
         raise PromptTooLong(
             f"the question and its choices take more than the model's context of {limit} tokens even with no "
             "worked examples; shorten them"
@@ -256,7 +256,7 @@ class Scorer:
         if not ids:
             return None
         with torch.inference_mode():
-            _, layers = self.decoder(torch.tensor([ids], device=self.loaded.device), 0)
+            _, layers = self.decoder([ids], 0)
         # Copies of their own: a view would keep the whole pass's projection alive, uncounted.
         layers = [(k.clone(memory_format=torch.contiguous_format), v.clone(memory_format=torch.contiguous_format))
                   for k, v in layers]
@@ -275,14 +275,8 @@ class Scorer:
             # At least the last context token must run, so its hidden state exists.
             reused = min(min(common_prefix_length(prefix.token_ids, r.tokens) for r in rows),
                          min(r.reads[0][0] for r in rows))
-        width = max(len(r.tokens) for r in rows) - reused
-        # Right padding: a real token never attends to the padding after it (livescoring/decoder.py).
-        ids = torch.full((len(rows), width), self.loaded.tokenizer.pad_token_id or 0, dtype=torch.long)
-        for i, r in enumerate(rows):
-            own = r.tokens[reused:]
-            ids[i, :len(own)] = torch.tensor(own, dtype=torch.long)
         reads = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
-        hidden, _ = self.decoder(ids.to(self.loaded.device), reused, prefix.layers if reused else None, reads)
+        hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None, reads)
         logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
         values, n = [], 0
         for r in rows:

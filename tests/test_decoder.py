@@ -2,8 +2,9 @@
 
 tests/test_fast_scoring.py holds the scorer (on the lean decoder, SmolLM2 being a Llama) to the
 full-prompt reference path; here the decoders are compared directly, layer caches included, on a
-real prefix and right-padded rows of different lengths, and the scorer on transformers' decoder
-is held to the reference too, so a model of another family is scored just as exactly.
+real prefix and rows of different lengths (packed one after another by the lean decoder, padded
+by transformers'), and the scorer on transformers' decoder is held to the reference too, so a
+model of another family is scored just as exactly.
 """
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded):
     assert isinstance(decoder_for(other), TransformersDecoder)
 
 
-def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
+def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded, data):
     import torch
 
     lean, reference = LlamaDecoder(loaded.model), TransformersDecoder(loaded.model)
@@ -52,16 +53,13 @@ def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
     shots = data.questions("astronomy", "dev")[:5]
     header = "".join(p.text for p in prompt.prompt_parts("astronomy", "q", ["a", "b", "c", "d"], shots)
                      if p.kind in ("header", "shot"))
-    prefix_ids = torch.tensor([encode(header)])
+    prefix_ids = [encode(header)]
     questions = data.questions("astronomy", "test")[:3]
     own = [encode(f"{q.question}\nA. {q.choices[0]}\nAnswer:") for q in questions]
-    width = max(map(len, own))
-    rows = torch.full((len(own), width), loaded.tokenizer.pad_token_id or 0, dtype=torch.long)
-    for i, ids in enumerate(own):
-        rows[i, :len(ids)] = torch.tensor(ids)
-    start = prefix_ids.shape[1]
+    assert len(set(map(len, own))) == len(own)  # rows of different lengths: packed in one, padded in the other
+    start = len(prefix_ids[0])
     every_prefix_token = [(0, p) for p in range(start)]
-    real_tokens = [(i, p) for i, ids in enumerate(own) for p in range(len(ids))]  # what follows is padding
+    real_tokens = [(i, p) for i, ids in enumerate(own) for p in range(len(ids))]  # every real token of every row
     with torch.inference_mode():
         lean_hidden, lean_layers = lean(prefix_ids, 0, reads=every_prefix_token)
         ref_hidden, ref_layers = reference(prefix_ids, 0, reads=every_prefix_token)
@@ -74,13 +72,16 @@ def test_the_two_decoders_agree_on_a_prefix_and_padded_rows(loaded, data):
             assert lk.shape == rk.shape == (1, loaded.model.config.num_key_value_heads, start, lean.head_dim)
             assert torch.allclose(lk, rk, atol=1e-4, rtol=1e-4) and torch.allclose(lv, rv, atol=1e-4, rtol=1e-4)
             assert torch.equal(lk, ck) and torch.equal(lv, cv)
-        lean_rows, _ = lean(rows, start, lean_layers, reads=real_tokens)
-        ref_rows, _ = reference(rows, start, ref_layers, reads=real_tokens)
-        last_only, _ = lean(rows, start, lean_layers, reads=[(i, len(ids) - 1) for i, ids in enumerate(own)])
+        lean_rows, _ = lean(own, start, lean_layers, reads=real_tokens)
+        ref_rows, _ = reference(own, start, ref_layers, reads=real_tokens)
+        last_only, _ = lean(own, start, lean_layers, reads=[(i, len(ids) - 1) for i, ids in enumerate(own)])
+        backwards = real_tokens[::-1]  # reads in any order come back in that order
+        backwards_rows, _ = lean(own, start, lean_layers, reads=backwards)
     assert torch.allclose(lean_rows, ref_rows, atol=1e-4, rtol=1e-4)
     ends = [real_tokens.index((i, len(ids) - 1)) for i, ids in enumerate(own)]
     assert torch.allclose(last_only, lean_rows[ends], atol=1e-5, rtol=1e-5)
     assert not torch.allclose(lean_rows[ends[0]], lean_rows[ends[1]])
+    assert torch.allclose(backwards_rows, lean_rows.flip(0), atol=1e-5, rtol=1e-5)
 
 
 def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
