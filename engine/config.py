@@ -30,7 +30,9 @@ def default_config() -> dict:
         "SCORER_MODEL": _env("SCORER_MODEL", "smollm2"),
         "SCORER_DEVICE": _env("SCORER_DEVICE", "auto"),  # auto | cpu | cuda
         "SCORER_DTYPE": _env("SCORER_DTYPE", "auto"),  # auto | float32 | bfloat16 | float16
-        "SCORER_THREADS": int(_env("SCORER_THREADS", "1")),
+        # Every core by default: one live question is scored fastest on all of them (0-shot p50 on
+        # this project's 2-core machine: 299 ms on one thread, under 0.2 s on two).
+        "SCORER_THREADS": int(_env("SCORER_THREADS", str(os.cpu_count() or 1))),
         "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
         "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
         # waitress threads. A scoring request holds its thread while it waits in the queue, so

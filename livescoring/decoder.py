@@ -107,6 +107,34 @@ class LlamaDecoder:
         half = x.shape[-1] // 2
         return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
 
+    def _attend(self, q, keys, values, mask=None):
+        """Attention of queries [n, heads, head_dim] to keys and values [1, kv_heads, m, head_dim]
+        under an additive ``mask`` [n, m] (None: every query sees every key), with each query's
+        log-sum-exp of its scores [n, heads], so that attention to two sets of keys can be combined.
+
+        Grouped queries: the ``heads // kv_heads`` query heads that share a key head are stacked as
+        more query rows of one product. On the CPU this is torch's own flash-attention kernel
+        (what ``scaled_dot_product_attention`` runs there, which also returns the log-sum-exp);
+        elsewhere the same arithmetic written out."""
+        import torch
+
+        n, heads, head_dim = q.shape
+        kv_heads = keys.shape[1]
+        group = heads // kv_heads
+        stacked = q.view(n, kv_heads, group, head_dim).permute(1, 2, 0, 3).reshape(1, kv_heads, group * n, head_dim)
+        stacked_mask = None if mask is None else mask.repeat(group, 1)
+        if q.device.type == "cpu":
+            out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+                stacked, keys, values, attn_mask=stacked_mask)
+        else:
+            scores = stacked @ keys.transpose(-1, -2) * head_dim ** -0.5
+            if stacked_mask is not None:
+                scores = scores + stacked_mask
+            lse = torch.logsumexp(scores, dim=-1)
+            out = (scores - lse[..., None]).exp() @ values
+        out = out.reshape(kv_heads, group, n, head_dim).permute(2, 0, 1, 3).reshape(n, heads, head_dim)
+        return out, lse.reshape(kv_heads, group, n).permute(2, 0, 1).reshape(n, heads)
+
     def __call__(self, rows, start: int, past=None, reads=()):
         import torch
         import torch.nn.functional as F
@@ -124,10 +152,11 @@ class LlamaDecoder:
         positions = torch.cat([torch.arange(start, start + n, device=device) for n in lengths])
         x = F.embedding(ids, self.embed)
         cos, sin = self._rotary(positions, x.dtype)
-        # Token i of a row (at position start + i) sees keys 0 … start + i: the prefix and its row's
-        # earlier tokens; a row of n tokens uses the top-left [n, start + n] of this mask.
+        # Attention in two parts, combined by their log-sum-exps: every query sees the whole prefix
+        # (one unmasked product for all the rows' queries together, since they share it), and its
+        # own row's tokens up to itself (row by row, under the top-left [n, n] of this mask).
         width = max(lengths)
-        mask = torch.full((width, start + width), float("-inf"), dtype=x.dtype, device=device).triu(start + 1)
+        causal = torch.full((width, width), float("-inf"), dtype=x.dtype, device=device).triu(1)
         read_index = torch.tensor([offsets[r] + p for r, p in reads], dtype=torch.long, device=device)
         read_rows = {}  # row: (indices into reads, positions in the row), for the last layer's attention
         for n, (r, p) in enumerate(reads):
@@ -135,39 +164,40 @@ class LlamaDecoder:
             read_rows[r][0].append(n)
             read_rows[r][1].append(p)
         read_order = torch.tensor([n for got, _ in read_rows.values() for n in got], dtype=torch.long, device=device)
+        if reads:  # the last layer's queries, grouped by row: (first, end) in that order, row, mask
+            ends = [0]
+            for got, _ in read_rows.values():
+                ends.append(ends[-1] + len(got))
+            read_queries = [(ends[n], ends[n + 1], r, causal[wanted][:, :lengths[r]])
+                            for n, (r, (_, wanted)) in enumerate(read_rows.items())]
         own, last = [], len(self.layers) - 1
         for i, (norm_in, qkv, out_proj, norm_mid, gate, up, down) in enumerate(self.layers):
             h = self._norm(x, norm_in)
             if i < last:
                 q, k, v = F.linear(h, qkv).split((heads * head_dim, kv_heads * head_dim, kv_heads * head_dim), dim=-1)
                 q = self._rotate(q.view(-1, heads, head_dim), cos, sin)
+                queries = [(offsets[r], offsets[r + 1], r, causal[:n, :n]) for r, n in enumerate(lengths)]
             else:
                 # The last layer's output is read only at ``reads``: every token's keys and values are
                 # still needed (those tokens attend to them), but only the read positions' queries,
                 # attention and MLP.
                 k, v = F.linear(h, qkv[heads * head_dim:]).split((kv_heads * head_dim, kv_heads * head_dim), dim=-1)
-                q = F.linear(h[read_index], qkv[:heads * head_dim]).view(-1, heads, head_dim)
-                q = self._rotate(q, cos[read_index], sin[read_index])
+                at = read_index[read_order]
+                q = self._rotate(F.linear(h[at], qkv[:heads * head_dim]).view(-1, heads, head_dim), cos[at], sin[at])
+                queries = read_queries if reads else []
             k = self._rotate(k.view(-1, kv_heads, head_dim), cos, sin).transpose(0, 1).unsqueeze(0)
             v = v.view(-1, kv_heads, head_dim).transpose(0, 1).unsqueeze(0)  # [1, kv_heads, tokens, head_dim]
             own.append((k, v))
             if i == last and not reads:  # a prefix's pass: only its keys and values are kept
                 return x.new_zeros((0, x.shape[-1])), own
-            if i < last:
-                queries = [(q[offsets[r]:offsets[r + 1]], r, mask[:lengths[r]]) for r in range(len(rows))]
-            else:
-                queries = [(q[got], r, mask[wanted]) for r, (got, wanted) in read_rows.items()]
-            attended = []
-            for row_q, r, row_mask in queries:
-                keys, values = k[:, :, offsets[r]:offsets[r + 1]], v[:, :, offsets[r]:offsets[r + 1]]
-                if past:
-                    keys = torch.cat((past[i][0][:, :, :start], keys), dim=2)
-                    values = torch.cat((past[i][1][:, :, :start], values), dim=2)
-                out = F.scaled_dot_product_attention(row_q.transpose(0, 1).unsqueeze(0), keys, values,
-                                                     attn_mask=row_mask[:, :start + lengths[r]],
-                                                     enable_gqa=heads != kv_heads)
-                attended.append(out[0].transpose(0, 1).reshape(-1, heads * head_dim))
-            attended = torch.cat(attended)
+            parts = [self._attend(q[first:end], k[:, :, offsets[r]:offsets[r + 1]], v[:, :, offsets[r]:offsets[r + 1]],
+                                  row_mask) for first, end, r, row_mask in queries]
+            attended, lse = torch.cat([o for o, _ in parts]), torch.cat([m for _, m in parts])
+            if past:
+                before, before_lse = self._attend(q, past[i][0][:, :, :start], past[i][1][:, :, :start])
+                both = torch.logaddexp(before_lse, lse)
+                attended = before * (before_lse - both).exp()[..., None] + attended * (lse - both).exp()[..., None]
+            attended = attended.reshape(-1, heads * head_dim)
             if i < last:
                 x = x + F.linear(attended, out_proj)
             else:  # back from row order to the order of ``reads``

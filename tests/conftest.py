@@ -29,7 +29,8 @@ def live_server():
 
     The server's output goes to tests/artifacts/server.log (named in the error if it does not start).
     """
-    with running_server(log_path=ARTIFACTS / "server.log") as server:
+    # One torch thread: the browser and the tests themselves need the machine's other core.
+    with running_server(log_path=ARTIFACTS / "server.log", env={"SCORER_THREADS": "1"}) as server:
         yield server.url
 
 
