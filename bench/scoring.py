@@ -1,6 +1,6 @@
 """Live-scoring speed, every figure from one run on one machine, printed with the hardware named.
 
-    python3 bench/scoring.py                       # CPU, SCORER_THREADS threads (default 1)
+    python3 bench/scoring.py                       # CPU, SCORER_THREADS threads (default: every core)
     python3 bench/scoring.py --device cuda         # the same figures on a GPU (bench/score_gpu.sh)
 
 Figures:

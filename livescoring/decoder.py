@@ -10,12 +10,17 @@ values per layer, which a one-row pass with no reads keeps as a prefix's cache.
 
 * ``LlamaDecoder``, for the Llama family (SmolLM2 is one): the same arithmetic as transformers'
   ``LlamaModel`` (float32 RMSNorm, rotary embeddings from the model's own ``inv_freq``, grouped
-  query attention by ``scaled_dot_product_attention``), written out so that a question's pass does
-  less: the rows' tokens packed one after another with no padding (every product but attention
-  is per token, and one product over several short questions' tokens runs nearer the CPU's peak
-  than one per question), q, k and v in one product, the causal mask built once per pass rather
-  than once per layer, no cache objects, and in the last layer only the read positions' queries,
-  attention and MLP (the others' keys and values are all that later tokens use).
+  query attention with the softmax's scale), written out so that a pass does less:
+
+  - the rows' tokens packed one after another with no padding: every product but attention is
+    per token, and one product over several short questions' tokens runs nearer the CPU's peak
+    than one per question (the weights are read once for all of them);
+  - attention in two parts combined exactly by their log-sum-exps: all the rows' queries against
+    the shared prefix in one product with no mask, then each row's queries against its own
+    tokens under a causal mask; the prefix's keys are never copied per row;
+  - q, k and v in one product, the causal mask built once per pass, no cache objects;
+  - in the last layer, only the read positions' queries, attention and MLP (the others' keys and
+    values are all that later tokens use).
 * ``TransformersDecoder``, any other causal LM: transformers' own forward with a ``DynamicCache``
   over the rows right-padded (padding after a row's last token changes nothing a real token
   computes, so no padding mask is needed).
@@ -25,6 +30,19 @@ tests/test_fast_scoring.py holds the scorer on either to transformers' full-prom
 1e-5, and tests/test_decoder.py holds the two decoders to each other.
 """
 from __future__ import annotations
+
+
+def written_out_attention(q, keys, values, mask=None):
+    """Softmax attention [1, heads, n, head_dim] and each query's log-sum-exp [1, heads, n], in plain
+    tensor arithmetic: what torch's CPU flash-attention kernel returns, for other devices. Scores
+    are taken in float32 whatever the model's dtype, as the fused kernels do."""
+    import torch
+
+    scores = q.float() @ keys.float().transpose(-1, -2) * q.shape[-1] ** -0.5
+    if mask is not None:
+        scores = scores + mask.float()
+    lse = torch.logsumexp(scores, dim=-1)
+    return ((scores - lse[..., None]).exp() @ values.float()).to(q.dtype), lse
 
 
 def decoder_for(model):
@@ -115,7 +133,7 @@ class LlamaDecoder:
         Grouped queries: the ``heads // kv_heads`` query heads that share a key head are stacked as
         more query rows of one product. On the CPU this is torch's own flash-attention kernel
         (what ``scaled_dot_product_attention`` runs there, which also returns the log-sum-exp);
-        elsewhere the same arithmetic written out."""
+        elsewhere ``written_out_attention``."""
         import torch
 
         n, heads, head_dim = q.shape
@@ -127,11 +145,7 @@ class LlamaDecoder:
             out, lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
                 stacked, keys, values, attn_mask=stacked_mask)
         else:
-            scores = stacked @ keys.transpose(-1, -2) * head_dim ** -0.5
-            if stacked_mask is not None:
-                scores = scores + stacked_mask
-            lse = torch.logsumexp(scores, dim=-1)
-            out = (scores - lse[..., None]).exp() @ values
+            out, lse = written_out_attention(stacked, keys, values, stacked_mask)
         out = out.reshape(kv_heads, group, n, head_dim).permute(2, 0, 1, 3).reshape(n, heads, head_dim)
         return out, lse.reshape(kv_heads, group, n).permute(2, 0, 1).reshape(n, heads)
 
@@ -197,7 +211,7 @@ class LlamaDecoder:
                 before, before_lse = self._attend(q, past[i][0][:, :, :start], past[i][1][:, :, :start])
                 both = torch.logaddexp(before_lse, lse)
                 attended = before * (before_lse - both).exp()[..., None] + attended * (lse - both).exp()[..., None]
-            attended = attended.reshape(-1, heads * head_dim)
+            attended = attended.reshape(-1, heads * head_dim).to(x.dtype)
             if i < last:
                 x = x + F.linear(attended, out_proj)
             else:  # back from row order to the order of ``reads``

@@ -13,7 +13,7 @@ import copy
 import pytest
 
 from engine.config import default_config
-from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for
+from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
 from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 from papers.mmlu import prompt
@@ -106,3 +106,28 @@ def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded, data):
     assert held == entry.nbytes == scorer.prefixes.nbytes
     assert held == 2 * len(entry.layers) * heads * len(entry.token_ids) * dim * 4  # float32 keys and values only
     assert not any(t.requires_grad for pair in entry.layers for t in pair)
+
+
+def test_attention_with_its_log_sum_exp_is_the_same_on_the_cpu_kernel_and_written_out():
+    """The lean decoder combines attention to the prefix and to a row's own tokens by their
+    log-sum-exps: torch's CPU kernel on the CPU, the written-out arithmetic on other devices."""
+    import torch
+    import torch.nn.functional as F
+
+    generator = torch.Generator().manual_seed(0)
+    q, keys, values = (torch.randn(1, 3, n, 64, generator=generator) for n in (24, 40, 40))
+    mask = torch.full((24, 40), float("-inf")).triu(17)  # query i sees keys 0 … 16 + i
+    for given in (None, mask):
+        kernel_out, kernel_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q, keys, values, attn_mask=given)
+        out, lse = written_out_attention(q, keys, values, given)
+        assert torch.allclose(out, kernel_out, atol=1e-5) and torch.allclose(lse, kernel_lse, atol=1e-5)
+        assert torch.allclose(out, F.scaled_dot_product_attention(q, keys, values, attn_mask=given), atol=1e-5)
+        scores = q @ keys.transpose(-1, -2) / 8 + (0 if given is None else given)
+        assert torch.allclose(lse, torch.logsumexp(scores, dim=-1), atol=1e-5)
+    # Two sets of keys combined by their log-sum-exps are attention to both at once.
+    first, first_lse = written_out_attention(q, keys[:, :, :16], values[:, :, :16])
+    second, second_lse = written_out_attention(q, keys[:, :, 16:], values[:, :, 16:], mask[:, 16:])
+    both = torch.logaddexp(first_lse, second_lse)[..., None]
+    combined = first * (first_lse[..., None] - both).exp() + second * (second_lse[..., None] - both).exp()
+    assert torch.allclose(combined, F.scaled_dot_product_attention(q, keys, values, attn_mask=mask), atol=1e-5)
