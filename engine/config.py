@@ -31,7 +31,7 @@ def default_config() -> dict:
         "SCORER_DEVICE": _env("SCORER_DEVICE", "auto"),  # auto | cpu | cuda
         "SCORER_DTYPE": _env("SCORER_DTYPE", "auto"),  # auto | float32 | bfloat16 | float16
         # Every core by default: one live question is scored fastest on all of them (0-shot p50 on
-        # this project's 2-core machine, bench/scoring.py: 285 ms on one thread, 257 ms on two).
+        # this project's 2-core machine, bench/scoring.py: 285 ms on one thread, 194 ms on two).
         "SCORER_THREADS": int(_env("SCORER_THREADS", str(os.cpu_count() or 1))),
         "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
         "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
