@@ -178,19 +178,21 @@ class LlamaDecoder:
             read_rows[r][0].append(n)
             read_rows[r][1].append(p)
         read_order = torch.tensor([n for got, _ in read_rows.values() for n in got], dtype=torch.long, device=device)
-        if reads:  # the last layer's queries, grouped by row: (first, end) in that order, row, mask
-            ends = [0]
-            for got, _ in read_rows.values():
-                ends.append(ends[-1] + len(got))
-            read_queries = [(ends[n], ends[n + 1], r, causal[wanted][:, :lengths[r]])
-                            for n, (r, (_, wanted)) in enumerate(read_rows.items())]
+        # Each row's queries: (first, end) in q, the row, its own-token mask; every token in the
+        # layers before the last, the reads (grouped by row) in the last.
+        row_queries = [(offsets[r], offsets[r + 1], r, causal[:n, :n]) for r, n in enumerate(lengths)]
+        ends = [0]
+        for got, _ in read_rows.values():
+            ends.append(ends[-1] + len(got))
+        read_queries = [(ends[n], ends[n + 1], r, causal[wanted][:, :lengths[r]])
+                        for n, (r, (_, wanted)) in enumerate(read_rows.items())]
         own, last = [], len(self.layers) - 1
         for i, (norm_in, qkv, out_proj, norm_mid, gate, up, down) in enumerate(self.layers):
             h = self._norm(x, norm_in)
             if i < last:
                 q, k, v = F.linear(h, qkv).split((heads * head_dim, kv_heads * head_dim, kv_heads * head_dim), dim=-1)
                 q = self._rotate(q.view(-1, heads, head_dim), cos, sin)
-                queries = [(offsets[r], offsets[r + 1], r, causal[:n, :n]) for r, n in enumerate(lengths)]
+                queries = row_queries
             else:
                 # The last layer's output is read only at ``reads``: every token's keys and values are
                 # still needed (those tokens attend to them), but only the read positions' queries,
@@ -198,7 +200,7 @@ class LlamaDecoder:
                 k, v = F.linear(h, qkv[heads * head_dim:]).split((kv_heads * head_dim, kv_heads * head_dim), dim=-1)
                 at = read_index[read_order]
                 q = self._rotate(F.linear(h[at], qkv[:heads * head_dim]).view(-1, heads, head_dim), cos[at], sin[at])
-                queries = read_queries if reads else []
+                queries = read_queries
             k = self._rotate(k.view(-1, kv_heads, head_dim), cos, sin).transpose(0, 1).unsqueeze(0)
             v = v.view(-1, kv_heads, head_dim).transpose(0, 1).unsqueeze(0)  # [1, kv_heads, tokens, head_dim]
             own.append((k, v))
