@@ -1,1 +1,0 @@
-"""Measuring Massive Multitask Language Understanding (Hendrycks et al. 2020), annotated."""

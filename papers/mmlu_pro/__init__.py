@@ -1,1 +1,0 @@
-"""MMLU-Pro: A More Robust and Challenging Multi-Task Language Understanding Benchmark (Wang et al. 2024), annotated."""
