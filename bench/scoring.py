@@ -37,21 +37,21 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.common import hardware  # noqa: E402
-from engine.config import default_config  # noqa: E402
-from livescoring.model import ModelSettings, load  # noqa: E402
-from livescoring.pool import score_jobs, twin  # noqa: E402
-from livescoring.scorer import Scorer  # noqa: E402
-from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
-from papers.mmlu import prompt  # noqa: E402
-from papers.mmlu.dataset import MMLUData  # noqa: E402
-from papers.mmlu.server import data_dir  # noqa: E402
-from papers.mmlu.server.evaluate import (  # noqa: E402
+from benchmarks.mmlu import prompt  # noqa: E402
+from benchmarks.mmlu.server import data_dir  # noqa: E402
+from benchmarks.mmlu.server.evaluate import (  # noqa: E402
     DEFAULT_BATCH_SIZE,
     DEFAULT_WORKERS,
     batches,
     characters,
     evaluate,
 )
+from benchmarks.mmlu.server.reader import MMLUData  # noqa: E402
+from engine.config import default_config  # noqa: E402
+from livescoring.model import ModelSettings, load  # noqa: E402
+from livescoring.pool import score_jobs, twin  # noqa: E402
+from livescoring.scorer import Scorer  # noqa: E402
+from livescoring.worker import READY, QueueFull, ScoringService  # noqa: E402
 
 SUBJECTS = ("astronomy", "world_religions", "high_school_geography")
 

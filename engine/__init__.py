@@ -1,6 +1,6 @@
 """The engine for annotated papers: a Flask application factory.
 
-It is paper-agnostic: every paper is a folder under PAPERS_DIR (see papers.py), and the engine
+It is document-agnostic: every document is a folder under CONTENT_DIR (see documents.py), and the engine
 registers one blueprint per job for all of them.
 """
 from __future__ import annotations
@@ -9,7 +9,7 @@ from flask import Flask
 from jinja2 import ChoiceLoader, FileSystemLoader, PrefixLoader
 
 from .config import REPO_ROOT, default_config
-from .papers import load_papers
+from .documents import load_documents
 
 
 def create_app(overrides: dict | None = None) -> Flask:
@@ -22,19 +22,21 @@ def create_app(overrides: dict | None = None) -> Flask:
     app.config.update(default_config())
     if overrides:
         app.config.update(overrides)
-    papers = load_papers(app.config["PAPERS_DIR"])
-    app.extensions["papers"] = papers
+    documents = load_documents(app.config["CONTENT_DIR"])
+    app.extensions["documents"] = documents
     # Site templates by name; a paper's own templates as "<slug>/<path in its folder>".
     app.jinja_loader = ChoiceLoader([
         FileSystemLoader(app.template_folder),
-        PrefixLoader({slug: FileSystemLoader(str(paper.folder)) for slug, paper in papers.items()}),
+        PrefixLoader({slug: FileSystemLoader(str(document.folder)) for slug, document in documents.items()}),
+        # The benchmarks' own pages (a live form's page without JavaScript) as "benchmarks/<path>".
+        PrefixLoader({"benchmarks": FileSystemLoader(str(REPO_ROOT / "benchmarks"))}),
     ])
 
     from . import api, caching, content, errors, pages, security, widgets
 
     @app.context_processor
     def site_papers():
-        return {"site_papers": list(papers.values())}
+        return {"site_papers": list(documents.values())}
 
     caching.init_app(app)  # first: the others index files and add page finishers to its caches
     errors.init_app(app)
@@ -44,10 +46,9 @@ def create_app(overrides: dict | None = None) -> Flask:
     app.register_blueprint(pages.bp)
     widgets.init_app(app)  # interactive widgets of every paper: pages, /embed/, /oembed, widget JSON
     api.init_app(app)  # the math core: JSON API, Pyodide's files, the browser's Python wheel
-    for paper in papers.values():  # a paper's own routes and data (e.g. live scoring of its questions)
-        hook = getattr(paper.server, "init_app", None)
-        if hook:
-            hook(app, paper)
+    for document in documents.values():  # a document's own routes and data (e.g. the benchmarks it scores)
+        if document.hooks.init_app:
+            document.hooks.init_app(app, document)
     return app
 
 
@@ -57,7 +58,7 @@ def warm_up(app: Flask) -> list[str]:
     page with the widgets' first pictures. Returns a line per page fetched, for the server's log."""
     client = app.test_client()
     said = []
-    for path in ("/", *(f"/{slug}/" for slug in app.extensions["papers"])):
+    for path in ("/", *(f"/{slug}/" for slug in app.extensions["documents"])):
         status = client.get(path).status_code
         said.append(f"{path} {status}")
     return said

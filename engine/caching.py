@@ -27,7 +27,10 @@ from pathlib import Path
 
 from flask import Flask, Response, abort, current_app, request
 
+from .config import REPO_ROOT
+
 ONE_YEAR = 365 * 24 * 3600
+BENCHMARK_PAGES = REPO_ROOT / "benchmarks"  # the benchmarks' own page templates
 COMPRESSIBLE_TYPES = {
     "text/html", "text/css", "text/javascript", "application/javascript", "application/json",
     "image/svg+xml", "application/wasm", "text/plain", "application/xml", "text/xml",
@@ -113,7 +116,8 @@ def static_version(path: Path) -> str | None:
 
 def content_mtime(app: Flask) -> float:
     """The newest modification time among content and template files: a page's only inputs."""
-    roots = [Path(app.template_folder), *(paper.folder for paper in app.extensions["papers"].values())]
+    roots = [Path(app.template_folder), BENCHMARK_PAGES,
+             *(document.folder for document in app.extensions["documents"].values())]
     return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
 
 

@@ -20,8 +20,9 @@ def _env(name: str, default: str) -> str:
 def default_config() -> dict:
     """Return the settings the application starts with, read from the environment now."""
     return {
-        # Every folder here with a paper.toml is an annotated paper (tests point it at fixture papers).
-        "PAPERS_DIR": Path(_env("PAPERS_DIR", str(REPO_ROOT / "papers"))),
+        # Every folder here with a paper.toml is a document (tests point it at fixture documents).
+        # PAPERS_DIR is its old name, still read for scripts that set it.
+        "CONTENT_DIR": Path(_env("CONTENT_DIR", _env("PAPERS_DIR", str(REPO_ROOT / "content")))),
         # Re-read content files when they change (authors editing with --dev).
         "CONTENT_RELOAD": _env("CONTENT_RELOAD", "0") == "1",
         # Live scoring: which model, where, how many CPU threads, when to load.

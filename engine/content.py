@@ -1,13 +1,13 @@
-"""Annotated-paper content: each paper folder's Markdown and TOML files, rendered and kept.
+"""Document content: each document folder's Markdown and TOML files, rendered and kept.
 
-Layout of one paper (see README "Content pipeline")::
+Layout of one document (see docs/content.md)::
 
-    papers/<paper>/paper.toml                 title, authors, year, venue, arxiv, summary, bibtex, …,
-                                              [[sources]] (title, url, note): the works the page cites
-    papers/<paper>/content/NN-slug.md         one section each, TOML front matter between --- lines
-    papers/<paper>/content/glossary.toml      [terms.<id>] and [symbols.<id>]
-    papers/<paper>/content/numbers.toml       the ledger of every number the prose states
-    papers/<paper>/content/diagrams/<n>.svg   figures included with [[diagram name]]
+    content/<slug>/paper.toml              title, authors, year, venue, arxiv, summary, bibtex, …,
+                                           [[sources]] (title, url, note): the works the page cites
+    content/<slug>/sections/NN-slug.md     one section each, TOML front matter between --- lines
+    content/<slug>/glossary.toml           [terms.<id>] and [symbols.<id>]
+    content/<slug>/numbers.toml            the ledger of every number the prose states
+    content/<slug>/diagrams/<n>.svg        figures included with [[diagram name]]
 
 Rendering needs no Flask application or request: ``[[widget name]]`` leaves a slot that the page
 fills when it is served. In production every paper is rendered when the app starts, so a content
@@ -25,9 +25,8 @@ from pathlib import Path
 from flask import Flask, current_app
 from markupsafe import Markup
 
+from .documents import Document, read_toml
 from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown
-from .papers import Paper as PaperFolder
-from .papers import read_toml
 
 SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
 SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link"}
@@ -49,7 +48,7 @@ class Section:
 
 
 @dataclass(frozen=True)
-class Paper:
+class RenderedDocument:
     """An annotated paper, fully rendered: its metadata, sections and what they refer to."""
 
     slug: str
@@ -140,7 +139,7 @@ def section_files(paper_dir: Path) -> list[Path]:
     return sorted(p for p in paper_dir.glob("*.md") if SECTION_FILE.match(p.name))
 
 
-def render_paper(folder: PaperFolder, glossary: Glossary, glossary_url: str) -> Paper:
+def render_paper(folder: Document, glossary: Glossary, glossary_url: str) -> RenderedDocument:
     """Read and render every section of one paper folder."""
     meta = folder.meta
     missing = PAPER_KEYS - meta.keys()
@@ -150,7 +149,7 @@ def render_paper(folder: PaperFolder, glossary: Glossary, glossary_url: str) -> 
     diagrams_dir = folder.diagrams_dir
     refs = PageRefs(glossary, glossary_url, diagrams_dir, widgets=frozenset(folder.widgets))
     sections: list[Section] = []
-    for path in section_files(folder.content_dir):
+    for path in section_files(folder.sections_dir):
         front, body = split_front_matter(path.read_text(encoding="utf-8"), path)
         if any(s.id == front["id"] for s in sections):
             raise ContentError(f"{path}: section id {front['id']!r} is used twice")
@@ -166,7 +165,7 @@ def render_paper(folder: PaperFolder, glossary: Glossary, glossary_url: str) -> 
         ))
     plain = PageRefs(glossary, glossary_url, diagrams_dir, tracked=False)
     terms, symbols = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")
-    return Paper(folder.slug, meta, sections, refs, refs.tips(), terms, symbols)
+    return RenderedDocument(folder.slug, meta, sections, refs, refs.tips(), terms, symbols)
 
 
 def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,
@@ -207,7 +206,7 @@ def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,
 class ContentLibrary:
     """Every paper's rendered content, made on first use (or all at once by ``prerender``) and kept."""
 
-    def __init__(self, papers: dict[str, PaperFolder], reload: bool):
+    def __init__(self, papers: dict[str, Document], reload: bool):
         self.papers = papers
         self.reload = reload
         self._lock = threading.RLock()  # a paper build asks for the glossary inside the lock
@@ -217,7 +216,9 @@ class ContentLibrary:
         """The newest modification time among a paper's content files (when reloading)."""
         if not self.reload:
             return 0.0
-        files = [*self.papers[slug].content_dir.rglob("*"), self.papers[slug].folder / "paper.toml"]
+        document = self.papers[slug]
+        files = [*document.sections_dir.rglob("*"), *document.diagrams_dir.rglob("*"), document.folder / "paper.toml",
+                 document.glossary_file, document.numbers_file]
         return max((p.stat().st_mtime_ns for p in files if p.is_file()), default=0)
 
     def _cached(self, slug: str, kind: str, build):
@@ -233,18 +234,18 @@ class ContentLibrary:
         return list(self.papers)
 
     def glossary(self, slug: str) -> Glossary:
-        return self._cached(slug, "glossary", lambda: load_glossary(self.papers[slug].content_dir / "glossary.toml"))
+        return self._cached(slug, "glossary", lambda: load_glossary(self.papers[slug].glossary_file))
 
     def glossary_url(self, slug: str) -> str:
         return f"/{slug}/glossary/"
 
-    def paper(self, slug: str) -> Paper | None:
+    def paper(self, slug: str) -> RenderedDocument | None:
         if slug not in self.papers:
             return None
         return self._cached(slug, "paper", lambda: render_paper(
             self.papers[slug], self.glossary(slug), self.glossary_url(slug)))
 
-    def glossary_page(self, slug: str) -> tuple[Paper, list[Entry], list[Entry], list[Tip]] | None:
+    def glossary_page(self, slug: str) -> tuple[RenderedDocument, list[Entry], list[Entry], list[Tip]] | None:
         """The paper, its glossary's terms and symbols, and the popovers their definitions use."""
         paper = self.paper(slug)
         if paper is None:
@@ -265,12 +266,12 @@ class ContentLibrary:
 
     def numbers(self, slug: str) -> dict:
         """The paper's numbers ledger (``cited`` and ``computed`` entries)."""
-        path = self.papers[slug].content_dir / "numbers.toml"
+        path = self.papers[slug].numbers_file
         return read_toml(path) if path.is_file() else {"cited": [], "computed": []}
 
 
 def init_app(app: Flask) -> None:
-    library = ContentLibrary(app.extensions["papers"], app.config["CONTENT_RELOAD"])
+    library = ContentLibrary(app.extensions["documents"], app.config["CONTENT_RELOAD"])
     app.extensions["content"] = library
     if not app.config["CONTENT_RELOAD"]:
         library.prerender()

@@ -18,10 +18,10 @@ def init_app(app: Flask) -> None:
             return response
         return render_template("error.html", error=error), error.code
 
-    # A paper's server hooks may name errors that mean "its data is not here" (UNAVAILABLE): the
+    # A document's hooks may name errors that mean "its data is not here" (UNAVAILABLE): the
     # reader gets a 503 with the message (which says how to get the data), the rest of the site works.
-    for paper in app.extensions["papers"].values():
-        for kind in getattr(paper.server, "UNAVAILABLE", ()):
+    for document in app.extensions["documents"].values():
+        for kind in document.hooks.unavailable:
             app.register_error_handler(kind, lambda error: handle_http_error(ServiceUnavailable(str(error))))
 
     @app.before_request

@@ -17,9 +17,8 @@ bp = Blueprint("math_core_page", __name__)
 def examples() -> list[tuple[str, dict, str]]:
     """Every paper's worked examples (its server hooks' ``math_examples``), paper by paper."""
     found = []
-    for paper in current_app.extensions["papers"].values():
-        hook = getattr(paper.server, "math_examples", None)
-        found += hook() if hook else []
+    for document in current_app.extensions["documents"].values():
+        found += document.hooks.math_examples() if document.hooks.math_examples else []
     return found
 
 

@@ -76,7 +76,7 @@ def wheel_file(digest: str, filename: str):
 
 def init_app(app: Flask) -> None:
     """Build the wheel from the current source and register the routes."""
-    app.extensions["browser_wheel"] = build_wheel(app.extensions["papers"])
+    app.extensions["browser_wheel"] = build_wheel(app.extensions["documents"])
     app.extensions["pyodide_version"] = pyodide_version(app.config["PYODIDE_DIR"])
     if app.extensions["pyodide_version"] is None:
         app.logger.warning("no Pyodide in %s (run npm ci): browsers will use the JSON API", app.config["PYODIDE_DIR"])

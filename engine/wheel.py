@@ -1,8 +1,9 @@
 """Build the Python the browser runs into one pure-Python wheel, in memory, with the standard library only.
 
-The wheel holds the math core (explainers/), the widget kit (widgetkit/) and each paper's package
-except its server/ folder (its widget modules and the data they use): everything a widget's view
-needs, so the reader's browser runs the very source the server runs. It is built when the app starts
+The wheel holds the math core (explainers/), the widget kit (widgetkit/), the benchmarks' sans-I/O
+modules (benchmarks/ without its server/ folders) and each document's Python under the name the
+server imports it by (``documents/<slug>/``, without its server-only hooks.py): everything a widget's
+view needs, so the reader's browser runs the very source the server runs, the served folder's own. It is built when the app starts
 (no manual step to forget) and is byte-for-byte
 reproducible: files are sorted and stamped with a fixed date, so the same source gives the same
 digest, which the wheel's URL carries for safe long-term caching. A pure wheel needs no
@@ -21,8 +22,10 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from widgetkit.registry import PACKAGE, document_package
+
 from .config import REPO_ROOT, default_config
-from .papers import Paper, load_papers
+from .documents import Document, load_documents
 
 NAME = "browser_python"
 VERSIONED_BY = REPO_ROOT / "explainers"  # the wheel carries the math core's version
@@ -53,26 +56,45 @@ def _record_line(path: str, data: bytes) -> str:
     return f"{path},sha256={digest},{len(data)}"
 
 
-def _python_files(root: Path, under: str, skip: str | None = None) -> list[tuple[str, bytes]]:
-    """Every .py file below ``root``, as (path inside the wheel, bytes), sorted."""
+def _python_files(root: Path, under: str, server_only=lambda relative: False) -> list[tuple[str, bytes]]:
+    """Every .py file below ``root`` that the browser may run, as (path inside the wheel, bytes), sorted."""
     return [
         (f"{under}/{path.relative_to(root).as_posix()}", path.read_bytes())
         for path in sorted(root.rglob("*.py"))
-        if "__pycache__" not in path.parts and (skip is None or path.relative_to(root).parts[0] != skip)
+        if "__pycache__" not in path.parts and not server_only(path.relative_to(root))
     ]
 
 
-def build_wheel(papers: dict[str, Paper]) -> Wheel:
+def _in_server_folder(relative: Path) -> bool:
+    return "server" in relative.parts[:-1]
+
+
+def _is_hooks(relative: Path) -> bool:
+    return relative.as_posix() == "hooks.py"
+
+
+def browser_files(documents: dict[str, Document]) -> list[tuple[str, bytes]]:
+    """The Python the browser runs, as (path inside the wheel, bytes)."""
+    files = _python_files(REPO_ROOT / "explainers", "explainers") + _python_files(REPO_ROOT / "widgetkit", "widgetkit")
+    files += _python_files(REPO_ROOT / "benchmarks", "benchmarks", _in_server_folder)
+    files.append((f"{PACKAGE}/__init__.py", b""))
+    for document in documents.values():
+        under = document_package(document.slug).replace(".", "/")
+        own = _python_files(document.folder, under, _is_hooks)
+        if f"{under}/__init__.py" not in dict(own):
+            own.insert(0, (f"{under}/__init__.py", b""))
+        files += own
+    return files
+
+
+def build_wheel(documents: dict[str, Document]) -> Wheel:
     """Zip the browser's packages with the dist-info metadata a wheel needs (METADATA, WHEEL, RECORD)."""
     version = _version(VERSIONED_BY)
     dist_info = f"{NAME}-{version}.dist-info"
-    files = _python_files(REPO_ROOT / "explainers", "explainers") + _python_files(REPO_ROOT / "widgetkit", "widgetkit")
-    files.append(("papers/__init__.py", (REPO_ROOT / "papers" / "__init__.py").read_bytes()))
-    for paper in papers.values():
-        files += _python_files(paper.folder, f"papers/{paper.folder.name}", skip="server")
+    files = browser_files(documents)
     files.append((f"{dist_info}/METADATA", (
         f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n"
-        "Summary: The math core, the widget kit and the papers' widgets, standard library only.\n"
+        "Summary: The math core, the widget kit, the benchmarks' sans-I/O modules and the documents' widgets.\n"
         "Requires-Python: >=3.11\n"
     ).encode()))
     files.append((f"{dist_info}/WHEEL", (
@@ -94,7 +116,7 @@ def build_wheel(papers: dict[str, Paper]) -> Wheel:
 def main(argv: list[str]) -> None:
     if len(argv) != 1:
         sys.exit("usage: python -m engine.wheel OUT_DIR")
-    wheel = build_wheel(load_papers(default_config()["PAPERS_DIR"]))
+    wheel = build_wheel(load_documents(default_config()["CONTENT_DIR"]))
     out = Path(argv[0])
     out.mkdir(parents=True, exist_ok=True)
     (out / wheel.filename).write_bytes(wheel.data)

@@ -48,8 +48,8 @@ from widgetkit.layout import NARROW_WIDTH
 from widgetkit.settings import LOG_STEP
 
 from .caching import ONE_YEAR, cached_page, static_version
+from .documents import Document
 from .markdown_ext import fill_widget_slots
-from .papers import Paper
 from .security import require_same_origin
 
 bp = Blueprint("widgets", __name__)
@@ -58,34 +58,34 @@ ASSET_TYPES = {".js": "text/javascript", ".css": "text/css"}
 _LIVE = re.compile(r"<!--live-widget:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)/(?P<mode>inline|page|embed)-->")
 
 
-def papers() -> dict[str, Paper]:
-    return current_app.extensions["papers"]
+def papers() -> dict[str, Document]:
+    return current_app.extensions["documents"]
 
 
-def paper_of(slug: str) -> Paper:
+def paper_of(slug: str) -> Document:
     paper = papers().get(slug)
     if paper is None:
         abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
     return paper
 
 
-def widget_of(paper: Paper, name: str) -> Widget:
+def widget_of(paper: Document, name: str) -> Widget:
     widget = paper.widgets.get(name)
     if widget is None:
         abort(404, description=f"There is no widget called “{name}”. The list of widgets is at /{paper.slug}/widgets/.")
     return widget
 
 
-def paper_context(paper: Paper) -> dict:
+def paper_context(paper: Document) -> dict:
     """The data the paper's widgets may declare (its server hook's ``widget_context``), made once per app."""
     made = current_app.extensions["widget_contexts"]
     if paper.slug not in made:
-        hook = getattr(paper.server, "widget_context", None)
+        hook = paper.hooks.widget_context
         made[paper.slug] = hook(current_app) if hook else {}
     return made[paper.slug]
 
 
-def context_for(paper: Paper, widget: Widget) -> dict:
+def context_for(paper: Document, widget: Widget) -> dict:
     """Only the keys this widget declares."""
     context = paper_context(paper)
     return {key: context[key] for key in (*widget.needs, *widget.accepts) if key in context}
@@ -96,18 +96,18 @@ def raw_state(args) -> dict:
     return {key: ",".join(args.getlist(key)) for key in args}
 
 
-def view_of(paper: Paper, widget: Widget, raw: dict) -> dict:
+def view_of(paper: Document, widget: Widget, raw: dict) -> dict:
     """The widget's view for raw settings (never raises for bad settings)."""
     return run_view(widget, raw, context_for(paper, widget))
 
 
-def asset_url(paper: Paper, filename: str) -> str:
+def asset_url(paper: Document, filename: str) -> str:
     """A widget file's URL, with a content hash so it can be cached for a year."""
     path = paper.folder / "widgets" / filename
     return url_for("widgets.asset", slug=paper.slug, filename=filename, v=static_version(path))
 
 
-def widget_assets(paper: Paper, widget: Widget) -> dict:
+def widget_assets(paper: Document, widget: Widget) -> dict:
     """The widget's own script and style sheet, where it has them (<name>.js, <name>.css)."""
     return {
         "script": asset_url(paper, f"{widget.name}.js") if widget.script else None,
@@ -121,7 +121,7 @@ def iframe_snippet(src: str, title: str, width: str, height: int) -> Markup:
     return Markup(render_template("widgets/_iframe.html", src=src, title=title, width=width, height=height).strip())
 
 
-def share_links(paper: Paper, widget: Widget, query: str, width: str = "100%", height: int | None = None) -> dict:
+def share_links(paper: Document, widget: Widget, query: str, width: str = "100%", height: int | None = None) -> dict:
     """The plain link and the <iframe> snippet that reproduce the widget in its current state."""
     suffix = f"?{query}" if query else ""
     page = url_for("widgets.page", slug=paper.slug, name=widget.name, _external=True) + suffix
@@ -137,7 +137,7 @@ def share_links(paper: Paper, widget: Widget, query: str, width: str = "100%", h
     }
 
 
-def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
+def render_widget(paper: Document, widget: Widget, raw: dict, mode: str) -> Markup:
     """The widget's HTML: ``mode`` is "inline" (inside the paper), "page" or "embed"."""
     if widget.driver == "live":
         return Markup(f"<!--live-widget:{paper.slug}/{widget.name}/{mode}-->")
@@ -147,7 +147,7 @@ def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
         narrow = run_view(widget, {**raw, "width": NARROW_WIDTH}, context)["figure"]
         view = {**view, "first_figures": {"wide": view["figure"], "narrow": narrow}}
     return Markup(render_template(
-        paper.template(f"widgets/{widget.name}.html"), widget=widget, view=view, mode=mode, paper=paper,
+        paper.widget_template(widget.name), widget=widget, view=view, mode=mode, paper=paper,
         params={p["name"]: p for p in widget.param_dicts(context)},
         context=context if widget.driver == "worker" else None,
         share=share_links(paper, widget, view["query"]),
@@ -156,18 +156,18 @@ def render_widget(paper: Paper, widget: Widget, raw: dict, mode: str) -> Markup:
     ))
 
 
-def render_live(paper: Paper, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
+def render_live(paper: Document, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
     """A live widget as it is now: with ``variables`` from its paper's ``live_widget_form`` hook (a
     posted form), else from its ``live_widget`` hook."""
     if variables is None:
-        variables = paper.server.live_widget(widget, mode)
+        variables = paper.hooks.live_widget(widget, mode)
     return Markup(render_template(
-        paper.template(f"widgets/{widget.name}.html"), widget=widget, mode=mode, paper=paper,
+        paper.widget_template(widget.name), widget=widget, mode=mode, paper=paper,
         share=share_links(paper, widget, ""), assets=widget_assets(paper, widget), **variables,
     ))
 
 
-def fill_slots(paper: Paper, html: Markup) -> Markup:
+def fill_slots(paper: Document, html: Markup) -> Markup:
     """A rendered section with each ``[[widget name]]`` slot filled (default state, inline)."""
     return fill_widget_slots(html, lambda name: render_widget(paper, paper.widgets[name], {}, "inline"))
 
@@ -181,7 +181,7 @@ def fill_live(body: str) -> str:
     return _LIVE.sub(live, body)
 
 
-def _page_template(paper: Paper, widget: Widget, mode: str, html: Markup):
+def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
     if mode == "embed":
         return render_template("embed.html", widget=widget, html=html, paper=paper)
     oembed = url_for("widgets.oembed", url=request.url, format="json", _external=True)
@@ -220,7 +220,7 @@ def _live_form(slug: str, name: str, mode: str):
     variables with the status and headers to answer with."""
     paper = paper_of(slug)
     widget = widget_of(paper, name)
-    hook = getattr(paper.server, "live_widget_form", None)
+    hook = paper.hooks.live_widget_form
     if widget.driver != "live" or hook is None:
         raise MethodNotAllowed(["GET", "HEAD"], description=f"{name} takes nothing by POST; its settings are in its address.")
     require_same_origin()  # a page of another site may not spend this server's work
@@ -306,7 +306,7 @@ def _example_url() -> str:
     return request.host_url
 
 
-def _widget_from_url(url: str) -> tuple[Paper, Widget, str]:
+def _widget_from_url(url: str) -> tuple[Document, Widget, str]:
     """The widget a page or embed URL of this site shows, and the URL's query."""
     parts = urlsplit(url)
     example = _example_url()
@@ -352,7 +352,7 @@ def _log10(value: float) -> str:
 
 
 def init_app(app: Flask) -> None:
-    for paper in app.extensions["papers"].values():
+    for paper in app.extensions["documents"].values():
         app.extensions["caching"].index(paper.folder / "widgets", tuple(ASSET_TYPES))
     app.extensions["widget_contexts"] = {}
     app.extensions["caching"].finishers.append(fill_live)

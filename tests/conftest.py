@@ -6,9 +6,15 @@ from pathlib import Path
 import pytest
 
 from tools.launcher import running_server
+from widgetkit.registry import mount_document
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
+
+# The documents' Python is imported as documents.<slug> (widgetkit/registry.py): mounted here too, so
+# test modules can import a document's widgets and figures as the app does.
+for _toml in sorted((REPO_ROOT / "content").glob("*/paper.toml")):
+    mount_document(_toml.parent.name, _toml.parent)
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
-"""Shared by the content tests: papers rendered by the same pipeline and app the site uses,
-from the real papers/ or from the fixture paper the pipeline's own tests run on
-(tests/fixtures/papers/demo, a paper folder with its own widget). One app per papers folder
-serves every test module, so the real paper renders once."""
+"""Shared by the content tests: documents rendered by the same pipeline and app the site uses,
+from the real content/ or from the fixture document the pipeline's own tests run on
+(tests/fixtures/content/demo, a document folder with its own widget). One app per content folder
+serves every test module, so the real documents render once."""
 from __future__ import annotations
 
 import html
@@ -12,10 +12,10 @@ from pathlib import Path
 from flask import Flask
 
 from engine import create_app
-from engine.content import Paper
+from engine.content import RenderedDocument as Paper
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-FIXTURE_CONFIG = {"TESTING": True, "PAPERS_DIR": FIXTURES / "papers"}
+FIXTURE_CONFIG = {"TESTING": True, "CONTENT_DIR": FIXTURES / "content"}
 
 
 @cache

@@ -12,13 +12,13 @@ import copy
 
 import pytest
 
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.server import data_dir
+from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
 from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
 from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
-from papers.mmlu import prompt
-from papers.mmlu.dataset import MMLUData
-from papers.mmlu.server import data_dir
 
 pytestmark = pytest.mark.model
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.mmlu.server import data_dir
 from engine.config import default_config
-from papers.mmlu.server import data_dir
 
 SHARED = data_dir(default_config())
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import pytest
 
 import explainers
 from engine.config import default_config
-from engine.papers import load_papers
+from engine.documents import load_documents
 from engine.wheel import build_wheel
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -132,25 +132,25 @@ def test_served_wheel_is_built_from_the_current_source(client):
     assert response.status_code == 200 and "immutable" in response.headers["Cache-Control"]
     with zipfile.ZipFile(io.BytesIO(response.data)) as wheel:
         names = set(wheel.namelist())
-        for package in ("explainers", "widgetkit", "papers/mmlu/widgets"):
+        for package in ("explainers", "widgetkit", "documents/mmlu/widgets", "benchmarks/mmlu"):
             for source in (REPO_ROOT / package).glob("*.py"):
                 assert wheel.read(f"{package}/{source.name}") == source.read_bytes()
-        assert not [name for name in names if name.startswith("papers/mmlu/server/")]  # the server side stays here
+        assert not [name for name in names if "/server/" in name or name.endswith("/hooks.py")]  # the server side stays here
         assert f"browser_python-{explainers.__version__}.dist-info/WHEEL" in names
         record = wheel.read(f"browser_python-{explainers.__version__}.dist-info/RECORD").decode()
-    assert "explainers/stats.py,sha256=" in record and "papers/mmlu/figures.py,sha256=" in record
+    assert "explainers/stats.py,sha256=" in record and "benchmarks/mmlu/figures.py,sha256=" in record
     assert client.get(url.replace("/wheels/", "/wheels/0")).status_code == 404
 
 
 def test_wheel_build_is_reproducible():
-    papers = load_papers(default_config()["PAPERS_DIR"])
+    papers = load_documents(default_config()["CONTENT_DIR"])
     first, second = build_wheel(papers), build_wheel(papers)
     assert first.data == second.data
     assert first.digest == hashlib.sha256(first.data).hexdigest()[:16]
 
 
-def test_math_core_page_renders_every_example_on_the_server(client):
-    from papers.mmlu.server import math_examples
+def test_math_core_page_renders_every_example_on_the_server(client, app):
+    math_examples = app.extensions["documents"]["mmlu"].hooks.math_examples
 
     html = client.get("/math-core").get_data(as_text=True)
     assert html.count("data-explainer-row") == len(math_examples())

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from engine.config import default_config
-from engine.papers import load_papers
+from engine.documents import load_documents
 from engine.wheel import build_wheel
 
 pytestmark = pytest.mark.slow  # starts Pyodide under Node
@@ -24,7 +24,7 @@ REPO_ROOT = TESTS_DIR.parent
 
 @pytest.mark.parametrize("module", ["test_explainers", "test_widgetkit"])
 def test_unit_tests_pass_inside_pyodide(tmp_path, module):
-    wheel = build_wheel(load_papers(default_config()["PAPERS_DIR"]))
+    wheel = build_wheel(load_documents(default_config()["CONTENT_DIR"]))
     wheel_path = tmp_path / wheel.filename
     wheel_path.write_bytes(wheel.data)
     completed = subprocess.run(

@@ -15,15 +15,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.server import data_dir
+from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
 from livescoring.model import ModelSettings, load
 from livescoring.pool import twin
 from livescoring.scorer import Scorer
 from livescoring.worker import READY, ScoringService
-from papers.mmlu import prompt
-from papers.mmlu.dataset import MMLUData
-from papers.mmlu.server import data_dir
-from papers.mmlu.server.evaluate import evaluate
 
 pytestmark = pytest.mark.model
 TOLERANCE = 1e-5

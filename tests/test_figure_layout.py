@@ -20,7 +20,7 @@ WIDTHS = (MIN_WIDTH, 273, 313, 360, 480, 630, 926, 1200)
 CROWDED = {
     "calibration-bars": [{"bins": "10", "binning": "fixed_width"}, {"bins": "10"},
                          {"source": "0-shot", "bins": "10"}, {"source": "0-shot", "bins": "10", "binning": "fixed_width"}],
-    "group-bars": [{"models": "live"}],  # the published runs (papers/mmlu/runs/)
+    "group-bars": [{"models": "live"}],  # the published runs (benchmarks/mmlu/runs/)
     "subject-bars": [{"model": "0-shot"}],
     "micro-macro": [{"source": "run-0-shot"}],  # a whole run: 57 subjects
     "chance-explorer": [{"options": "10", "score": "0.97", "n": "20"}, {"score": "0.02", "n": "20000"}],
@@ -56,7 +56,7 @@ def every_view():
 
     for app in (create_app({"TESTING": True}), fixture_app()):
         with app.app_context():
-            for paper in app.extensions["papers"].values():
+            for paper in app.extensions["documents"].values():
                 for widget in paper.widgets.values():
                     if widget.driver == "live":
                         continue
@@ -80,7 +80,7 @@ def test_every_figure_fits_its_width_with_no_text_clipped_or_overlapping():
 def test_the_width_is_not_a_setting():
     app = fixture_app()
     with app.app_context():
-        paper = app.extensions["papers"]["demo"]
+        paper = app.extensions["documents"]["demo"]
         view = view_of(paper, paper.widgets["coin-flips"], {"flips": "40", "width": "300"})
     assert view["width"] == 300 and view["figure"]["width"] == 300
     assert "width" not in view["state"] and view["query"] == "flips=40"

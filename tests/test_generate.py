@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from benchmarks.server.failures import service_failure
 from livescoring import generate
-from livescoring.failures import service_failure
 from livescoring.scorer import PromptTooLong
 from livescoring.worker import READY, QueueFull
 
@@ -118,11 +118,11 @@ def test_one_generation_at_a_time():
 def test_greedy_generation_equals_transformers_generate():
     import torch
 
+    from benchmarks.mmlu import prompt
+    from benchmarks.mmlu.server import data_dir
+    from benchmarks.mmlu.server.reader import MMLUData
     from engine.config import default_config
     from livescoring.model import ModelSettings, load
-    from papers.mmlu import prompt
-    from papers.mmlu.dataset import MMLUData
-    from papers.mmlu.server import data_dir
 
     model = load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
     assert model.dtype == "float32"

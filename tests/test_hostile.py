@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from benchmarks.mmlu.server import data_dir
 from engine import create_app
 from engine.caching import PAGE_CACHE_BYTES
-from papers.mmlu.server import data_dir
 from tests.conftest import run_form_token
 from tools.launcher import REPO_ROOT, free_port, running_server
 
@@ -226,9 +226,9 @@ def test_the_scoring_hog_is_refused_before_the_queue_saying_what_to_shorten():
 
 def test_every_real_question_fits_the_budget():
     """The budget is set just above the costliest real question, so no reader's real pick is refused."""
-    from papers.mmlu import prompt
-    from papers.mmlu.dataset import MMLUData
-    from papers.mmlu.server.validation import work_chars
+    from benchmarks.mmlu import prompt
+    from benchmarks.mmlu.server.reader import MMLUData
+    from benchmarks.mmlu.server.validation import work_chars
 
     data = MMLUData(data_dir({}))
     worst = max(

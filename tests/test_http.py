@@ -135,7 +135,7 @@ def test_the_production_server_warms_every_paper_before_it_listens():
     app = create_app({"TESTING": True})
     assert app.extensions["widget_contexts"] == {}  # built on first use: a test app does not warm itself
     said = warm_up(app)
-    slugs = set(app.extensions["papers"])
-    assert said == ["/ 200", *(f"/{slug}/ 200" for slug in app.extensions["papers"])]
+    slugs = set(app.extensions["documents"])
+    assert said == ["/ 200", *(f"/{slug}/ 200" for slug in app.extensions["documents"])]
     assert set(app.extensions["widget_contexts"]) == slugs and {"mmlu", "mmlu-pro", "scoring-lesson"} <= slugs
     assert "live_pairs" in app.extensions["widget_contexts"]["mmlu"]

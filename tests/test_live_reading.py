@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import explainers
-from livescoring.reading import CLOSE_SPLIT, LETTERS_SHARE, reading
+from benchmarks.server.reading import CLOSE_SPLIT, LETTERS_SHARE, reading
 
 
 def result(probabilities: dict, share: float = 0.95, top: str = " A", method: str = "letter") -> dict:

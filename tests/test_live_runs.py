@@ -1,5 +1,5 @@
-"""The live model's published runs as the widgets draw them (papers/mmlu/server/published_runs.py,
-papers/mmlu/live_runs.py).
+"""The live model's published runs as the widgets draw them (benchmarks/mmlu/server/published_runs.py,
+benchmarks/mmlu/live_runs.py).
 
 The summary is checked against numpy on runs written here over a two-subject copy of the real data
 (so every figure has a known answer), and a published folder that is not complete is refused. The
@@ -14,15 +14,15 @@ import random
 
 import numpy as np
 import pytest
+from documents.mmlu.widgets.calibration_bars import WIDGET as CALIBRATION
+from documents.mmlu.widgets.group_bars import WIDGET as GROUPS
+from documents.mmlu.widgets.release_gate import WIDGET as GATE
+from documents.mmlu.widgets.scaling_plot import WIDGET as SCALING
+from documents.mmlu.widgets.subject_bars import WIDGET as SUBJECTS
 
-from papers.mmlu import live_runs
-from papers.mmlu.dataset import MMLUData
-from papers.mmlu.server import data_dir, published_runs
-from papers.mmlu.widgets.calibration_bars import WIDGET as CALIBRATION
-from papers.mmlu.widgets.group_bars import WIDGET as GROUPS
-from papers.mmlu.widgets.release_gate import WIDGET as GATE
-from papers.mmlu.widgets.scaling_plot import WIDGET as SCALING
-from papers.mmlu.widgets.subject_bars import WIDGET as SUBJECTS
+from benchmarks.mmlu import live_runs
+from benchmarks.mmlu.server import data_dir, published_runs
+from benchmarks.mmlu.server.reader import MMLUData
 from widgetkit import run_view
 
 SUBJECTS_KEPT = ("astronomy", "high_school_geography")  # one STEM subject, one social-sciences subject

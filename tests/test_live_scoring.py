@@ -14,14 +14,14 @@ import threading
 
 import pytest
 
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.prompt import format_shot
+from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.server.reading import reading
 from engine import create_app
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
-from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong, Scorer
-from papers.mmlu import prompt
-from papers.mmlu.prompt import format_shot
-from papers.mmlu.server.evaluate import evaluate
 from tests.conftest import run_form_token
 
 pytestmark = pytest.mark.model

@@ -1,7 +1,7 @@
 """The paper's answer extraction (§4), rule by rule; plain asserts, standard library only."""
 from __future__ import annotations
 
-from papers.mmlu_pro.answer import extract_answer
+from benchmarks.mmlu_pro.answer import extract_answer
 
 
 def test_the_requested_form_wins():

@@ -6,9 +6,10 @@ import shutil
 
 import pytest
 
+from benchmarks.mmlu_pro.data import LETTERS, DataMissing, clean_options
+from benchmarks.mmlu_pro.server import data_dir
+from benchmarks.mmlu_pro.server.reader import MMLUProData
 from engine import create_app
-from papers.mmlu_pro.dataset import LETTERS, DataMissing, MMLUProData, clean_options
-from papers.mmlu_pro.server import data_dir
 
 DATA = MMLUProData(data_dir({}))
 pytestmark = pytest.mark.skipif(not (DATA.root / "test-00000-of-00001.parquet").is_file(),

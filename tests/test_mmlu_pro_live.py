@@ -8,9 +8,9 @@ import math
 
 import pytest
 
+from benchmarks.mmlu_pro import prompt
+from benchmarks.mmlu_pro.answer import extract_answer
 from engine import create_app
-from papers.mmlu_pro import prompt
-from papers.mmlu_pro.answer import extract_answer
 from tests.conftest import run_form_token
 
 pytestmark = pytest.mark.model

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.mmlu_pro import prompt
+from benchmarks.mmlu_pro.server import data_dir
+from benchmarks.mmlu_pro.server.reader import MMLUProData
 from engine import create_app
-from papers.mmlu_pro import prompt
-from papers.mmlu_pro.dataset import MMLUProData
-from papers.mmlu_pro.server import data_dir
 
 DATA = MMLUProData(data_dir({}))
 pytestmark = pytest.mark.skipif(not (DATA.root / "test-00000-of-00001.parquet").is_file(),
@@ -154,7 +154,7 @@ def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):
 
 
 def test_evaluate_summary_and_whole_file_writing(tmp_path):
-    from papers.mmlu_pro.server.evaluate import summarise, write_jsonl
+    from benchmarks.mmlu_pro.server.evaluate import summarise, write_jsonl
 
     rows = [{"category": "law", "options": 10, "prediction": "A", "key": "A"},
             {"category": "law", "options": 10, "prediction": "B", "key": "A"},

@@ -1,4 +1,4 @@
-"""The live model's published MMLU-Pro run (papers/mmlu_pro/runs/) is complete and reproducible.
+"""The live model's published MMLU-Pro run (benchmarks/mmlu_pro/runs/) is complete and reproducible.
 
 The category-bars widget draws this run, and the server describes it as the first 100 test
 questions of each category by question_id (``LIVE_RUN_SAMPLE``): the file must hold exactly that
@@ -12,13 +12,13 @@ import random
 
 import pytest
 
+from benchmarks.mmlu_pro import prompt
+from benchmarks.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data_dir, live_run
+from benchmarks.mmlu_pro.server.reader import MMLUProData
+from benchmarks.server.runfile import read_rows
 from engine.config import default_config
 from livescoring.model import ModelSettings, load
-from livescoring.results import read_rows
 from livescoring.scorer import Scorer
-from papers.mmlu_pro import prompt
-from papers.mmlu_pro.dataset import MMLUProData
-from papers.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data_dir, live_run
 
 PER_CATEGORY = 100
 SAMPLE = 6

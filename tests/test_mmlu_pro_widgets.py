@@ -6,11 +6,11 @@ import re
 from urllib.parse import quote
 
 import pytest
+from documents.mmlu_pro import figures
+from documents.mmlu_pro.widgets import category_bars, guessing_floor
 
 from content_helpers import summary_of
 from explainers import chance_band, confidence_interval, expected_score, weighted_accuracy
-from papers.mmlu_pro import figures
-from papers.mmlu_pro.widgets import category_bars, guessing_floor
 from widgetkit import run_view
 
 WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars")
@@ -34,7 +34,7 @@ def test_gallery_lists_every_widget(client):
 
 
 def test_guessing_floor_uses_the_real_category_sizes_and_the_math_core(client, app):
-    from papers.mmlu_pro.server import widget_context
+    widget_context = app.extensions["documents"]["mmlu-pro"].hooks.widget_context
 
     context = widget_context(app)
     assert context["category_sizes"]["history"] == 381 and context["sizes_from"] == "the test file"
@@ -67,7 +67,7 @@ def test_oembed_for_an_mmlu_pro_widget(client):
 
 
 def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
-    from papers.mmlu_pro.server import widget_context
+    widget_context = app.extensions["documents"]["mmlu-pro"].hooks.widget_context
 
     view = run_view(category_bars.WIDGET, {"score": "0.5", "band": "normal"}, widget_context(app))
     assert view["numbers"]["bands"]["history"] == confidence_interval(0.5, 381, 0.95, "normal")
@@ -78,7 +78,7 @@ def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
 
 
 def test_category_bars_draw_the_live_models_published_run_with_its_own_bands(app):
-    from papers.mmlu_pro.server import widget_context
+    widget_context = app.extensions["documents"]["mmlu-pro"].hooks.widget_context
 
     context = widget_context(app)
     run = context["live_run"]
@@ -113,6 +113,7 @@ def test_the_wheel_carries_the_widgets_but_not_the_server(app):
 
     from engine.wheel import build_wheel
 
-    names = zipfile.ZipFile(io.BytesIO(build_wheel(app.extensions["papers"]).data)).namelist()
-    assert "papers/mmlu_pro/widgets/guessing_floor.py" in names and "papers/mmlu_pro/figures.py" in names
-    assert not [name for name in names if name.startswith("papers/mmlu_pro/server/")]
+    names = zipfile.ZipFile(io.BytesIO(build_wheel(app.extensions["documents"]).data)).namelist()
+    assert "documents/mmlu_pro/widgets/guessing_floor.py" in names and "documents/mmlu_pro/figures.py" in names
+    assert "documents/mmlu_pro/hooks.py" not in names
+    assert not [name for name in names if name.startswith("benchmarks/mmlu_pro/server/")]

@@ -121,8 +121,8 @@ def test_staging_left_by_a_dead_process_is_removed(tmp_path):
 
 @pytest.mark.model
 def test_a_corrupted_real_cache_reconverts_and_scores_the_same(tmp_path):
+    from benchmarks.mmlu import prompt
     from livescoring.scorer import Scorer
-    from papers.mmlu import prompt
 
     settings = ModelSettings(cache_dir=tmp_path, device="cpu", threads=1)
     question = ("Why is the sky blue?", ["Reflection of the ocean", "Dust", "Rayleigh scattering", "Ozone"])

@@ -4,7 +4,7 @@ The numbers are taken from each real paper's rendered page (/mmlu/, /mmlu-pro/) 
 captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
 code blocks (the snippet tests check those), headings, the table of contents, the citation
 block, the Sources list (titles and ids of the works cited), widget controls or popovers (which
-repeat glossary definitions). Each must appear in papers/<paper>/content/numbers.toml, either
+repeat glossary definitions). Each must appear in content/<document>/numbers.toml, either
 [[cited]] with a source or [[computed]] with an expression that ``from explainers import *``
 evaluates to that value.
 

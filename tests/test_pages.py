@@ -262,10 +262,10 @@ def test_glossary_back_links_count_uses_per_section(fixture_client):
 
 def broken_copy(tmp_path, section_text: str, reload: bool = False) -> dict:
     """The fixture paper copied with one more section; returns the app configuration for it."""
-    papers = tmp_path / "papers"
-    shutil.copytree(FIXTURES / "papers", papers)
-    (papers / "demo" / "content" / "03-broken.md").write_text(section_text, encoding="utf-8")
-    return dict(FIXTURE_CONFIG, PAPERS_DIR=papers, CONTENT_RELOAD=reload)
+    papers = tmp_path / "content"
+    shutil.copytree(FIXTURES / "content", papers)
+    (papers / "demo" / "sections" / "03-broken.md").write_text(section_text, encoding="utf-8")
+    return dict(FIXTURE_CONFIG, CONTENT_DIR=papers, CONTENT_RELOAD=reload)
 
 
 @pytest.mark.parametrize("body, message", [
@@ -297,7 +297,7 @@ def test_front_matter_errors_name_the_file(tmp_path):
 
 def test_glossary_entries_are_checked(tmp_path):
     config = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
-    glossary = tmp_path / "papers" / "demo" / "content" / "glossary.toml"
+    glossary = tmp_path / "content" / "demo" / "glossary.toml"
     glossary.write_text(glossary.read_text() + '\n[terms.lonely]\nterm = "lonely"\nshort = "x"\nsee_also = ["nobody"]\n')
     with pytest.raises(ContentError, match="see_also names unknown term 'nobody'"):
         create_app(config)
@@ -340,7 +340,7 @@ def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources(slug):
 ])
 def test_sources_entries_are_checked(tmp_path, sources, message):
     config = broken_copy(tmp_path, '---\nid = "fine"\ntitle = "Fine"\nnumber = ""\n---\n\nText.\n')
-    paper_toml = tmp_path / "papers" / "demo" / "paper.toml"
+    paper_toml = tmp_path / "content" / "demo" / "paper.toml"
     paper_toml.write_text(paper_toml.read_text() + "\n" + sources)
     with pytest.raises(ContentError, match=message):
         create_app(config)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import csv
 
+from benchmarks.mmlu.figures import paper_figures
+from benchmarks.mmlu.server import data_dir
 from engine.config import default_config
 from explainers import weighted_accuracy
-from papers.mmlu.figures import paper_figures
-from papers.mmlu.server import data_dir
 
 GROUP_KEYS = {"humanities": "humanities", "social sciences": "social_sciences", "STEM": "stem", "other": "other"}
 

@@ -1,4 +1,4 @@
-"""The live model's published runs (papers/mmlu/runs/*.jsonl.gz) are complete and reproducible.
+"""The live model's published runs (benchmarks/mmlu/runs/*.jsonl.gz) are complete and reproducible.
 
 Each published file must hold every test question exactly once, from one method and one shot
 count (a partial run is never published as if it were complete), and a random sample of its rows,
@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.live_runs import PARAMETERS
+from benchmarks.mmlu.server import data_dir, published_runs
+from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
 from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
-from papers.mmlu import prompt
-from papers.mmlu.dataset import MMLUData
-from papers.mmlu.live_runs import PARAMETERS
-from papers.mmlu.server import data_dir, published_runs
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "papers" / "mmlu" / "runs"
+PUBLISHED = Path(__file__).resolve().parent.parent / "benchmarks" / "mmlu" / "runs"
 RUNS = Path(os.environ.get("MMLU_RUNS_DIR") or PUBLISHED)
 FILES = sorted([*RUNS.glob("*.jsonl.gz"), *RUNS.glob("*.jsonl")]) if RUNS.is_dir() else []
 SAMPLE = 6
@@ -70,7 +70,7 @@ def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
 
 @pytest.mark.skipif(RUNS != PUBLISHED, reason="only the published runs are drawn by the widgets")
 def test_the_widgets_draw_the_published_files(data):
-    """What the site serves (papers/mmlu/server/published_runs.py) against a plain count of the files."""
+    """What the site serves (benchmarks/mmlu/server/published_runs.py) against a plain count of the files."""
     context = published_runs.widget_context(data)
     by_shots = {read_rows(path)[0]["shots"]: read_rows(path) for path in FILES}
     assert [run["shots"] for run in context["live_scores"]["runs"]] == sorted(by_shots)

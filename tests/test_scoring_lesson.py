@@ -8,19 +8,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from documents.scoring_lesson.widgets.two_run_gate import WIDGET
 from test_numbers import evaluate, formats_to, ledger_values, names_a_primary_source, page_and_ledger, stated_numbers
 from test_snippets import run_snippet
 
+from benchmarks.gate import compare
+from benchmarks.mmlu.live_runs import paired_marks, run_pair
+from benchmarks.mmlu.server import data_dir as mmlu_data_dir
+from benchmarks.mmlu.server import published_runs
+from benchmarks.mmlu.server.data_checks import overlap_with_test, split_counts
+from benchmarks.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
+from benchmarks.server.runfile import read_rows
 from content_helpers import real_app
 from engine.__main__ import main as engine_main
-from livescoring.results import read_rows
-from papers.mmlu.live_runs import paired_marks, run_pair
-from papers.mmlu.server import published_runs
-from papers.scoring_lesson.gate import compare
-from papers.scoring_lesson.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
-from papers.scoring_lesson.server import mmlu_data_dir
-from papers.scoring_lesson.server.data_checks import overlap_with_test, split_counts
-from papers.scoring_lesson.widgets.two_run_gate import WIDGET
 from widgetkit import run_view
 
 HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
@@ -284,7 +284,7 @@ def test_counts_stated_on_the_page_are_recounted_from_the_files():
 
 def test_overlap_finds_a_pasted_test_question_and_misses_a_paraphrase():
     root = mmlu_data_dir()
-    from papers.mmlu.dataset import MMLUData
+    from benchmarks.mmlu.server.reader import MMLUData
 
     q = MMLUData(root).question("virology", "test", 3)
     found = overlap_with_test(root, "Here is a question I saw: " + q.question + " " + " ".join(q.choices))

@@ -10,13 +10,14 @@ import re
 import pytest
 from jinja2.exceptions import TemplateError
 
+from benchmarks.mmlu import prompt as mmlu_prompt
+from benchmarks.mmlu.data import Question
+from benchmarks.mmlu.server import data_dir as mmlu_data_dir
+from benchmarks.mmlu.server import harness_tasks as harness
+from benchmarks.mmlu.server import three_scorers as page
+from benchmarks.mmlu.server.reader import MMLUData
 from content_helpers import real_app
 from engine import create_app
-from papers.mmlu import prompt as mmlu_prompt
-from papers.mmlu.dataset import MMLUData, Question
-from papers.scoring_lesson.server import harness_tasks as harness
-from papers.scoring_lesson.server import mmlu_data_dir
-from papers.scoring_lesson.server import three_scorers as page
 from tests.conftest import run_form_token
 
 SHOT = Question(subject="high_school_us_history", split="dev", index=0, question="  What?  ",

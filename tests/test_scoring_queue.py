@@ -14,12 +14,12 @@ import time
 
 import pytest
 
+from benchmarks.mmlu.server.evaluate import evaluate, read_complete_rows
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings
 from livescoring.pool import score_jobs
 from livescoring.scorer import PrefixCache, ScoringCancelled, _Prefix, common_prefix_length
 from livescoring.worker import READY, QueueFull, ScoringService, ScoringTimeout
-from papers.mmlu.server.evaluate import evaluate, read_complete_rows
 
 
 class CountingScorer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import explainers as ex
-from papers.mmlu.figures import paper_figures, reference
+from benchmarks.mmlu.figures import paper_figures, reference
 from widgetkit import Param, Widget, parse_state, run_view, state_query
 from widgetkit.browser import UnknownWidget, find_widget, run_batch
 

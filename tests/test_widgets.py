@@ -12,9 +12,9 @@ from urllib.parse import quote, urlsplit
 import pytest
 
 import explainers
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.figures import paper_figures
 from content_helpers import messages_of, summary_of
-from papers.mmlu import prompt
-from papers.mmlu.figures import paper_figures
 from widgetkit import run_view
 from widgetkit.browser import find_widget
 
@@ -24,7 +24,7 @@ DRAWN = sorted(set(MMLU_WIDGETS) - {"live-scoring"})
 
 
 def paper_context(app) -> dict:
-    from papers.mmlu.server import widget_context
+    widget_context = app.extensions["documents"]["mmlu"].hooks.widget_context
 
     return widget_context(app)
 
@@ -244,7 +244,7 @@ def test_gallery_lists_every_widget(client):
 
 
 def test_a_new_paper_is_one_folder_with_its_own_widget():
-    """tests/fixtures/papers/demo is a paper folder with a widget module, template and list entry:
+    """tests/fixtures/content/demo is a document folder with a widget module, template and list entry:
     it gets its page, gallery, widget page, embed, widget JSON, oEmbed and a place in the browser's
     wheel, and no engine file names it."""
     import io
@@ -268,12 +268,12 @@ def test_a_new_paper_is_one_folder_with_its_own_widget():
     assert 'src="http://localhost/embed/demo/coin-flips?flips=40"' in client.get(f"/oembed?url={url}").get_json()["html"]
     wheel_url = client.get("/api/explainers").get_json()["runtime"]["wheel"]
     with zipfile.ZipFile(io.BytesIO(client.get(wheel_url).data)) as wheel:
-        assert "papers/demo/widgets/coin_flips.py" in wheel.namelist()
+        assert "documents/demo/widgets/coin_flips.py" in wheel.namelist()
 
 
 def test_no_engine_file_names_a_paper_or_a_widget():
     """The engine, the site-wide templates and scripts, the widget kit and the model service are
-    paper-agnostic: what is MMLU's lives in papers/mmlu/."""
+    paper-agnostic: what is MMLU's lives in content/mmlu/ and benchmarks/mmlu/."""
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent

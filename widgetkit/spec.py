@@ -1,6 +1,6 @@
 """What a widget is (:class:`Widget`) and how its view is made (:func:`run_view`).
 
-A widget module (``papers/<paper>/widgets/<name>.py``) defines one ``WIDGET = Widget(...)``: its
+A widget module (``content/<document>/widgets/<name>.py``) defines one ``WIDGET = Widget(...)``: its
 settings schema, an optional ``normalise`` step (checks between settings, e.g. a question number
 against the chosen subject's size; it returns a new state, never changes the one it is given), and
 its ``view``, which turns a checked state into sentences, an SVG scene and numbers.

@@ -1,6 +1,6 @@
 """The live model's published test runs, as the widgets read them.
 
-The server (papers/mmlu/server/published_runs.py) summarises the published files once into three
+The server (benchmarks/mmlu/server/published_runs.py) summarises the published files once into three
 context values, each carried only by the widgets that draw it:
 
 - ``live_scores``: {"model", "runs": [{"key", "shots", "questions", "correct", "subjects":

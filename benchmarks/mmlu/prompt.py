@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dataset import LETTERS, Question
+from .data import LETTERS, Question
 
 MAX_SHOTS = 5
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .dataset import LETTERS
+from .data import LETTERS
 
 RULES = (
     ("answer is (X)", re.compile(r"answer is \(?([A-J])\)?")),

@@ -1,9 +1,4 @@
-"""Read the real MMLU-Pro release (two Parquet files) from the folder named by MMLU_PRO_DATA_DIR.
-
-The files are Parquet, so they are read with pyarrow, the Apache Arrow project's own reader (the
-format's reference implementation, also what the Hugging Face ``datasets`` library that wrote them
-uses). pyarrow is imported only when a file is read: this module is also packed into the browser's
-wheel, where the widgets use its plain data types and never read a file.
+"""MMLU-Pro's data types, sans I/O (they ship in the browser's wheel); the reader is server/reader.py.
 
 Options are stripped of leading and trailing whitespace, as the dataset's 2026-01-18 revision does:
 636 options in these files carry such spaces, and a model (or a reader) could pick the odd one out
@@ -12,10 +7,7 @@ authors' evaluation code drops those fillers, and so do we.
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 
 LETTERS = "ABCDEFGHIJ"
 SPLITS = {"test": "test-00000-of-00001.parquet", "validation": "validation-00000-of-00001.parquet"}
@@ -53,94 +45,3 @@ class Question:
 def clean_options(options) -> tuple[str, ...]:
     """The options a reader and a model see: whitespace stripped, "N/A" fillers dropped."""
     return tuple(option.strip() for option in options if option.strip() != FILLER)
-
-
-def _read_table(path: Path):
-    if not path.is_file():
-        raise DataMissing(
-            f"MMLU-Pro data not found: {path} is missing. Set MMLU_PRO_DATA_DIR to a folder holding "
-            f"{' and '.join(SPLITS.values())} (the TIGER-Lab/MMLU-Pro release)."
-        )
-    import pyarrow.parquet as parquet  # the server side only (see the module docstring)
-    from pyarrow import ArrowException
-
-    try:
-        table = parquet.read_table(path, columns=list(COLUMNS))
-    except (ArrowException, OSError, ValueError) as error:
-        raise DataMissing(f"MMLU-Pro file {path} could not be read as Parquet ({error}).") from None
-    return table.to_pylist()
-
-
-@lru_cache(maxsize=4)
-def _read_split(root: Path, split: str) -> tuple[Question, ...]:
-    path = root / SPLITS[split]
-    rows = _read_table(path)
-    seen: Counter = Counter()
-    questions = []
-    for number, row in enumerate(rows, 1):
-        raw = tuple(row["options"] or ())
-        options = clean_options(raw)
-        answer = row["answer"]
-        if answer not in LETTERS or not options or LETTERS.index(answer) >= len(options):
-            raise DataMissing(f"{path} row {number}: answer {answer!r} does not name one of its options")
-        category = row["category"]
-        questions.append(Question(
-            question_id=int(row["question_id"]), split=split, index=seen[category], category=category,
-            src=row["src"], question=row["question"], options=options, answer=answer,
-            cot_content=row["cot_content"] or "", raw_options=raw,
-        ))
-        seen[category] += 1
-    return tuple(questions)
-
-
-class MMLUProData:
-    """One MMLU-Pro folder: the test and validation Parquet files. Read once, kept in memory."""
-
-    def __init__(self, root: Path | str):
-        self.root = Path(root)
-
-    def questions(self, split: str = "test") -> tuple[Question, ...]:
-        if split not in SPLITS:
-            raise KeyError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
-        return _read_split(self.root, split)
-
-    @property
-    def categories(self) -> tuple[str, ...]:
-        """The 14 categories, largest first (ties by name)."""
-        sizes = self.category_sizes("test")
-        return tuple(sorted(sizes, key=lambda name: (-sizes[name], name)))
-
-    def category_sizes(self, split: str = "test") -> dict[str, int]:
-        return dict(Counter(q.category for q in self.questions(split)))
-
-    def in_category(self, category: str, split: str = "test") -> tuple[Question, ...]:
-        found = tuple(q for q in self.questions(split) if q.category == category)
-        if not found:
-            raise KeyError(f"unknown category {category!r}; use one of {', '.join(sorted(self.categories))}")
-        return found
-
-    def question(self, category: str, split: str, index: int) -> Question:
-        rows = self.in_category(category, split)
-        if not 0 <= index < len(rows):
-            raise IndexError(f"{category} {split} has {len(rows)} questions; index must be 0 to {len(rows) - 1}")
-        return rows[index]
-
-    def shots(self, category: str, k: int = 5) -> tuple[Question, ...]:
-        """The category's worked examples from the validation split, in file order (the paper's 5-shot CoT)."""
-        return self.in_category(category, "validation")[:k]
-
-    def option_counts(self, split: str = "test") -> dict[int, int]:
-        """How many questions have each number of options."""
-        return dict(sorted(Counter(len(q.options) for q in self.questions(split)).items()))
-
-    def source_counts(self, split: str = "test") -> dict[str, int]:
-        """Questions by origin (ori_mmlu, stemez, theoremQA, scibench), largest first."""
-        return dict(Counter(q.source for q in self.questions(split)).most_common())
-
-    def answer_counts(self, split: str = "test") -> dict[str, int]:
-        counts = Counter(q.answer for q in self.questions(split))
-        return {letter: counts[letter] for letter in LETTERS}
-
-    def padded_options(self, split: str = "test") -> int:
-        """Options the file stores with leading or trailing whitespace (stripped here)."""
-        return sum(option != option.strip() for q in self.questions(split) for option in q.raw_options)

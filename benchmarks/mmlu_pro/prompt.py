@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .dataset import LETTERS, Question
+from .data import LETTERS, Question
 
 MAX_SHOTS = 5
 INSTRUCTION = ("You are an expert in {category}. Below is a series of example questions (with answers) about "

@@ -1,0 +1,34 @@
+"""The benchmarks' shared web side: the one model service of an app, and its routes.
+
+Every benchmark's routes score through :func:`service`; whichever document's hooks call
+:func:`init_service` first makes it (one per app, so one worker owns the model), and the others
+get the same one.
+"""
+from __future__ import annotations
+
+from flask import Flask, current_app
+
+from livescoring.model import ModelSettings
+from livescoring.worker import ScoringService
+
+
+def init_service(app: Flask) -> ScoringService:
+    """The one scoring service of this app (made on the first call) and the model routes."""
+    if "scoring" in app.extensions:
+        return app.extensions["scoring"]
+    from . import model_routes
+
+    scoring = ScoringService(
+        ModelSettings.from_config(app.config),
+        queue_size=app.config["SCORER_QUEUE_SIZE"],
+        timeout_s=app.config["SCORER_TIMEOUT_S"],
+    )
+    app.extensions["scoring"] = scoring
+    app.register_blueprint(model_routes.bp)
+    if app.config["SCORER_LOAD_AT_START"]:
+        scoring.start()
+    return scoring
+
+
+def service() -> ScoringService:
+    return current_app.extensions["scoring"]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from flask import jsonify
 
-from .model import ModelUnavailable
-from .worker import QueueFull, ScoringTimeout, StillLoading
+from livescoring.model import ModelUnavailable
+from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
 
 SERVICE_ERRORS = (QueueFull, StillLoading, ModelUnavailable, ScoringTimeout)
 

@@ -1,7 +1,7 @@
 """``python -m engine scoring-lesson gate``: the release gate on two runs a team already has.
 
 Each run is one file of ``python -m engine mmlu evaluate`` output (``.jsonl``, or ``.jsonl.gz`` as
-papers/mmlu/runs/ publishes them), or one or more
+benchmarks/mmlu/runs/ publishes them), or one or more
 lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). Prints the paired
 delta, its naive, paired and subject-clustered standard errors, the per-subject deltas sorted
 with the clustered band, the verdict and the shape; ``--json`` prints the same as one object.
@@ -15,8 +15,9 @@ import json
 import sys
 from pathlib import Path
 
-from ..gate import compare, report_lines
-from ..runs import RunFormatError, pair_runs, read_run
+from benchmarks.gate import compare, report_lines
+from benchmarks.mmlu.server import data_dir, subject_groups
+from benchmarks.runs import RunFormatError, pair_runs, read_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -53,23 +54,11 @@ def _optional_pair(args, name: str) -> dict | None:
     return pair_runs(_read(production), _read(candidate)) if production else None
 
 
-def subject_groups(root: Path | None = None) -> dict[str, str]:
-    """MMLU's subject → group, from subjects.csv (default MMLU_DATA_DIR); empty when the data is absent."""
-    from papers.mmlu.dataset import DataMissing, MMLUData
-
-    from . import mmlu_data_dir
-
-    try:
-        return {name: s.group for name, s in MMLUData(root or mmlu_data_dir()).subjects.items()}
-    except DataMissing:
-        return {}
-
-
 def run(args: argparse.Namespace) -> int:
     try:
         pair = pair_runs(_read(args.production), _read(args.candidate))
         generative, holdout = _optional_pair(args, "generative"), _optional_pair(args, "holdout")
-        report = compare(pair, None if args.no_groups else subject_groups(), generative, holdout)
+        report = compare(pair, None if args.no_groups else subject_groups(data_dir(None)), generative, holdout)
     except (RunFormatError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

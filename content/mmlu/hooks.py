@@ -1,46 +1,25 @@
-"""The MMLU paper's server side: its dataset, its widgets' data, live scoring of its questions, its commands.
+"""The MMLU document's server side: the benchmark it scores, its widgets' data, its commands.
 
-The engine calls these hooks (see engine/papers.py): ``init_app`` (the dataset and the routes in
-run.py), ``widget_context`` (subject and group sizes for the widgets), ``live_widget`` (the live
-scoring widget as the model is now), ``math_examples`` (worked examples for /math-core);
-``COMMANDS`` are ``python -m engine mmlu <command>``; ``UNAVAILABLE`` errors become 503s.
+``init_app`` sets up MMLU (benchmarks/mmlu/server/) and the live scoring form's routes (``/mmlu/run``,
+``/api/score``); ``widget_context`` gives subject and group sizes and the live model's published runs;
+``live_widget`` draws the live scoring widget as the model is now; ``math_examples`` are its rows of
+``/math-core``.
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from flask import Flask
 
-from flask import Flask, current_app
-
-from ..dataset import DataMissing, MMLUData
-from ..figures import paper_figures
-from . import published_runs
-
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
-UNAVAILABLE = (DataMissing,)
-COMMANDS = {
-    "download": ("download", "fetch the official MMLU release into MMLU_DATA_DIR"),
-    "evaluate": ("evaluate", "score real MMLU questions with the live-scoring model; write JSONL"),
-}
+from benchmarks.mmlu import server as mmlu
+from benchmarks.mmlu.data import DataMissing
+from benchmarks.mmlu.figures import paper_figures
+from benchmarks.mmlu.server import published_runs
+from engine.documents import Command, DocumentHooks
 
 
-def data_dir(config) -> Path:
-    """Where the real MMLU CSVs live (dev/, val/, test/, subjects.csv): MMLU_DATA_DIR. Read-only."""
-    return Path(config.get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
+def init_app(app: Flask, document) -> None:
+    from benchmarks.mmlu.server import run
 
-
-def dataset() -> MMLUData:
-    return current_app.extensions["mmlu_data"]
-
-
-def init_app(app: Flask, paper) -> None:
-    import livescoring
-
-    from . import run
-
-    app.config["MMLU_DATA_DIR"] = data_dir(app.config)
-    app.extensions["mmlu_data"] = MMLUData(app.config["MMLU_DATA_DIR"])
-    livescoring.init_app(app)
+    mmlu.init_app(app)
     app.register_blueprint(run.bp)
 
 
@@ -61,9 +40,9 @@ def widget_context(app: Flask) -> dict:
 
 def live_widget(widget, mode: str) -> dict:
     """Template variables for the live-scoring widget, as the model is now."""
-    from .form import context, default_values
+    from benchmarks.mmlu.server.form import context, default_values
 
-    return {"ls": context(default_values(dataset()))}
+    return {"ls": context(default_values(mmlu.dataset()))}
 
 
 def math_examples() -> list[tuple[str, dict, str]]:
@@ -99,3 +78,17 @@ def math_examples() -> list[tuple[str, dict, str]]:
         ("simulate_contamination", {"accuracy": 0.45, "leaked_fraction": 0.1, "questions": 1000, "seed": 1},
          "10 % of questions leaked"),
     ]
+
+
+HOOKS = DocumentHooks(
+    init_app=init_app,
+    widget_context=widget_context,
+    live_widget=live_widget,
+    math_examples=math_examples,
+    commands={
+        "download": Command("benchmarks.mmlu.server.download", "fetch the official MMLU release into MMLU_DATA_DIR"),
+        "evaluate": Command("benchmarks.mmlu.server.evaluate",
+                            "score real MMLU questions with the live-scoring model; write JSONL"),
+    },
+    unavailable=(DataMissing,),
+)

@@ -1,66 +1,48 @@
-"""The scoring lesson's server side: its widgets' data (the live model's published MMLU runs,
-MMLU's subject groups) and its command ``python -m engine scoring-lesson gate``.
+"""The scoring lesson's server side: the benchmark it scores (MMLU), its widgets' data, its command.
 
-Hooks the engine calls (see engine/papers.py): ``init_app`` (the data-checks page,
-``/scoring-lesson/overlap``, and the three-scorers widget's old address), ``widget_context``,
-``live_widget`` and ``live_widget_form`` (the three-scorers widget, live: it scores through the MMLU
-paper's live-scoring service; see three_scorers.py) and ``COMMANDS``. The
-MMLU files are read from ``MMLU_DATA_DIR``, as the MMLU paper reads them; without them the gate
-still works, only without subject groups (so without the knowledge-regression shape).
+``init_app`` sets up MMLU (benchmarks/mmlu/server/: its data from ``MMLU_DATA_DIR`` and the model
+service) and the lesson's routes: the data-checks page (``/scoring-lesson/overlap``) and the
+three-scorers widget's old address. ``live_widget`` and ``live_widget_form`` draw the three-scorers
+widget (benchmarks/mmlu/server/three_scorers.py). Without the MMLU files the gate still works, only
+without subject groups (so without the knowledge-regression shape).
 """
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 from flask import Flask
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
-COMMANDS = {"gate": ("gate", "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
-                             "clustered standard error, verdict and shape")}
+from benchmarks.mmlu import server as mmlu
+from benchmarks.mmlu.data import DataMissing
+from benchmarks.mmlu.figures import paper_figures
+from benchmarks.mmlu.server import published_runs
+from engine.documents import Command, DocumentHooks
 
 
-def mmlu_data_dir(config=None) -> Path:
-    """Where the MMLU CSVs live: MMLU_DATA_DIR (the same setting the MMLU paper reads). Read-only."""
-    return Path((config or {}).get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
+def init_app(app: Flask, document) -> None:
+    from benchmarks.mmlu.server import overlap, three_scorers
 
-
-def init_app(app: Flask, paper) -> None:
-    from papers.mmlu.dataset import MMLUData
-
-    from . import overlap, three_scorers
-
-    app.config["SCORING_LESSON_MMLU_DIR"] = mmlu_data_dir(app.config)
-    app.extensions["scoring_lesson_mmlu"] = MMLUData(app.config["SCORING_LESSON_MMLU_DIR"])
+    mmlu.init_app(app)
     app.register_blueprint(overlap.bp)
     app.register_blueprint(three_scorers.bp)
 
 
 def live_widget(widget, mode: str) -> dict:
     """The three-scorers widget's form (the lesson's one live widget), as the model is now."""
-    from .three_scorers import widget_variables
+    from benchmarks.mmlu.server.three_scorers import widget_variables
 
     return widget_variables(mode)
 
 
 def live_widget_form(widget, mode: str) -> tuple[dict, int, dict]:
     """The three-scorers widget with the posted question scored (or the reason it was not)."""
-    from .three_scorers import form_answer
+    from benchmarks.mmlu.server.three_scorers import form_answer
 
     return form_answer(mode)
 
 
 def widget_context(app: Flask) -> dict:
-    """Table 1, MMLU's group sizes and subject groups, and the live model's published runs (made by
-    the MMLU paper: papers/mmlu/runs/): per subject, and question by question for the gate's example."""
-    from papers.mmlu.dataset import DataMissing, MMLUData
-    from papers.mmlu.figures import paper_figures
-    from papers.mmlu.server import published_runs
-
-    from .gate import subject_groups
-
-    root = app.config.get("SCORING_LESSON_MMLU_DIR") or mmlu_data_dir(app.config)
-    data = MMLUData(root)
+    """Table 1, MMLU's group sizes and subject groups, and the live model's published runs
+    (benchmarks/mmlu/runs/): per subject, and question by question for the gate's example."""
+    data = app.extensions["mmlu_data"]
     try:
         group_sizes = data.group_sizes("test")
     except DataMissing:
@@ -69,4 +51,16 @@ def widget_context(app: Flask) -> dict:
              for row in paper_figures()["table_1"]["rows"]]
     runs = published_runs.widget_context(data)
     return {"example": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
-            "subject_groups": subject_groups(root), "table_1": table, "group_sizes": group_sizes}
+            "subject_groups": mmlu.subject_groups(app.config["MMLU_DATA_DIR"]), "table_1": table,
+            "group_sizes": group_sizes}
+
+
+HOOKS = DocumentHooks(
+    init_app=init_app,
+    widget_context=widget_context,
+    live_widget=live_widget,
+    live_widget_form=live_widget_form,
+    commands={"gate": Command("benchmarks.server.gate_command",
+                              "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
+                              "clustered standard error, verdict and shape")},
+)

@@ -1,7 +1,7 @@
 // The live model's published runs in the widgets, as a reader meets them: choose "this site's
 // model" ("our model") with the keyboard in each widget that offers it, and the redrawn picture and text must be
 // the server's for that state, name the live model, and carry its whole-test figures, which this
-// test computes itself from the published files (papers/mmlu/runs/*.jsonl.gz).
+// test computes itself from the published files (benchmarks/mmlu/runs/*.jsonl.gz).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -46,10 +46,10 @@ async function served(name, query) {
 }
 
 // The published rows of the run with `shots` worked examples, read here with Node's own gzip.
-const RUNS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'papers', 'mmlu', 'runs');
+const RUNS = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'benchmarks', 'mmlu', 'runs');
 function published(shots) {
   const file = fs.readdirSync(RUNS).find((f) => f.endsWith(`-${shots}shot.jsonl.gz`));
-  assert.ok(file, `papers/mmlu/runs/ publishes a ${shots}-shot run`);
+  assert.ok(file, `benchmarks/mmlu/runs/ publishes a ${shots}-shot run`);
   return zlib.gunzipSync(fs.readFileSync(path.join(RUNS, file))).toString('utf8').split('\n').filter(Boolean).map(JSON.parse);
 }
 const share = (rows) => rows.filter((r) => r.correct).length / rows.length;

@@ -1,0 +1,46 @@
+"""MMLU's server side: where its data lives, its reader for this app, and its routes.
+
+Any document that shows MMLU questions calls :func:`init_app` from its hooks (it is idempotent): the
+data folder is read from ``MMLU_DATA_DIR`` in one place, here, and the app's model service is made.
+The routes are blueprints a document registers where it wants them: ``run.bp`` (``/mmlu/run``, the
+live scoring form and ``/api/score``), ``three_scorers.bp`` and ``overlap.bp``.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from flask import Flask, current_app
+
+from benchmarks.server import init_service
+
+from ..data import DataMissing
+from .reader import MMLUData
+
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu"  # ../shared beside the checkout
+
+
+def data_dir(config=None) -> Path:
+    """Where the real MMLU CSVs live (dev/, val/, test/, subjects.csv): MMLU_DATA_DIR. Read-only."""
+    return Path((config or {}).get("MMLU_DATA_DIR") or os.environ.get("MMLU_DATA_DIR") or DEFAULT_DATA_DIR)
+
+
+def init_app(app: Flask) -> MMLUData:
+    """This app's MMLU reader (made on the first call) and its model service."""
+    if "mmlu_data" not in app.extensions:
+        app.config["MMLU_DATA_DIR"] = data_dir(app.config)
+        app.extensions["mmlu_data"] = MMLUData(app.config["MMLU_DATA_DIR"])
+        init_service(app)
+    return app.extensions["mmlu_data"]
+
+
+def subject_groups(root: Path) -> dict[str, str]:
+    """MMLU's subject → group, from subjects.csv; empty when the data is absent."""
+    try:
+        return {name: s.group for name, s in MMLUData(root).subjects.items()}
+    except DataMissing:
+        return {}
+
+
+def dataset() -> MMLUData:
+    return current_app.extensions["mmlu_data"]

@@ -13,7 +13,9 @@ from functools import lru_cache
 from pathlib import Path
 
 from explainers import ngram_overlap
-from papers.mmlu.dataset import SPLITS, MMLUData
+
+from ..data import SPLITS
+from .reader import MMLUData
 
 OVERLAP_N = 8  # words per n-gram, a common choice for decontamination checks
 MAX_PASTED = 20_000  # characters a reader may check at once

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from engine.config import default_config
 
-from ..dataset import SPLITS
+from ..data import SPLITS
 from ..subject_table import SUBJECT_GROUPS
 from . import data_dir
 

@@ -25,9 +25,9 @@ from livescoring.pool import score_jobs, twin
 from livescoring.scorer import METHODS, Scorer
 
 from .. import prompt
-from ..dataset import MMLUData
 from ..prompt import MAX_SHOTS
 from . import data_dir
+from .reader import MMLUData
 from .validation import QUESTION_SPLITS
 
 CALIBRATION_BINS = 10

@@ -15,8 +15,10 @@ from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py ch
 from engine.widgets import asset_url, share_links
 from livescoring.scorer import METHODS
 
-from ..dataset import LETTERS, DataMissing, MMLUData
+from ..data import LETTERS, DataMissing
 from ..prompt import MAX_SHOTS
+from .reader import MMLUData
+from .run import DOCUMENT
 from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS, choice_field
 
 DEFAULT_SUBJECT = "astronomy"
@@ -91,7 +93,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
     """Everything widgets/live-scoring.html needs."""
     data = current_app.extensions["mmlu_data"]
     service = current_app.extensions["scoring"]
-    paper = current_app.extensions["papers"]["mmlu"]
+    paper = current_app.extensions["documents"][DOCUMENT]
     question = _preview(values, data)
     return {
         "values": values,

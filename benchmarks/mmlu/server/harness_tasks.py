@@ -7,7 +7,7 @@ Read from EleutherAI/lm-evaluation-harness at commit 4e7e0d47f33bc71070c1d38394b
   description "The following are multiple choice questions (with answers) about {subject}.\\n\\n",
   ``doc_to_text`` "{{question.strip()}}\\nA. {{choices[0]}}\\n…D. {{choices[3]}}\\nAnswer:", the
   choices "A" … "D", worked examples the first k of the dev split. It is the MMLU paper's own
-  prompt (papers/mmlu/prompt.py), whose pieces are reused here.
+  prompt (benchmarks/mmlu/prompt.py), whose pieces are reused here.
 * ``mmlu_continuation`` (lm_eval/tasks/mmlu/continuation/_continuation_template_yaml): the
   description "The following are questions (with answers) about {subject}.\\n\\n", ``doc_to_text``
   "Question: {{question.strip()}}\\nAnswer:", each option's text as a continuation. No metric list,
@@ -36,9 +36,9 @@ import re
 import string
 from dataclasses import dataclass
 
-from papers.mmlu import prompt
-from papers.mmlu.dataset import LETTERS
-from papers.mmlu.prompt import PromptPart
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.data import LETTERS
+from benchmarks.mmlu.prompt import PromptPart
 
 HARNESS_COMMIT = "4e7e0d47f33bc71070c1d38394bafbb52b117163"
 TASKS = ("mmlu", "mmlu_continuation", "mmlu_generative")

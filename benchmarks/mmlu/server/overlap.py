@@ -17,8 +17,8 @@ bp = Blueprint("scoring_lesson_overlap", __name__)
 
 @bp.route("/scoring-lesson/overlap", methods=["GET", "POST"])
 def overlap_page():
-    root = current_app.config["SCORING_LESSON_MMLU_DIR"]
-    data = current_app.extensions["scoring_lesson_mmlu"]
+    root = current_app.config["MMLU_DATA_DIR"]
+    data = current_app.extensions["mmlu_data"]
     text, found, error, status = "", None, None, 200
     if request.method == "POST":
         require_same_origin()
@@ -28,6 +28,6 @@ def overlap_page():
         except ValueError as problem:
             error, status = str(problem), 400
     rows = [{**row, "question": data.question(row["subject"], "test", row["index"]).question} for row in found or []]
-    return render_template("scoring-lesson/server/overlap-page.html", counts=split_counts(root), text=text,
+    return render_template("benchmarks/mmlu/server/overlap-page.html", counts=split_counts(root), text=text,
                            found=rows if found is not None else None, error=error, n=OVERLAP_N,
                            max_pasted=MAX_PASTED), status

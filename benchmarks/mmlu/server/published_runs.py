@@ -1,4 +1,4 @@
-"""The live model's published runs over the whole MMLU test set (papers/mmlu/runs/*.jsonl.gz).
+"""The live model's published runs over the whole MMLU test set (benchmarks/mmlu/runs/*.jsonl.gz).
 
 The files are this project's own output, written by ``python -m engine mmlu evaluate`` (one JSON
 object per question; the README says how to make them again). The widgets never see the rows:
@@ -19,12 +19,13 @@ import logging
 from functools import lru_cache
 from pathlib import Path
 
+from benchmarks.server.runfile import read_rows
 from explainers import calibration
-from livescoring.results import read_rows
 
-from ..dataset import DataMissing, MMLUData
+from ..data import DataMissing
 from ..groups import BY_NAME
 from ..live_runs import MAX_BINS
+from .reader import MMLUData
 
 log = logging.getLogger(__name__)
 RUNS_DIR = Path(__file__).resolve().parent.parent / "runs"

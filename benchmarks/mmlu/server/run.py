@@ -18,18 +18,20 @@ import time
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
+from benchmarks.server import service
+from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+from benchmarks.server.reading import reading
 from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
-from livescoring import service
-from livescoring.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
-from livescoring.reading import reading
 from livescoring.scorer import PromptTooLong
 
-from ..dataset import DataMissing
+from ..data import DataMissing
 from . import dataset as data
 from .validation import QUESTION_SPLITS, InvalidRequest, TooCostly, check_budget, score_arguments
 
 bp = Blueprint("mmlu_live", __name__)
+# The document whose live-scoring widget this page and its fragments draw (its templates and assets).
+DOCUMENT = "mmlu"
 
 PREVIEW_CHARS = 140
 MAX_PAGE = 100
@@ -194,7 +196,7 @@ def page():
         # The script's request: always 200, so a reader's typo is not a browser console error; the
         # panel itself carries the real status, state and Retry-After as data attributes.
         mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
-        return render_template("mmlu/widgets/live-scoring-results.html", ls=context, mode=mode)
-    paper = current_app.extensions["papers"]["mmlu"]
+        return render_template(f"{DOCUMENT}/widgets/live-scoring-results.html", ls=context, mode=mode)
+    paper = current_app.extensions["documents"][DOCUMENT]
     assets = widget_assets(paper, paper.widgets["live-scoring"])
-    return render_template("mmlu/server/run-page.html", ls=context, assets=assets), status, headers
+    return render_template("benchmarks/mmlu/server/run-page.html", ls=context, assets=assets), status, headers

@@ -94,11 +94,11 @@ def decisions(letter: dict, continuation: dict, generation: dict) -> list[dict]:
 
 def _checked(values: dict) -> dict:
     """The real question's Scorer arguments, checked as POST /api/score checks them (else ScoreFailed)."""
-    from livescoring.failures import ScoreFailed
-    from papers.mmlu.dataset import DataMissing
-    from papers.mmlu.server import dataset
-    from papers.mmlu.server.form import question_index
-    from papers.mmlu.server.validation import InvalidRequest, TooCostly, check_budget, score_arguments
+    from benchmarks.mmlu.data import DataMissing
+    from benchmarks.mmlu.server import dataset
+    from benchmarks.mmlu.server.form import question_index
+    from benchmarks.mmlu.server.validation import InvalidRequest, TooCostly, check_budget, score_arguments
+    from benchmarks.server.failures import ScoreFailed
 
     body = {"subject": values["subject"], "split": "test", "index": question_index(values["number"]),
             "shots": values["shots"], "method": "option"}
@@ -117,8 +117,8 @@ def _checked(values: dict) -> dict:
 
 
 def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
-    from livescoring import service
-    from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+    from benchmarks.server import service
+    from benchmarks.server.failures import SERVICE_ERRORS, ScoreFailed, service_failure
     from livescoring.scorer import PromptTooLong
 
     try:
@@ -131,8 +131,9 @@ def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
 
 
 def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
-    from livescoring import generate, service
-    from livescoring.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+    from benchmarks.server import service
+    from benchmarks.server.failures import SERVICE_ERRORS, ScoreFailed, service_failure
+    from livescoring import generate
     from livescoring.scorer import PromptTooLong
 
     text = prompt_format.text(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
@@ -153,7 +154,7 @@ def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
 
 def score_three_ways(values: dict) -> dict:
     """Every scorer on both sides for one real test question; raises ScoreFailed with the answer to give."""
-    from livescoring import service
+    from benchmarks.server import service
 
     arguments = _checked(values)
     key, index = arguments["key"], arguments.pop("index")
@@ -180,8 +181,8 @@ def widget_variables(mode: str, values: dict | None = None, found: dict | None =
     the refusal ({"message", "field"}: the form field it names, or None for the whole form).
     ``mode`` is where the widget is drawn; its headings follow ``shown_in``, the widget the reader's
     script will put this answer into, when that is another (the lesson page posts to the widget's page)."""
-    from papers.mmlu.dataset import DataMissing
-    from papers.mmlu.server import dataset
+    from benchmarks.mmlu.data import DataMissing
+    from benchmarks.mmlu.server import dataset
 
     try:
         subjects = sorted(dataset().subjects)
@@ -199,7 +200,7 @@ def widget_variables(mode: str, values: dict | None = None, found: dict | None =
 def form_answer(mode: str) -> tuple[dict, int, dict]:
     """The posted form, scored: (template variables, status, headers). The engine has refused posts
     from other sites' pages; a form without this client's current token is refused here, before the model."""
-    from livescoring.failures import ScoreFailed
+    from benchmarks.server.failures import ScoreFailed
 
     values = {key: request.form.get(key, "") for key in FIELDS}
     shown_in = request.form.get("shown_in") if request.form.get("shown_in") in MODES else None

@@ -1,18 +1,19 @@
 """Turn a score request (JSON from the API, or the page's form) into checked Scorer arguments.
 
-Every problem raises :class:`InvalidRequest` holding :class:`~livescoring.failures.Problem` s: each
+Every problem raises :class:`InvalidRequest` holding :class:`~benchmarks.server.failures.Problem` s: each
 names the field as the API does, for programs, and says the same in the form's words, for readers
 (the form numbers questions from 1, the API's ``index`` from 0). The reader's own question and
 options are checked together, so the form can mark every empty or overlong one at once.
 """
 from __future__ import annotations
 
-from livescoring.failures import Problem
+from benchmarks.server.failures import Problem
 from livescoring.scorer import METHODS, Scorer
 
 from .. import prompt
-from ..dataset import LETTERS, MMLUData
+from ..data import LETTERS
 from ..prompt import MAX_SHOTS
+from .reader import MMLUData
 
 MAX_QUESTION_CHARS = 4000
 MAX_CHOICE_CHARS = 1000

@@ -21,8 +21,9 @@ from livescoring.model import ModelSettings, ModelUnavailable, load
 from livescoring.scorer import Scorer
 
 from .. import prompt
-from ..dataset import DataMissing, MMLUProData
+from ..data import DataMissing
 from . import data_dir
+from .reader import MMLUProData
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

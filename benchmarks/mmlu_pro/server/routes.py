@@ -22,18 +22,21 @@ import random
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
+from benchmarks.server import service
+from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+from benchmarks.server.reading import reading
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
-from livescoring import generate, service
-from livescoring.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
-from livescoring.reading import reading
+from livescoring import generate
 from livescoring.scorer import PromptTooLong
 
 from .. import answer, prompt
-from ..dataset import LETTERS, SPLITS
+from ..data import LETTERS, SPLITS
 from . import dataset
 
 bp = Blueprint("mmlu_pro_live", __name__)
+# The document whose question browser this page is (its style sheet and script).
+DOCUMENT = "mmlu-pro"
 
 
 def _answer(description: str, schema: dict | None = None) -> dict:
@@ -277,8 +280,8 @@ def page():
                 result = score_question(category, index, shots)
     except ScoreFailed as error:
         failure, status, headers = error, error.status, error.headers
-    paper = current_app.extensions["papers"]["mmlu-pro"]
-    return render_template("mmlu-pro/server/run-page.html", paper=paper, categories=data.categories,
+    paper = current_app.extensions["documents"][DOCUMENT]
+    return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
                            sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
                            question=None if index is None else data.in_category(category)[index], letters=LETTERS,
                            result=result, reasoning=reasoning, failure=failure,

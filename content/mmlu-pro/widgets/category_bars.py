@@ -5,7 +5,7 @@ drawn with its 95 % band in every category (normal or Wilson, explainers.stats.c
 that category's number of test questions), and GPT-4o's own category scores (from the authors'
 dataset card) are marked beside them: where one falls outside the band around the overall
 score, the category really is harder or easier for it. The live model's: its accuracy in each
-category of the run published with this site (papers/mmlu_pro/runs/), with the band from the number
+category of the run published with this site (benchmarks/mmlu_pro/runs/), with the band from the number
 of questions it scored there and the chance rate of those questions beside it.
 """
 from __future__ import annotations

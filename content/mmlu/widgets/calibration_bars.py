@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import math
 
+from benchmarks.mmlu.figures import paper_figures
+from benchmarks.mmlu.live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
 from explainers import calibration
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP
 from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, percent_axis_y, rect
 from widgetkit.words import count, plural, points
-
-from ..figures import paper_figures
-from ..live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
 
 EXAMPLE = "example"
 

@@ -1,14 +1,13 @@
 """Chance explorer: is a score on a subject of n questions above guessing?"""
 from __future__ import annotations
 
+from benchmarks.mmlu.figures import reference
 from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
 from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, level_text, pct, points
-
-from ..figures import reference
 
 
 def params(context: dict) -> tuple[Param, ...]:

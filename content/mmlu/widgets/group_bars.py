@@ -2,6 +2,9 @@
 macro, or this site's live model in its published 0- and 5-shot runs."""
 from __future__ import annotations
 
+from benchmarks.mmlu.figures import paper_figures, reference
+from benchmarks.mmlu.groups import GROUPS
+from benchmarks.mmlu.live_runs import live_scores, model_name
 from explainers import scoring, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
@@ -9,10 +12,6 @@ from widgetkit.intervals import interval_params
 from widgetkit.layout import GAP
 from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, figure, hline, label, legend, percent_axis_y, rect, vline, whisker
 from widgetkit.words import count, level_text, pct
-
-from ..figures import paper_figures, reference
-from ..groups import GROUPS
-from ..live_runs import live_scores, model_name
 
 PAPER_MODELS = ("GPT-3 X-Large", "UnifiedQA")
 

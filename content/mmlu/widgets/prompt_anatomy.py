@@ -5,14 +5,13 @@ server and the browser asks the widget JSON route for each new view.
 """
 from __future__ import annotations
 
+from benchmarks.mmlu.figures import paper_figures
+from benchmarks.mmlu.prompt import MAX_SHOTS, prompt_parts
 from explainers import scoring
 from widgetkit import Param, Widget
 from widgetkit.context import server_object, titled_sizes
 from widgetkit.scene import Linear, figure, label, rect
 from widgetkit.words import plural
-
-from ..figures import paper_figures
-from ..prompt import MAX_SHOTS, prompt_parts
 
 # Words for each part of a prompt, shown beside the highlighted text.
 PART_EXPLANATIONS = {

@@ -9,13 +9,12 @@ from __future__ import annotations
 import math
 import random
 
+from benchmarks.mmlu.live_runs import live_pairs, model_name, paired_marks, run_pair
 from explainers import release_gate
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
 from widgetkit.context import paired_results, sizes
 from widgetkit.words import count, points
-
-from ..live_runs import live_pairs, model_name, paired_marks, run_pair
 
 SIMULATED = "simulated"
 

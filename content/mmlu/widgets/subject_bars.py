@@ -2,6 +2,8 @@
 its published runs), each with a band from its test size."""
 from __future__ import annotations
 
+from benchmarks.mmlu.figures import paper_figures, reference
+from benchmarks.mmlu.live_runs import live_scores, model_name, run_choices, run_of
 from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
@@ -9,9 +11,6 @@ from widgetkit.intervals import interval_params
 from widgetkit.layout import GAP
 from widgetkit.scene import Linear, Placer, Rows, figure, hwhisker, percent_axis_x, rect, vline
 from widgetkit.words import count, level_text, pct
-
-from ..figures import paper_figures, reference
-from ..live_runs import live_scores, model_name, run_choices, run_of
 
 PAPER = "gpt3"
 

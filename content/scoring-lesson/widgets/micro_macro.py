@@ -6,8 +6,8 @@ differ; the figure draws each part's accuracy with its size.
 """
 from __future__ import annotations
 
+from benchmarks.mmlu.live_runs import live_scores, model_name, run_of
 from explainers import checks, plain_mean, weighted_accuracy
-from papers.mmlu.live_runs import live_scores, model_name, run_of
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.layout import GAP, wrap

@@ -6,14 +6,13 @@ line with the same message.
 """
 from __future__ import annotations
 
+from benchmarks.gate import compare, report_lines
+from benchmarks.mmlu.live_runs import live_pairs, model_name, paired_marks, run_of, run_pair
+from benchmarks.runs import RunFormatError, pair_runs, read_run
 from explainers import checks
-from papers.mmlu.live_runs import live_pairs, model_name, paired_marks, run_of, run_pair
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS
-
-from ..gate import compare, report_lines
-from ..runs import RunFormatError, pair_runs, read_run
 
 ROLES = ("production", "candidate", "generative_production", "generative_candidate",
          "holdout_production", "holdout_candidate")
@@ -83,7 +82,7 @@ def view(state: dict, context: dict) -> dict:
             problem = f"Could not use the loaded runs: {error}. Showing the example instead."
     if main is None:
         example = context["example"]
-        # The live model's published pair (papers/mmlu/runs/), as the MMLU paper's release gate takes it.
+        # The live model's published pair (benchmarks/mmlu/runs/), as the MMLU paper's release gate takes it.
         pair = run_pair(example)
         main = paired_marks(example, *pair)
         production, candidate = (run_of(example, key) for key in pair)
