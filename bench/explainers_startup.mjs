@@ -25,7 +25,7 @@ async function openAndMeasure(context, base) {
   await page.goto(`${base}/math-core`);
   await page.waitForSelector('html[data-math-core]', { timeout: 120_000 });
   const figures = await page.evaluate(async () => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     return {
       outcome: document.documentElement.dataset.mathCore,
       created_ms: explainers.timings.created_ms,
@@ -40,7 +40,7 @@ async function openAndMeasure(context, base) {
 
 async function callLatency(page, calls) {
   return page.evaluate(async (n) => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     const args = (i) => ({ p: (i % 99 + 1) / 100, n: 100 + i });
     let t = performance.now();
     for (let i = 0; i < n; i += 1) await explainers.call('standard_error', args(i));
@@ -104,7 +104,7 @@ async function main() {
     await cold.page.waitForFunction(async () => (await caches.keys()).includes('explainers-pyodide-snapshot')
       && (await (await caches.open('explainers-pyodide-snapshot')).keys()).length > 0, null, { timeout: 60_000 })
       .catch(() => console.log('  (no memory snapshot was stored)'));
-    const saved = await cold.page.evaluate(async () => (await import('/static/js/explainers-client.js')).explainers.timings);
+    const saved = await cold.page.evaluate(async () => (await import('/static/js/python-runtime.js')).explainers.timings);
     const sinceReady = (x) => (x === undefined ? 'n/a' : `${Math.round(x - saved.ready_ms)} ms`);
     console.log(`  memory snapshot           made ${sinceReady(saved.snapshot?.made_ms)} and stored ${sinceReady(saved.snapshot?.stored_ms)} after ready (${((saved.snapshot?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB, uncompressed); first result ${sinceReady(saved.first_result_ms)} after ready`);
     const latency = await callLatency(cold.page, CALLS);

@@ -12,7 +12,7 @@ import argparse
 from pathlib import Path
 
 from engine.config import REPO_ROOT
-from engine.pyodide_assets import pyodide_version
+from engine.python_runtime import pyodide_version
 
 TEMPLATE = Path(__file__).with_name("nginx-site.conf.template")
 

@@ -21,7 +21,7 @@ from flask import Blueprint, Flask, abort, jsonify, request
 import explainers
 from explainers.registry import PUBLIC, call_public, describe
 
-from . import math_core_page, openapi, pyodide_assets
+from . import math_core_page, openapi, python_runtime
 
 bp = Blueprint("explainers_api", __name__, url_prefix="/api/explainers")
 
@@ -62,7 +62,7 @@ def check_cost(fn_name: str, kwargs: dict) -> None:
 
 @bp.get("")
 def index():
-    return jsonify(version=explainers.__version__, functions=describe(), runtime=pyodide_assets.runtime_urls())
+    return jsonify(version=explainers.__version__, functions=describe(), runtime=python_runtime.runtime_urls())
 
 
 def _query_value(fn_name: str, name: str, raw: str):
@@ -125,7 +125,7 @@ def call(fn_name: str):
 
 def init_app(app: Flask) -> None:
     """Register the math core's web parts: this API, Pyodide's files and the wheel, and the /math-core page."""
-    pyodide_assets.init_app(app)
+    python_runtime.init_app(app)
     app.register_blueprint(bp)
     app.register_blueprint(math_core_page.bp)
     app.register_blueprint(openapi.bp)  # /api/openapi.json: this API and every blueprint's own routes

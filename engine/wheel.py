@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
-import re
 import sys
 import zipfile
 from dataclasses import dataclass
@@ -28,7 +27,6 @@ from .config import REPO_ROOT, default_config
 from .documents import Document, load_documents
 
 NAME = "browser_python"
-VERSIONED_BY = REPO_ROOT / "explainers"  # the wheel carries the math core's version
 # 1980-01-01, the earliest date a zip entry can hold: fixed so rebuilding changes no byte.
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -44,11 +42,13 @@ class Wheel:
         return hashlib.sha256(self.data).hexdigest()[:16]
 
 
-def _version(package_dir: Path) -> str:
-    match = re.search(r'^__version__ = "([^"]+)"', (package_dir / "__init__.py").read_text(), re.MULTILINE)
-    if not match:
-        raise RuntimeError(f"{package_dir / '__init__.py'} must set __version__")
-    return match.group(1)
+def wheel_version(files: list[tuple[str, bytes]]) -> str:
+    """The wheel's own version: "0+" and a hash of the files it packs, so it changes exactly when
+    the Python the browser runs changes (a local version label, which a wheel's name may carry)."""
+    digest = hashlib.sha256()
+    for path, data in files:
+        digest.update(path.encode() + b"\0" + hashlib.sha256(data).digest())
+    return f"0+{digest.hexdigest()[:12]}"
 
 
 def _record_line(path: str, data: bytes) -> str:
@@ -89,9 +89,9 @@ def browser_files(documents: dict[str, Document]) -> list[tuple[str, bytes]]:
 
 def build_wheel(documents: dict[str, Document]) -> Wheel:
     """Zip the browser's packages with the dist-info metadata a wheel needs (METADATA, WHEEL, RECORD)."""
-    version = _version(VERSIONED_BY)
-    dist_info = f"{NAME}-{version}.dist-info"
     files = browser_files(documents)
+    version = wheel_version(files)
+    dist_info = f"{NAME}-{version}.dist-info"
     files.append((f"{dist_info}/METADATA", (
         f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n"
         "Summary: The math core, the widget kit, the benchmarks' sans-I/O modules and the documents' widgets.\n"

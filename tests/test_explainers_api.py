@@ -127,7 +127,8 @@ def test_other_pyodide_paths_are_404(client, path):
 
 
 def test_served_wheel_is_built_from_the_current_source(client):
-    url = client.get("/api/explainers").get_json()["runtime"]["wheel"]
+    url = client.get("/api/python-runtime").get_json()["wheel"]
+    assert client.get("/api/explainers").get_json()["runtime"]["wheel"] == url  # the API's index still names it
     response = client.get(url)
     assert response.status_code == 200 and "immutable" in response.headers["Cache-Control"]
     with zipfile.ZipFile(io.BytesIO(response.data)) as wheel:
@@ -136,8 +137,10 @@ def test_served_wheel_is_built_from_the_current_source(client):
             for source in (REPO_ROOT / package).glob("*.py"):
                 assert wheel.read(f"{package}/{source.name}") == source.read_bytes()
         assert not [name for name in names if "/server/" in name or name.endswith("/hooks.py")]  # the server side stays here
-        assert f"browser_python-{explainers.__version__}.dist-info/WHEEL" in names
-        record = wheel.read(f"browser_python-{explainers.__version__}.dist-info/RECORD").decode()
+        # The wheel's version is a hash of what it packs (engine/wheel.py), named in its file name too.
+        version = url.rsplit("/", 1)[1].split("-")[1]
+        assert version.startswith("0+") and f"browser_python-{version}.dist-info/WHEEL" in names
+        record = wheel.read(f"browser_python-{version}.dist-info/RECORD").decode()
     assert "explainers/stats.py,sha256=" in record and "benchmarks/mmlu/figures.py,sha256=" in record
     assert client.get(url.replace("/wheels/", "/wheels/0")).status_code == 404
 
@@ -147,6 +150,14 @@ def test_wheel_build_is_reproducible():
     first, second = build_wheel(papers), build_wheel(papers)
     assert first.data == second.data
     assert first.digest == hashlib.sha256(first.data).hexdigest()[:16]
+
+
+def test_the_wheels_version_changes_with_what_it_packs():
+    from engine.wheel import browser_files, wheel_version
+
+    files = browser_files(load_documents(default_config()["CONTENT_DIR"]))
+    changed = [(path, data + b"\n") if path == "explainers/stats.py" else (path, data) for path, data in files]
+    assert wheel_version(files) == wheel_version(list(files)) != wheel_version(changed)
 
 
 def test_math_core_page_renders_every_example_on_the_server(client, app):

@@ -70,7 +70,7 @@ def test_nginx_serves_static_files_and_pyodide_itself(proxy):
         response = connection.getresponse()
         assert response.status in (400, 404), path
         assert b"import" not in response.read()
-    from engine.pyodide_assets import pyodide_version
+    from engine.python_runtime import pyodide_version
     from tools.launcher import REPO_ROOT
 
     version = pyodide_version(REPO_ROOT / "node_modules" / "pyodide")

@@ -1,6 +1,6 @@
 // The math core page: recompute every worked example in the browser and compare with the server.
 // Each table row carries its function, its arguments and the server's result (data-* attributes).
-import { explainers } from './explainers-client.js';
+import { explainers } from './python-runtime.js';
 
 const status = document.getElementById('math-core-status');
 const rows = [...document.querySelectorAll('[data-explainer-row]')];

@@ -154,7 +154,7 @@ test('browser results equal server results on a grid of inputs for every public 
     assert.ok(covered.has(fn), `the grid has no input for ${fn}`);
   }
   const inBrowser = await page.evaluate(async (batch) => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     await explainers.ready;
     return explainers.batch(batch);
   }, calls);
@@ -169,7 +169,7 @@ test('browser results equal server results on a grid of inputs for every public 
 
 test('bad input gets the same message in the browser as the API gives with its 400', async () => {
   const messages = await page.evaluate(async (bad) => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     return Promise.all(bad.map(({ fn, args }) => explainers.call(fn, args).then(
       () => null,
       (error) => ({ name: error.name, message: error.message, fn: error.fn }),
@@ -181,7 +181,7 @@ test('bad input gets the same message in the browser as the API gives with its 4
     assert.deepEqual(messages[i], { name: 'ExplainerError', message: server.body.error, fn: BAD_CALLS[i].fn });
   }
   const unknown = await page.evaluate(async () => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     return explainers.call('__import__', { name: 'os' }).catch((error) => error.kind);
   });
   assert.equal(unknown, 'UnknownFunction');
@@ -200,7 +200,7 @@ test('a second visit starts from the memory snapshot and still matches the serve
   await second.waitForSelector('html[data-math-core]', { timeout: 90_000 });
   assert.equal(await second.getAttribute('html', 'data-math-core'), 'match');
   const worker = await second.evaluate(async () => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     return explainers.timings.worker;
   });
   assert.equal(worker.snapshot, 'restored', JSON.stringify(worker));
@@ -217,7 +217,7 @@ test('a reader who leaves half a second after ready still leaves the snapshot fo
   await first.waitForSelector('section.widget[data-worker="ready"]', { timeout: 120_000 });
   // Wait on the page's own clock until half a second after ready, then close it at once.
   const saved = await first.evaluate(async () => {
-    const { explainers } = await import('/static/js/explainers-client.js');
+    const { explainers } = await import('/static/js/python-runtime.js');
     const wait = explainers.timings.ready_ms + 500 - performance.now();
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, wait)));
     return { ...structuredClone(explainers.timings), left_ms: performance.now() };
@@ -232,7 +232,7 @@ test('a reader who leaves half a second after ready still leaves the snapshot fo
   const started = Date.now();
   await second.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
   await second.waitForSelector('section.widget[data-worker="ready"]', { timeout: 120_000 });
-  const warm = await second.evaluate(async () => (await import('/static/js/explainers-client.js')).explainers.timings);
+  const warm = await second.evaluate(async () => (await import('/static/js/python-runtime.js')).explainers.timings);
   assert.equal(warm.worker.snapshot, 'restored', JSON.stringify(warm.worker));
   const after = (ms) => (ms === undefined ? 'not yet' : `${Math.round(ms - saved.ready_ms)} ms`);
   console.log(`worker start to ready: ${Math.round(saved.worker.ready_ms)} ms without the snapshot, `

@@ -24,7 +24,7 @@ const SVG_NS = 'http://www.w3.org/2000/svg';
 // Pyodide, which the prompt anatomy (data from the server) does not need.
 let mathCoreClient;
 function mathCore() {
-  mathCoreClient = mathCoreClient || import('../explainers-client.js').then((module) => module.explainers);
+  mathCoreClient = mathCoreClient || import('../python-runtime.js').then((module) => module.explainers);
   return mathCoreClient;
 }
 

@@ -2,7 +2,7 @@
 //
 // It asks the JSON API where Pyodide and the explainers wheel live (both served from our own
 // origin), loads them, and then answers batches of calls. Pyodide's start-up happens here, off
-// the main thread, so the page never freezes. Talk to it through explainers-client.js.
+// the main thread, so the page never freezes. Talk to it through python-runtime.js.
 //
 // Messages in:  {id, calls: [{fn, args} | {view: 'paper/widget', state, context}, ...]}
 // Messages out: {type: 'ready', timings} | {type: 'failed', error}
@@ -98,8 +98,7 @@ async function fromSnapshot(loadPyodide, indexURL, key, wheel) {
 }
 
 async function loadRuntime() {
-  const index = await (await fetchOk(new URL('../../api/explainers', import.meta.url))).json();
-  const urls = index.runtime;
+  const urls = await (await fetchOk(new URL('../../api/python-runtime', import.meta.url))).json();
   if (!urls.pyodide_module) throw new Error('this server has no Pyodide installed; use the JSON API');
   const indexURL = new URL(urls.pyodide_index, self.location.href).href;
   // The key names the format too: a gzip-compressed snapshot of an earlier version is never read as raw.

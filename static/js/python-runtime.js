@@ -1,8 +1,8 @@
 // The math core in the browser: the same Python explainers package the server runs, in Pyodide,
-// in a Web Worker (explainers-worker.js), behind a small promise client. The same worker also
+// in a Web Worker (python-runtime-worker.js), behind a small promise client. The same worker also
 // makes widget views (explainers.view), with the widget kit and the papers' widget modules.
 //
-//   import { explainers } from '/static/js/explainers-client.js';
+//   import { explainers } from '/static/js/python-runtime.js';
 //
 //   await explainers.ready;                       // Pyodide and the wheel are loaded
 //   const se = await explainers.call('standard_error', { p: 0.25, n: 100 });
@@ -135,4 +135,4 @@ class ExplainersClient {
   }
 }
 
-export const explainers = new ExplainersClient(new URL('./explainers-worker.js', import.meta.url));
+export const explainers = new ExplainersClient(new URL('./python-runtime-worker.js', import.meta.url));
