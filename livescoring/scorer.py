@@ -2,7 +2,7 @@
 
 The scorer knows no dataset: a question comes with its options (K of them, lettered A, B, …) and a
 prompt format, any object with ``prompt_parts(subject, question, choices, shots)`` returning parts
-with ``kind`` and ``text`` (a paper's prompt module, in its folder under papers/). Two methods:
+with ``kind`` and ``text`` (a benchmark's prompt module, benchmarks/<name>/prompt.py). Two methods:
 
 * ``letter`` (the reference method: lm-evaluation-harness's default multiple-choice task for the
   benchmark, one float32 forward pass, log-softmax at the last position): after the prompt ending
@@ -49,10 +49,7 @@ import explainers
 
 from .decoder import decoder_for
 
-METHODS = {
-    "letter": "Letter probabilities",
-    "option": "Full-option log-likelihood",
-}
+METHODS = ("letter", "option")
 TOP_NEXT_TOKENS = 5
 LETTERS = "ABCDEFGHIJ"  # up to ten options
 SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
@@ -363,19 +360,13 @@ class Scorer:
             for lp, i in zip(top.values, top.indices, strict=True)
         ]
         shots_used = sum(1 for part in p.parts if part.kind == "shot")
-        dropped = len(shots) - shots_used
         return {
             "method": method,
-            "method_title": METHODS[method],
             "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
                       "threads": self.loaded.threads, "context_length": self.loaded.context_length},
             "subject": request["subject"],
             "shots_requested": len(shots),
             "shots_used": shots_used,
-            "shots_note": (
-                f"{dropped} worked example{'s' if dropped != 1 else ''} dropped: the prompt did not fit the "
-                f"model's context of {self.loaded.context_length} tokens" if dropped else None
-            ),
             "prompt": {"text": "".join(part.text for part in p.parts),
                        "parts": [{"kind": part.kind, "text": part.text} for part in p.parts]},
             "options": [

@@ -1,4 +1,5 @@
-"""Whether a scored question was a real choice, said in plain words for the pages that show it.
+"""A scored question in plain words for the pages that show it: the method's name, the worked
+examples that did not fit (:func:`in_words`), and whether it was a real choice (:func:`reading`).
 
 A small model often "predicts" a letter it barely prefers, or one among letters it would rather
 not write at all. The pages point out both, each with its rule:
@@ -9,8 +10,8 @@ not write at all. The pages point out both, each with its rule:
   probability for its next token: it would rather write something else, often end its turn, and
   the comparison is among tokens it hardly considers.
 
-The numbers come from ``explainers.top_two`` and the scorer's result; every paper's live routes
-add ``reading(result)`` to what they return.
+The numbers come from ``explainers.top_two`` and the scorer's result; every live route adds
+``in_words(result)`` (which holds ``reading(result)``) to what it returns.
 """
 from __future__ import annotations
 
@@ -18,6 +19,22 @@ import explainers
 
 CLOSE_SPLIT = 0.55
 LETTERS_SHARE = 0.5
+METHOD_TITLES = {"letter": "Letter probabilities", "option": "Full-option log-likelihood"}
+
+
+def shots_note(result: dict) -> str | None:
+    """Why fewer worked examples were used than asked for, or None when all were."""
+    dropped = result["shots_requested"] - result["shots_used"]
+    if not dropped:
+        return None
+    return (f"{dropped} worked example{'s' if dropped != 1 else ''} dropped: the prompt did not fit the "
+            f"model's context of {result['model']['context_length']} tokens")
+
+
+def in_words(result: dict) -> dict:
+    """The fields a page adds to a scorer's result: the method's title, the shots note, the reading."""
+    return {"method_title": METHOD_TITLES[result["method"]], "shots_note": shots_note(result),
+            "reading": reading(result)}
 
 
 def shown_token(text: str) -> str:

@@ -11,9 +11,9 @@ import random
 
 from flask import current_app, url_for
 
+from benchmarks.server.reading import METHOD_TITLES
 from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py checks on every POST
 from engine.widgets import asset_url, share_links
-from livescoring.scorer import METHODS
 
 from ..data import LETTERS, DataMissing
 from ..prompt import MAX_SHOTS
@@ -105,7 +105,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "letters": LETTERS,
         "choice_fields": CHOICE_FIELDS,
         "max_shots": MAX_SHOTS,
-        "methods": METHODS,
+        "methods": METHOD_TITLES,
         "limits": {"question": MAX_QUESTION_CHARS, "choice": MAX_CHOICE_CHARS},
         "result": result,
         "failure": failure,

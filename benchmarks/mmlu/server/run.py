@@ -20,7 +20,7 @@ from flask import Blueprint, abort, current_app, jsonify, render_template, reque
 
 from benchmarks.server import service
 from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
-from benchmarks.server.reading import reading
+from benchmarks.server.reading import in_words
 from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 from livescoring.scorer import PromptTooLong
@@ -99,7 +99,7 @@ def run_score(body) -> dict:
         raise ScoreFailed(400, str(error), problems=(Problem("question", str(error), TOO_LONG_FOR_THE_MODEL),)) from None
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
-    result.update(split=split, index=index, reading=reading(result), ms=round((time.perf_counter() - started) * 1000, 1))
+    result.update(split=split, index=index, **in_words(result), ms=round((time.perf_counter() - started) * 1000, 1))
     return result
 
 

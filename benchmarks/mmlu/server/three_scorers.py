@@ -155,6 +155,7 @@ def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
 def score_three_ways(values: dict) -> dict:
     """Every scorer on both sides for one real test question; raises ScoreFailed with the answer to give."""
     from benchmarks.server import service
+    from benchmarks.server.reading import shots_note
 
     arguments = _checked(values)
     key, index = arguments["key"], arguments.pop("index")
@@ -169,7 +170,7 @@ def score_three_ways(values: dict) -> dict:
     generation = {side: _generate(arguments, HarnessPrompt("mmlu_generative", f)) for side, f in formats.items()}
     summary = decisions(letter, continuation, generation)
     return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
-            "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": first["shots_note"],
+            "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": shots_note(first),
             "model": first["model"]["name"], "sides": list(formats), "summary": summary,
             "right": sum(row[side] == key for row in summary for side in formats), "decided": len(summary) * len(formats),
             "letter": letter, "continuation": continuation, "generation": generation}

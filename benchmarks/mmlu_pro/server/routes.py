@@ -24,7 +24,7 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 
 from benchmarks.server import service
 from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
-from benchmarks.server.reading import reading
+from benchmarks.server.reading import in_words
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate
@@ -127,7 +127,7 @@ def score_question(category, index, shots) -> dict:
         raise ScoreFailed(400, str(error), "question") from None
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
-    return result | {"question": question_json(q), "reading": reading(result)}
+    return result | {"question": question_json(q), **in_words(result)}
 
 
 @bp.post("/api/mmlu-pro/score")
