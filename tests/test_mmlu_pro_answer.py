@@ -1,7 +1,7 @@
 """The paper's answer extraction (§4), rule by rule; plain asserts, standard library only."""
 from __future__ import annotations
 
-from benchmarks.mmlu_pro.answer import extract_answer
+from benchmarks.mmlu_pro.answer import extract_answer, fallback
 
 
 def test_the_requested_form_wins():
@@ -23,7 +23,18 @@ def test_the_last_capital_letter_is_the_authors_third_fallback():
 
 def test_nothing_found_says_the_paper_would_guess():
     found = extract_answer("the energy is conserved, so it depends on the mass")
-    assert found.letter is None and "random" in found.rule
+    assert found.letter is None and "fixed guess" in found.rule
+
+
+def test_the_authors_random_fallback_is_a_fixed_letter():
+    """Both scripts at 05c6997 call random.seed(12345) before each random.randint(0, n - 1)."""
+    import random
+
+    for n in range(2, 11):
+        for _ in range(2):  # re-seeded: the same letter every time
+            random.seed(12345)
+            assert "ABCDEFGHIJ"[random.randint(0, n - 1)] == fallback(n)
+    assert [fallback(n) for n in (3, 4, 7, 8, 10)] == ["B", "D", "D", "G", "G"]
 
 
 def test_a_letter_the_question_does_not_have_is_not_an_answer():

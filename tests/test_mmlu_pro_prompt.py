@@ -12,9 +12,8 @@ from engine import create_app
 DATA = MMLUProData(data_dir({}))
 pytestmark = pytest.mark.skipif(not (DATA.root / "test-00000-of-00001.parquet").is_file(),
                                 reason="the MMLU-Pro release is not in MMLU_PRO_DATA_DIR")
-INSTRUCTION = ("You are an expert in history. Below is a series of example questions (with answers) about history "
-               "for demonstration. You will be given a question at the end, after the examples, for you to answer. "
-               "First give step-by-step reasoning about how to solve the question. Then output the answer.\n")
+INSTRUCTION = ('The following are multiple choice questions (with answers) about history. Think step by step and then '
+               'finish your answer with "the answer is (X)" where X is the correct letter choice.\n\n\n\n')
 QUESTION = ("Question:\nWhen did the first pharaohs emerge in Egypt?\nOptions:\n"
             "A. 3100 B.P.\nB. 4100 B.P.\nC. 5100 B.P.\nD. 6100 B.P.\n")
 
