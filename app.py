@@ -1,4 +1,4 @@
-"""Start the site: every annotated paper under papers/
+"""Start the site: every document under content/
 
     python app.py                 # production server (waitress) on http://127.0.0.1:8000
     python app.py --dev           # Flask's reloading server for authors; content re-read on change

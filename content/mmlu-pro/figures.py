@@ -7,7 +7,7 @@ the dataset card (TIGER-Lab/MMLU-Pro on Hugging Face, the revision that came wit
 github.com/thomas010/third-party commit b591983, mmlu-pro/README.md) and the authors' repository
 (TIGER-AI-Lab/MMLU-Pro: its README's leaderboard at commit f418b11, its cached predictions at commit
 964a136). The comment above each figure says which were found there; the others are still the
-review's alone, and content/numbers.toml and the page say so.
+review's alone, and numbers.toml and the page say so.
 """
 from __future__ import annotations
 

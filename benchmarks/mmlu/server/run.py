@@ -9,7 +9,7 @@
 
 The API counts a split's questions from 0 (``index``), as the CSV rows are; the form and every page
 number them from 1, as a reader counts (the form's ``number`` is ``index`` + 1). A result carries
-``reading`` (livescoring/reading.py): whether the prediction was a coin toss, and why, in words.
+``reading`` (benchmarks/server/reading.py): whether the prediction was a coin toss, and why, in words.
 """
 from __future__ import annotations
 

@@ -12,7 +12,7 @@
     GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
                                               from 1, as the page does); POST scores the chosen question
 Categories may be written with "-" for the space ("computer-science"). The API's ``index`` counts a
-category's questions from 0. A score result carries ``reading`` (livescoring/reading.py): whether the
+category's questions from 0. A score result carries ``reading`` (benchmarks/server/reading.py): whether the
 prediction was a coin toss, and why, in words.
 """
 from __future__ import annotations
