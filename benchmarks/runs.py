@@ -2,8 +2,10 @@
 
 Two formats, recognised line by line:
 
-- this project's ``python -m engine mmlu evaluate`` JSONL: one object per question with
-  ``subject``, ``split``, ``index`` and a true/false ``correct``; a question is (subject, split, index);
+- this project's ``python -m engine <benchmark> evaluate`` JSONL (the schema in benchmarks/runfile.py):
+  one object per question with its group (``subject``, or MMLU-Pro's ``category``), ``split``,
+  ``index`` and a true/false ``correct``; a question is (group, split, index), the split ``test``
+  where a row written before the shared schema has none;
 - lm-evaluation-harness's ``--log_samples`` files, ``samples_<task>_<date>.jsonl``: one object per
   document with ``doc_id`` (and ``doc``, ``target``, ``resps``, ``filtered_resps``) and the
   per-document metric ``acc`` (1.0 or 0.0); a question is (task, doc_id), its subject the task
@@ -19,6 +21,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+
+from .runfile import GROUP_FIELDS, LEGACY_DEFAULTS
 
 MAX_LINES = 100_000  # questions per run; MMLU's whole test split is 14,042
 HARNESS_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:_-]+)\.jsonl$")
@@ -65,9 +69,10 @@ def _score(value: object, where: str, field: str) -> float:
 
 
 def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float]:
-    subject, split, index = row.get("subject"), row.get("split"), row.get("index")
+    field = next(name for name in GROUP_FIELDS if name in row)
+    subject, split, index = row[field], row.get("split", LEGACY_DEFAULTS["split"]), row.get("index")
     if not isinstance(subject, str) or not subject:
-        raise RunFormatError(f"{where}: 'subject' must be a subject name, got {subject!r}")
+        raise RunFormatError(f"{where}: {field!r} must be a {field} name, got {subject!r}")
     if not isinstance(split, str) or not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise RunFormatError(f"{where}: an evaluate line needs 'split' (text) and 'index' (a whole number)")
     return ("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct")
@@ -94,7 +99,7 @@ def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, st
         raise RunFormatError(f"{where}: each line must be a JSON object")
     if "doc_id" in row:
         return _harness_row(row, where, file_task)
-    if "correct" in row and "subject" in row:
+    if "correct" in row and any(name in row for name in GROUP_FIELDS):
         return _evaluate_row(row, where)
     raise RunFormatError(
         f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line (doc_id, acc)")

@@ -1,0 +1,88 @@
+"""The run-file schema every benchmark's ``evaluate`` writes, sans I/O (the browser reads runs too).
+
+A run file is JSON Lines, one object per scored question, optionally gzip-compressed (``.gz``).
+Only complete lines count: a line without its final newline is not a question. Every row has
+
+* the question's identity: its **group** field (``subject`` for MMLU, ``category`` for MMLU-Pro:
+  the one of :data:`GROUP_FIELDS` the row holds), ``split`` and ``index`` (0-based within its
+  group and split); a benchmark may add its own identity fields before them (MMLU-Pro's
+  ``question_id``);
+* the run's **settings**: ``method`` (``letter`` or ``option``) and ``split``; a benchmark may add
+  fields about the question after ``method`` (MMLU-Pro's ``options``, the number of options);
+* the **result**, :data:`RESULT_FIELDS`: ``shots`` (worked examples used: fewer than asked when the
+  prompt did not fit), ``probabilities`` ({letter: probability}), ``prediction``, ``key``,
+  ``correct`` (true/false), ``confidence`` (the prediction's probability), ``vocabulary_share``
+  (the probability the K continuations hold among all next tokens) and ``model`` (its name).
+
+Field order in a written row: identity, ``method``, the benchmark's extra fields, the result.
+
+Files written before the shared writer stay readable: MMLU's rows are already this schema; the
+MMLU-Pro rows published in 2026-12 carry neither ``split``, ``method`` nor ``vocabulary_share``
+(they are test-split, letter-method rows; the share was not recorded), which :func:`normalise`
+supplies (``vocabulary_share`` as None).
+"""
+from __future__ import annotations
+
+import json
+
+GROUP_FIELDS = ("subject", "category")
+RESULT_FIELDS = ("shots", "probabilities", "prediction", "key", "correct", "confidence", "vocabulary_share", "model")
+LEGACY_DEFAULTS = {"split": "test", "method": "letter", "vocabulary_share": None}
+
+
+class RunFileError(ValueError):
+    """A line that is JSON but not a row of this schema, with the line named."""
+
+
+def group_field(row: dict) -> str:
+    """The name of the row's group field: ``subject`` or ``category``."""
+    for name in GROUP_FIELDS:
+        if name in row:
+            return name
+    raise RunFileError(f"a run row needs one of {', '.join(GROUP_FIELDS)}")
+
+
+def group_of(row: dict) -> str:
+    return row[group_field(row)]
+
+
+def question_key(row: dict) -> tuple[str, str, int]:
+    """What names one question across runs of one benchmark: (group, split, index)."""
+    return group_of(row), row.get("split", LEGACY_DEFAULTS["split"]), row["index"]
+
+
+def settings_of(row: dict) -> tuple[str, str]:
+    """The settings a resumed run must share with the rows it keeps: (method, split)."""
+    return row.get("method", LEGACY_DEFAULTS["method"]), row.get("split", LEGACY_DEFAULTS["split"])
+
+
+def normalise(row: dict) -> dict:
+    """The row with every schema field present (defaults for rows written before the shared writer)."""
+    group_field(row)
+    missing = {k: v for k, v in LEGACY_DEFAULTS.items() if k not in row}
+    return {**row, **missing} if missing else row
+
+
+def make_row(identity: dict, method: str, extra: dict, key: str, result: dict) -> dict:
+    """One row in the schema's field order, from the scorer's ``result`` (livescoring.scorer) and the
+    benchmark's fields: ``identity`` (ending in group, split, index), ``extra`` and the answer ``key``."""
+    return {**identity, "method": method, **extra, "shots": result["shots_used"],
+            "probabilities": result["probabilities"], "prediction": result["prediction"], "key": key,
+            "correct": result["correct"], "confidence": result["confidence"],
+            "vocabulary_share": result["vocabulary_share"], "model": result["model"]["name"]}
+
+
+def dumps(row: dict) -> str:
+    """A row as its line (with the newline)."""
+    return json.dumps(row) + "\n"
+
+
+def complete_lines(text: str) -> list[str]:
+    """The complete, non-blank lines of a run file's text (a torn last line is dropped)."""
+    lines = text.split("\n")
+    return [line + "\n" for line in lines[:-1] if line.strip()]
+
+
+def parse_rows(text: str) -> list[dict]:
+    """The normalised rows of a run file's complete lines."""
+    return [normalise(json.loads(line)) for line in complete_lines(text)]

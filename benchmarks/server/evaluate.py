@@ -1,0 +1,354 @@
+"""The one ``evaluate`` command of every benchmark: ``python -m engine <benchmark> evaluate``.
+
+A benchmark supplies a :class:`Task` (in the spirit of lm-evaluation-harness's tasks as data): its
+questions by group and split, its worked examples, its prompt module (``doc_to_text``), each
+question's options (``doc_to_choice``) and answer letter (``doc_to_target``), the fields that name a
+question in its rows, its own command-line options. Everything else is here and shared:
+
+* the questions to score, minus those a resumed file already holds (benchmarks/server/runfile.py:
+  whole rows only, atomic saves, gzip when ``--out`` ends ``.gz``; an existing file is never
+  overwritten unless ``--force`` says so);
+* packed batches: the questions of a group share its prompt prefix and are scored ``--batch-size``
+  to a forward pass, shortest first so a batch's questions are of about one length
+  (livescoring.scorer);
+* ``--workers`` scorers on one model side by side, each taking the next batch when free
+  (livescoring.pool); rows are saved as batches finish, so their order varies;
+* the progress bar, the summary (micro and macro accuracy with 95 % intervals, the chance rate,
+  RMS calibration error, predicted letters, per group: all computed by ``explainers``) and the
+  command that continues an interrupted run.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import explainers
+from benchmarks.runfile import make_row
+from livescoring.scorer import METHODS
+
+from .runfile import SAVE_EVERY_S, RunWriter, read_rows
+
+CALIBRATION_BINS = 10
+# The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
+# eight questions per forward pass (their tokens packed into one set of matrix products: 1.2x
+# faster than one question per pass; sixteen were no faster) and one worker per core, each running
+# its questions on one torch thread (two threads on one question were 1.4x slower than two
+# questions side by side).
+DEFAULT_BATCH_SIZE = 8
+DEFAULT_WORKERS = os.cpu_count() or 1
+DEFAULT_THREADS = 1
+
+
+class Task:
+    """One benchmark's parts of the shared command; subclasses set the class attributes and methods.
+
+    A question ("doc") is any object with ``index`` (0-based within its group and split) and
+    ``question``; the task says the rest."""
+
+    name: str  # the command's benchmark word: python -m engine <name> evaluate
+    prompt: object  # the prompt module: prompt_parts(group, question, choices, shots) and MAX_SHOTS
+    group_field: str  # the rows' group field: "subject" or "category" (benchmarks/runfile.py)
+    groups_option: str  # the command's option naming groups, and the summary's key: "subjects", "categories"
+    group_words: tuple[str, str]  # ("subject", "subjects")
+    default_out: Path
+    create_folder = False  # whether a missing folder of --out is made (MMLU-Pro's command always did)
+    data: object  # the benchmark's reader
+
+    # -- the benchmark's command line --------------------------------------------------------
+    @classmethod
+    def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
+        """The benchmark's own options (at least ``--<groups_option>``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def open(cls, config, args: argparse.Namespace) -> Task:
+        """The task on the benchmark's data folder (from ``config``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def split_of(cls, args: argparse.Namespace) -> str:
+        return getattr(args, "split", "test")
+
+    @classmethod
+    def command_words(cls, args: argparse.Namespace) -> list[str]:
+        """The benchmark's own options as words, to write the command that resumes a run."""
+        return [f"--{cls.groups_option}", *getattr(args, cls.groups_option)]
+
+    # -- the task as data --------------------------------------------------------------------
+    def groups(self, names: list[str]) -> list[str]:
+        """The groups to score (``["all"]``: every group); a ValueError in words for unknown names."""
+        raise NotImplementedError
+
+    def questions(self, group: str, split: str) -> Sequence:
+        raise NotImplementedError
+
+    def shots(self, group: str, k: int) -> Sequence:
+        """The group's first ``k`` worked examples, objects the prompt module takes."""
+        raise NotImplementedError
+
+    def doc_to_choice(self, doc) -> Sequence[str]:
+        raise NotImplementedError
+
+    def doc_to_target(self, doc) -> str:
+        """The answer's letter."""
+        return doc.answer
+
+    def row_fields(self, doc, split: str) -> tuple[dict, dict]:
+        """The row's identity (ending in group, split, index) and the fields after ``method``."""
+        return {self.group_field: getattr(doc, self.group_field), "split": split, "index": doc.index}, {}
+
+    def characters(self, doc) -> int:
+        """A question's length in characters of its question and options: what its scoring costs, roughly."""
+        return len(doc.question) + sum(len(c) for c in self.doc_to_choice(doc))
+
+
+# -- scoring ------------------------------------------------------------------------------------
+
+def batches(task: Task, questions: dict[str, list], shots: int, method: str, batch_size: int) -> list[list[dict]]:
+    """The scorer's requests for ``questions`` (per group), in batches of one group each, the
+    shortest questions first so that a batch's questions are of about one length."""
+    jobs = []
+    for group, docs in questions.items():
+        shots_of = task.shots(group, shots)
+        ordered = sorted(docs, key=task.characters)
+        jobs += [[{"prompt_format": task.prompt, "subject": group, "question": doc.question,
+                   "choices": task.doc_to_choice(doc), "shots": shots_of, "method": method,
+                   "key": task.doc_to_target(doc), "index": doc.index, "doc": doc}
+                  for doc in ordered[start:start + batch_size]] for start in range(0, len(ordered), batch_size)]
+    return jobs
+
+
+def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: int = 5, limit: int = 0,
+             method: str = "letter", out: Path | None = None, progress: bool = True, resume: bool = False,
+             batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S) -> list[dict]:
+    """Score the questions, save their rows to ``out`` (if given), and return every row of the run
+    (with ``resume``, the rows already in ``out`` first).
+
+    ``workers`` scorers on the same model score side by side (livescoring.pool), each taking the
+    next batch when it is free. With ``resume``, the rows already in ``out`` are kept and their
+    questions skipped. A run stopped by Ctrl-C or an error saves the rows it has (KeyboardInterrupt
+    is re-raised)."""
+    from tqdm import tqdm
+
+    from livescoring.pool import score_jobs, twin
+
+    writer = RunWriter(out, (method, split), resume, save_every) if out is not None else None
+    rows: list[dict] = list(writer.rows) if writer else []
+    done = writer.done() if writer else set()
+    pending = {}
+    for group in groups:
+        docs = task.questions(group, split)
+        docs = docs[:limit] if limit else docs
+        pending[group] = [d for d in docs if (group, split, d.index) not in done]
+    jobs = batches(task, pending, shots, method, batch_size)
+    scorers = [scorer] + [twin(scorer) for _ in range(workers - 1)]
+    try:
+        with tqdm(total=sum(map(len, jobs)), desc="scoring", unit="q", disable=not progress, file=sys.stderr,
+                  smoothing=0.05) as bar:
+
+            def write(job: list[dict], results: list[dict]) -> None:
+                new = []
+                for request, result in zip(job, results, strict=True):
+                    identity, extra = task.row_fields(request["doc"], split)
+                    new.append(make_row(identity, method, extra, request["key"], result))
+                rows.extend(new)
+                if writer:
+                    writer.add(new)
+                bar.update(len(job))
+
+            score_jobs(scorers, jobs, write)
+    finally:
+        if writer:
+            writer.close()
+    return rows
+
+
+# -- the summary --------------------------------------------------------------------------------
+
+def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
+    """Micro (per question) and macro (per group) accuracy with 95 % intervals, the chance rate,
+    RMS calibration error, and each group's accuracy with its Wilson interval.
+
+    The micro interval is the Wilson interval on all questions. The macro score is the plain mean
+    of group accuracies; its interval is the mean ± 1.96 × √(Σ SEₛ²) / S, the groups' binomial
+    standard errors combined as independent. The chance rate is the mean of 1/K over the
+    questions (K options each). Calibration needs every row's ``confidence``; without it, None.
+    """
+    from benchmarks.runfile import group_of
+
+    predictions = [r["prediction"] for r in rows]
+    keys = [r["key"] for r in rows]
+    groups = [group_of(r) for r in rows]
+    micro = explainers.accuracy(predictions, keys)
+    per_group = explainers.subject_accuracies(predictions, keys, groups)
+    for g in per_group.values():
+        g["ci95"] = explainers.confidence_interval(g["accuracy"], g["n"], 0.95, "wilson")
+    macro = explainers.plain_mean([g["accuracy"] for g in per_group.values()])
+    variances = [explainers.standard_error(g["accuracy"], g["n"]) ** 2 for g in per_group.values()]
+    macro_se = math.sqrt(sum(variances)) / len(per_group)
+    z = explainers.normal_quantile(0.975)
+    options = [r["options"] if "options" in r else len(r["probabilities"]) for r in rows]
+    letters = sorted(set().union(*(r.get("probabilities", {}) for r in rows)) | set(predictions))
+    summary = {
+        "questions": len(rows),
+        groups_key: per_group,
+        "micro": {"accuracy": micro, "ci95": explainers.confidence_interval(micro, len(rows), 0.95, "wilson")},
+        "macro": {"accuracy": macro, "ci95": (max(0.0, macro - z * macro_se), min(1.0, macro + z * macro_se))},
+        "chance": explainers.plain_mean([1 / k for k in options]),
+        "rms_calibration_error": None,
+        "average_confidence": None,
+        "predicted_letters": {letter: predictions.count(letter) for letter in letters},
+    }
+    if all("confidence" in r for r in rows):
+        confidences = [r["confidence"] for r in rows]
+        correct = [1 if r["correct"] else 0 for r in rows]
+        summary["rms_calibration_error"] = explainers.rms_calibration_error(confidences, correct,
+                                                                            min(CALIBRATION_BINS, len(rows)))
+        summary["average_confidence"] = explainers.average_confidence(confidences)
+    return summary
+
+
+def report(summary: dict, groups_key: str = "subjects", words: tuple[str, str] = ("subject", "subjects")) -> str:
+    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
+    micro, macro, groups = summary["micro"], summary["macro"], summary[groups_key]
+    lines = [
+        f"Questions: {summary['questions']} in {len(groups)} {words[0] if len(groups) == 1 else words[1]}",
+        f"Micro accuracy (each question once): {pct(micro['accuracy'])}  "
+        f"95% CI {pct(micro['ci95'][0])} to {pct(micro['ci95'][1])} (Wilson)",
+        f"Macro accuracy (each {words[0]} once):{' ' * max(1, 9 - len(words[0]))}{pct(macro['accuracy'])}  "
+        f"95% CI {pct(macro['ci95'][0])} to {pct(macro['ci95'][1])}",
+        f"Chance for these questions: {pct(summary['chance'])}",
+    ]
+    if summary["rms_calibration_error"] is not None:
+        lines.append(f"RMS calibration error: {pct(summary['rms_calibration_error'])} "
+                     f"(average confidence {pct(summary['average_confidence'])})")
+    lines += ["Predicted letters: " + ", ".join(f"{k} {v}" for k, v in summary["predicted_letters"].items()),
+              f"Per {words[0]}:"]
+    lines += [f"  {name}: {pct(g['accuracy'])} of {g['n']} ({pct(g['ci95'][0])} to {pct(g['ci95'][1])})"
+              for name, g in groups.items()]
+    return "\n".join(lines)
+
+
+# -- the command --------------------------------------------------------------------------------
+
+def add_arguments(parser: argparse.ArgumentParser, task: type[Task]) -> None:
+    """The benchmark's own options, then the shared ones."""
+    task.add_arguments(parser)
+    max_shots = task.prompt.MAX_SHOTS
+    parser.add_argument("--shots", type=int, default=5, help=f"worked examples, 0 to {max_shots} (default 5)")
+    parser.add_argument("--limit", type=int, default=0, help="at most this many questions per "
+                        f"{task.group_words[0]} (0: all)")
+    parser.add_argument("--method", choices=tuple(METHODS), default="letter")
+    parser.add_argument("--out", type=Path, default=task.default_out,
+                        help="JSONL file to write (gzip-compressed if it ends .gz)")
+    parser.add_argument("--resume", action="store_true",
+                        help="continue --out: keep its complete lines and score only the questions not in it")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing --out")
+    parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
+                        help=f"questions per forward pass (default {DEFAULT_BATCH_SIZE}, the fastest measured on CPU; "
+                             "try larger on a GPU)")
+    parser.add_argument("--model", help="override SCORER_MODEL (a local directory, a cached model id, or smollm2)")
+    parser.add_argument("--device", help="override SCORER_DEVICE (auto, cpu, cuda)")
+    parser.add_argument("--dtype", help="override SCORER_DTYPE (auto, float32, bfloat16, float16)")
+    parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS,
+                        help=f"questions scored side by side on one model (default {DEFAULT_WORKERS}, one per core, "
+                             "the fastest measured)")
+    parser.add_argument("--threads", type=int, default=DEFAULT_THREADS,
+                        help=f"torch CPU threads each worker's operations share (default {DEFAULT_THREADS})")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def output_problem(out: Path, resume: bool, force: bool) -> str | None:
+    """Why ``out`` cannot be written as asked, in words, or None; checked before any slow work."""
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        return f"the directory {parent} does not exist; create it or choose another --out"
+    if out.exists():
+        if out.is_dir():
+            return f"{out} is a directory; --out must be a file"
+        if not os.access(out, os.W_OK):
+            return f"{out} is not writable"
+        if not (resume or force):
+            return f"{out} already exists; add --resume to continue it or --force to overwrite it"
+    if not os.access(parent, os.W_OK):
+        return f"cannot create files in {parent}"  # every save writes a temporary file beside --out
+    return None
+
+
+def resume_command(task: type[Task], args: argparse.Namespace) -> str:
+    """The command that continues this run where it stopped."""
+    words = ["python", "-m", "engine", task.name, "evaluate", *task.command_words(args),
+             "--shots", str(args.shots), "--limit", str(args.limit), "--method", args.method, "--out", str(args.out),
+             "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
+    for option in ("model", "device", "dtype", "threads"):
+        if getattr(args, option) is not None:
+            words += [f"--{option}", str(getattr(args, option))]
+    return shlex.join([*words, "--resume"])
+
+
+def argument_problem(task: type[Task], args: argparse.Namespace) -> str | None:
+    max_shots = task.prompt.MAX_SHOTS
+    if not 0 <= args.shots <= max_shots:
+        return f"--shots must be from 0 to {max_shots}"
+    if args.limit < 0:
+        return "--limit must be 0 (all) or more"
+    if args.batch_size < 1:
+        return "--batch-size must be 1 or more"
+    if args.workers < 1:
+        return "--workers must be 1 or more"
+    if args.resume and args.force:
+        return "--resume and --force contradict each other; choose one"
+    if task.create_folder and str(args.out.parent) and not args.out.parent.exists():
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+    return output_problem(args.out, args.resume, args.force)
+
+
+def run(args: argparse.Namespace, task_type: type[Task], unavailable: tuple[type[Exception], ...] = ()) -> int:
+    from engine.config import default_config
+    from livescoring.model import ModelSettings, ModelUnavailable, load
+    from livescoring.scorer import Scorer
+
+    problem = argument_problem(task_type, args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    config = default_config()
+    overrides = {"SCORER_MODEL": args.model, "SCORER_DEVICE": args.device, "SCORER_DTYPE": args.dtype,
+                 "SCORER_THREADS": args.threads}
+    config.update({k: v for k, v in overrides.items() if v is not None})
+    split = task_type.split_of(args)
+    try:
+        task = task_type.open(config, args)
+        groups = task.groups(getattr(args, task_type.groups_option))
+    except (ValueError, *unavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        loaded = load(ModelSettings.from_config(config))
+    except ModelUnavailable as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 3
+    print(f"Model: {loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
+          f"{loaded.load_seconds:.1f} s; method {args.method}; {args.shots}-shot; {split} split; "
+          f"batches of {args.batch_size}; {args.workers} worker(s)", file=sys.stderr)
+    try:
+        rows = evaluate(task, Scorer(loaded, batch_rows=args.batch_size), groups, split, args.shots, args.limit,
+                        args.method, args.out, progress=not args.no_progress, resume=args.resume,
+                        batch_size=args.batch_size, workers=args.workers)
+    except (ValueError, *unavailable) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        saved = read_rows(args.out) if args.out.exists() else []
+        print(f"\nInterrupted: {args.out} holds {len(saved)} complete rows. Continue with:\n"
+              f"  {resume_command(task_type, args)}", file=sys.stderr)
+        return 130
+    summary = summarise(rows, task_type.groups_option)
+    print(report(summary, task_type.groups_option, task_type.group_words))
+    print(f"{args.out} holds {summary['questions']} rows")
+    return 0

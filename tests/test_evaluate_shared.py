@@ -1,0 +1,109 @@
+"""The shared evaluate command (benchmarks/server/evaluate.py) run for MMLU-Pro with the real model:
+two workers, a run interrupted and resumed, give the rows of one uninterrupted one-worker run;
+both benchmarks' command lines reach the one command.
+"""
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from benchmarks.mmlu.server import evaluate as mmlu_evaluate
+from benchmarks.mmlu_pro.server import data_dir
+from benchmarks.mmlu_pro.server import evaluate as mmlu_pro_evaluate
+from benchmarks.mmlu_pro.server.reader import MMLUProData
+from benchmarks.runfile import question_key
+from benchmarks.server import evaluate as shared
+from benchmarks.server.runfile import read_rows
+from engine.__main__ import main as cli_main
+from engine.config import default_config
+
+TOLERANCE = 1e-5
+CATEGORIES = ["computer science", "history"]
+LIMIT = 3
+
+
+def test_both_benchmarks_evaluate_through_the_shared_command_and_keep_their_old_flags():
+    import argparse
+
+    shared_flags = ["--workers", "2", "--batch-size", "4", "--resume", "--method", "letter", "--dtype", "auto"]
+    old_flags = {mmlu_evaluate: ["--subjects", "astronomy", "--split", "val", "--shots", "0", "--limit", "2",
+                                 "--out", "x.jsonl", "--model", "m", "--device", "cpu", "--threads", "1",
+                                 "--no-progress"],
+                 mmlu_pro_evaluate: ["--categories", "computer-science", "--shots", "0", "--limit", "2", "--out",
+                                     "x.jsonl", "--model", "m", "--device", "cpu", "--threads", "1", "--no-progress"]}
+    for module, task in ((mmlu_evaluate, mmlu_evaluate.MMLUTask), (mmlu_pro_evaluate, mmlu_pro_evaluate.MMLUProTask)):
+        assert issubclass(task, shared.Task)
+        parser = argparse.ArgumentParser()
+        module.add_arguments(parser)
+        args = parser.parse_args(old_flags[module] + shared_flags)
+        assert (args.workers, args.batch_size, args.resume, args.limit) == (2, 4, True, 2)
+        command = shared.resume_command(task, args)  # what an interrupted run prints
+        assert command.startswith(f"python -m engine {task.name} evaluate --{task.groups_option} ")
+        again = parser.parse_args(command.split()[5:])
+        assert {**again.__dict__, "no_progress": True} == args.__dict__
+
+
+def test_mmlu_pro_refuses_bad_options_before_loading_the_model(tmp_path, capsys):
+    existing = tmp_path / "done.jsonl"
+    existing.write_text("")
+    for extra, message in ((["--out", str(existing)], "already exists; add --resume"),
+                           (["--workers", "0"], "--workers"), (["--batch-size", "0"], "--batch-size"),
+                           (["--out", str(existing), "--resume", "--force"], "contradict")):
+        assert cli_main(["mmlu-pro", "evaluate", "--categories", "law", *extra]) == 2
+        assert message in capsys.readouterr().err
+
+
+@pytest.mark.model
+def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_rows(tmp_path):
+    import torch
+
+    from livescoring.model import ModelSettings, load
+    from livescoring.scorer import Scorer
+
+    loaded = load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+    data = MMLUProData(data_dir(default_config()))
+
+    calls = {"n": 0}
+    lock = threading.Lock()
+
+    class Interrupted(Scorer):
+        """Stops the run (as Ctrl-C would) on the third batch; the two before are saved."""
+
+        def score_many(self, requests, stop=None):
+            with lock:
+                calls["n"] += 1
+                interrupt = calls["n"] == 3
+            if interrupt:
+                raise KeyboardInterrupt
+            return super().score_many(requests, stop)
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the command runs them: one torch thread per worker
+    try:
+        whole = tmp_path / "whole.jsonl"
+        mmlu_pro_evaluate.evaluate(Scorer(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
+                                   out=whole, batch_size=2, workers=1)
+        parts = tmp_path / "parts.jsonl.gz"
+        with pytest.raises(KeyboardInterrupt):
+            mmlu_pro_evaluate.evaluate(Interrupted(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
+                                       out=parts, batch_size=2, workers=2, save_every=0)
+        kept = read_rows(parts)
+        assert 0 < len(kept) < len(CATEGORIES) * LIMIT
+        mmlu_pro_evaluate.evaluate(Scorer(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
+                                   out=parts, resume=True, batch_size=2, workers=2)
+    finally:
+        torch.set_num_threads(threads)
+    one = {question_key(r): r for r in read_rows(whole)}
+    resumed = read_rows(parts)
+    assert resumed[:len(kept)] == kept  # the interrupted run's rows are kept as they were
+    two = {question_key(r): r for r in resumed}
+    assert len(one) == len(two) == len(resumed) == len(CATEGORIES) * LIMIT and one.keys() == two.keys()
+    for key, a in one.items():
+        b = two[key]
+        assert list(a) == list(b)  # the same fields in the same order
+        assert {k: v for k, v in a.items() if k not in ("probabilities", "confidence", "vocabulary_share")} == \
+               {k: v for k, v in b.items() if k not in ("probabilities", "confidence", "vocabulary_share")}
+        assert b["probabilities"] == pytest.approx(a["probabilities"], abs=TOLERANCE)
+        assert b["vocabulary_share"] == pytest.approx(a["vocabulary_share"], abs=TOLERANCE)
+    assert set(one[next(iter(one))]) >= {"question_id", "category", "split", "index", "method", "options", "shots"}
