@@ -152,7 +152,8 @@ class ScoringService:
     # -- state ---------------------------------------------------------------------------------
     def status(self) -> dict:
         """What the page shows: state, a sentence, and the model's facts once loaded."""
-        info = {"state": self.state, "message": self.message, "queued": len(self.waiting)}
+        info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
+                "generating": len(self.generating)}
         if self.scorer is not None:
             loaded = self.scorer.loaded
             info["model"] = {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
