@@ -147,13 +147,14 @@ class ScoringService:
         self._lock = threading.Lock()
         self._recent_ms: list[float] = []  # per question, so a batch of n counts n times its share
         self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
+        self.abandoned = 0  # generations stopped because their reader left
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
 
     # -- state ---------------------------------------------------------------------------------
     def status(self) -> dict:
         """What the page shows: state, a sentence, and the model's facts once loaded."""
         info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
-                "generating": len(self.generating)}
+                "generating": len(self.generating), "abandoned": self.abandoned}
         if self.scorer is not None:
             loaded = self.scorer.loaded
             info["model"] = {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
@@ -237,6 +238,7 @@ class ScoringService:
         generation nobody wants any more, or still running when the server must stop, ends here."""
         if job.unwanted():
             error: BaseException = ClientGone("The client went away; its answer was stopped.")
+            self.abandoned += 1
         elif self._stop_at is not None and time.monotonic() >= self._stop_at:
             error = ServerStopping("The server is shutting down, so this answer was cut short before it was "
                                    "finished; ask again in a minute.")
