@@ -13,7 +13,7 @@ happens on the first request (or at start-up with SCORER_LOAD_AT_START); meanwhi
 Generation is a lane of the same queue (:meth:`ScoringService.generate`, used by generate.py): a
 generation waits in the same bounded queue, under the same per-client share, and the worker runs
 it one forward pass at a time, interleaved with scoring batches and with the other running
-generations (at most MAX_GENERATIONS at once, one per client while another client waits). Its
+generations (at most MAX_GENERATIONS at once, one per client at a time). Its
 events go back to the requesting thread through a queue of its own. A generation stops between
 tokens when its reader closes the stream, when the stream object is dropped unread (a response
 closed before its first item was written), when ``gone()`` says the client left, or when the

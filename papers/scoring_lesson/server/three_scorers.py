@@ -4,8 +4,9 @@ Letter log-likelihood (``mmlu``), full-answer continuation (``mmlu_continuation`
 character) and generation read by the task's parser (``mmlu_generative``), each with the prompt as
 plain text and wrapped in the model's chat template; server/harness_tasks.py builds the prompts and
 reads the answers as the harness does. Scoring goes through the live model's queue (the same
-400/413/429/503/504 answers as ``POST /api/score``); generation through livescoring/generate.py
-(greedy, one at a time per process, stopped at the task's stop sequences or at
+400/413/429/503/504 answers as ``POST /api/score``; the whole form is budgeted for all six runs,
+``check_form_budget``); generation through livescoring/generate.py
+(greedy, a lane of the same queue, stopped at the task's stop sequences or at
 ``PAGE_MAX_NEW_TOKENS``).
 
 The widget (widgets/three-scorers.html) is live: ``widget_variables`` draws its form for the
