@@ -11,7 +11,13 @@ connections, a connection idle for SERVER_CHANNEL_TIMEOUT_S is closed, bodies ov
 MAX_CONTENT_LENGTH and request heads over 32 KiB are refused by waitress before anything is
 spooled, and waitress's own error answers carry the security headers (JSON under /api/).
 SIGTERM or SIGINT stops accepting connections, lets the requests in flight finish (for at most
-SERVER_SHUTDOWN_GRACE_S) and exits 0.
+SERVER_SHUTDOWN_GRACE_S) and exits 0; a generation still streaming near the end of the grace ends
+with a closing line that says the server is shutting down (livescoring/worker.py, ``stop_by``).
+
+waitress keeps reading a connection while its request runs (``channel_request_lookahead``), so a
+client that goes away is noticed: the model's queue stops its work (``waitress.client_disconnected``).
+glibc gets at most MALLOC_ARENA_MAX (default 2) malloc arenas: one per waitress thread grew the
+server from 0.7 to 6.7 GB over long-prompt requests (issue 26).
 """
 from __future__ import annotations
 
@@ -26,6 +32,9 @@ import threading
 import time
 
 MAX_REQUEST_HEAD_BYTES = 32 * 1024  # request line and headers; waitress answers 431 beyond it
+REQUEST_LOOKAHEAD = 1  # requests waitress reads ahead on a busy connection: it sees the client leave
+STOP_MARGIN_S = 2.0  # before the grace ends, a stream still running is closed with a line saying why
+MALLOC_ARENAS = 2
 
 log = logging.getLogger("annotated-papers")
 
@@ -61,6 +70,25 @@ def _front_error_channel():
     return FrontChannel
 
 
+def limit_malloc_arenas() -> None:
+    """At most MALLOC_ARENA_MAX glibc malloc arenas (MALLOC_ARENAS unless the environment says
+    otherwise, which glibc has then already read). Called before any thread starts: arenas are made
+    per thread that finds the others locked, and each keeps the memory it once held (torch's
+    buffers for long prompts), so 24 waitress threads grew the process to 6.7 GB. Not glibc: nothing."""
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        m_arena_max = -8  # malloc.h
+        if libc.mallopt(m_arena_max, MALLOC_ARENAS):
+            os.environ["MALLOC_ARENA_MAX"] = str(MALLOC_ARENAS)  # children (and /proc) see the setting
+    except (OSError, AttributeError):
+        pass
+
+
 def busy(server) -> bool:
     """Whether any request is still being worked on or its answer still being sent."""
     if server.task_dispatcher.active_count or server.task_dispatcher.queue:
@@ -84,6 +112,7 @@ def serve(app, host: str, port: int, threads: int) -> None:
         # the app's ProxyFix reads them, or every reader would share the proxy's address and its
         # one share of the scoring queue.
         clear_untrusted_proxy_headers=not config["TRUSTED_PROXIES"],
+        channel_request_lookahead=REQUEST_LOOKAHEAD,
     )
     server.channel_class = _front_error_channel()
     stopping = threading.Event()
@@ -112,6 +141,10 @@ def serve(app, host: str, port: int, threads: int) -> None:
         server.accepting = False
         server.del_channel()  # the listening socket leaves the loop: new connections are refused
         server.socket.close()
+        grace = config["SERVER_SHUTDOWN_GRACE_S"]
+        scoring = app.extensions.get("scoring")
+        if scoring is not None:  # streams finish if they can; else they end, saying why, before the grace does
+            scoring.stop_by(time.monotonic() + max(0.0, grace - min(STOP_MARGIN_S, grace / 4)))
         threading.Thread(target=drain, name="drain", daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)
@@ -135,6 +168,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=None, help="waitress threads (default: SERVER_THREADS)")
     parser.add_argument("--dev", action="store_true", help="development server with reloading")
     args = parser.parse_args()
+    limit_malloc_arenas()
 
     from engine import create_app, warm_up
 

@@ -9,6 +9,11 @@
 5. with --scoring (loads the real model): 4 clients sending the scoring hog (a 4,000-character
    question, four 1,000-character choices, 5 shots, method option) for 30 s while one client
    scores real questions 0-shot.
+6. with --memory (loads the real model): the server's resident memory through passes of
+   long-prompt requests (issue 26: it grew from 713 MiB to 6.7 GB): each pass, four readers at
+   once each ask for an MMLU-Pro chain of thought at 5 shots (8 new tokens) and score
+   high_school_european_history's longest questions at 5 shots (method option). --arenas N
+   starts the server with MALLOC_ARENA_MAX=N (app.py's own default is 2), to compare.
 Printed: statuses, time, the server's resident memory, the reader's latencies; the hardware.
 """
 from __future__ import annotations
@@ -65,8 +70,14 @@ def ms(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scoring", action="store_true", help="also the scoring hog (loads the real model)")
+    parser.add_argument("--memory", action="store_true", help="only the long-prompt memory passes (loads the model)")
+    parser.add_argument("--passes", type=int, default=3)
+    parser.add_argument("--arenas", type=int, default=None, help="MALLOC_ARENA_MAX for the server")
     args = parser.parse_args()
     print(f"hardware: {hardware()}")
+    if args.memory:
+        memory_passes(args.passes, args.arenas)
+        return
     env = {"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"} if args.scoring else {}
     with running_server(threads=16, env=env) as server:
         port, pid = int(server.url.rsplit(":", 1)[1]), server.pid
@@ -111,6 +122,54 @@ def main() -> None:
             print(f"5. scoring hog, 4 clients for 30 s: {dict(Counter(s for s, _ in hogs))} ({len(hogs)} requests); "
                   f"a real-question client meanwhile: {dict(Counter(s for s, _ in normal))}, "
                   f"{ms([t for s, t in normal if s == 200])}")
+
+
+LONG_PROMPTS = [("history", 0), ("law", 0), ("history", 3), ("law", 5)]  # MMLU-Pro's longest categories
+EUROPEAN_HISTORY = [2, 12, 101, 150]  # high_school_european_history test questions with long passages
+
+
+def memory_passes(passes: int, arenas: int | None) -> None:
+    env = {"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1", "TRUSTED_PROXIES": "1"}
+    if arenas is not None:
+        env["MALLOC_ARENA_MAX"] = str(arenas)
+    with running_server(threads=16, env=env) as server:
+        port, pid = int(server.url.rsplit(":", 1)[1]), server.pid
+        while json.loads(model_state(port))["state"] in ("not loaded", "loading"):
+            time.sleep(1)
+        print(f"6. MALLOC_ARENA_MAX={arenas if arenas is not None else '2 (app.py)'}; server memory with the model "
+              f"loaded: {rss_mib(pid):.0f} MiB")
+        peak = rss_mib(pid)
+
+        def reader(n: int, statuses: list) -> None:
+            category, index = LONG_PROMPTS[n]
+            statuses.append(forwarded(port, n, "/api/mmlu-pro/generate",
+                                      {"category": category, "index": index, "shots": 5, "max_tokens": 8}))
+            statuses.append(forwarded(port, n, "/api/score", {"subject": "high_school_european_history", "split": "test",
+                                                              "index": EUROPEAN_HISTORY[n], "shots": 5,
+                                                              "method": "option"}))
+        for number in range(1, passes + 1):
+            statuses: list = []
+            started = time.monotonic()
+            threads = [threading.Thread(target=reader, args=(n, statuses)) for n in range(4)]
+            for thread in threads:
+                thread.start()
+            while any(thread.is_alive() for thread in threads):
+                peak = max(peak, rss_mib(pid))
+                time.sleep(0.2)
+            peak = max(peak, rss_mib(pid))
+            print(f"   pass {number}: {dict(Counter(statuses))} in {time.monotonic() - started:.0f} s; server memory "
+                  f"{rss_mib(pid):.0f} MiB now, {peak:.0f} MiB at most so far")
+
+
+def forwarded(port: int, reader: int, path: str, body: dict) -> int:
+    """One request as reader number ``reader`` (its own address, as nginx would forward it)."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    connection.request("POST", path, body=json.dumps(body),
+                       headers={"Content-Type": "application/json", "X-Forwarded-For": f"192.0.2.{reader + 1}"})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response.status
 
 
 def model_state(port: int) -> str:

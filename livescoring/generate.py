@@ -1,26 +1,28 @@
 """Greedy text generation on the live model, streamed piece by piece (a chain of thought, or a short answer).
 
-The scoring service (worker.py) owns the model for scoring in its one thread behind the queue. A
-generation streams for many seconds, so it does not go through that queue (it would hold every
-scoring request behind it); it runs in the requesting thread instead, one generation at a time for
-the whole process (a second one gets QueueFull). PyTorch's forward pass is safe to run from two
-threads under ``torch.inference_mode()``, and each call keeps its own key/value cache.
+Generation is a lane of the scoring service's one queue (worker.py): :func:`generation` checks the
+request, queues it under the caller's ``client`` share, and returns once the worker has run the
+prompt's forward pass and the first piece is known; the rest streams back from the worker thread,
+which runs one forward pass of a generation at a time, between scoring batches and the steps of
+other readers' generations. Closing the stream, or dropping it unread, stops the generation between
+tokens; so does ``gone()`` (the client left) and the server's stop signal (see worker.py). Nothing is
+held across the request: a reader that vanishes costs at most the token being computed.
 
 Decoding is greedy (temperature 0), as the authors' evaluation runs it; generation stops at the
 model's end-of-text token, at any of the ``stop`` strings, or after ``max_new_tokens`` tokens, and
-the final event says which.
+the final event says which. The prompt's forward pass computes the language-model head at its last
+position only (transformers' ``logits_to_keep=1``, what its own ``generate`` does): logits for
+every prompt position would be prompt tokens × 49,152 floats, about 560 MiB for the longest prompt.
 """
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from .model import ModelUnavailable
 from .scorer import PromptTooLong
-from .worker import FAILED, QueueFull, StillLoading
+from .worker import FAILED, QueueFull, StillLoading  # noqa: F401 - QueueFull: what a refused caller catches
 
-_ONE_AT_A_TIME = threading.Lock()
 MAX_NEW_TOKENS = 512  # the cap a caller may ask for: a small model rambles, and every token costs CPU time
 
 
@@ -28,53 +30,81 @@ def prompt_tokens(loaded, prompt: str) -> int:
     return len(loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"])
 
 
-def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = ()) -> Iterator[dict]:
-    """Yield {"text": piece} events as the model writes, then {"done": True, "reason", "tokens", "ms"}.
-
-    Text that might be the start of a stop string is held back until it is known not to be one.
-    """
-    import torch
-
+def _checked_ids(loaded, prompt: str, max_new_tokens: int):
+    """The prompt's token ids [1, n], after the bounds (ValueError) and the context (PromptTooLong)."""
     if not 1 <= max_new_tokens <= MAX_NEW_TOKENS:
         raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}")
-    tokenizer, model = loaded.tokenizer, loaded.model
-    ids = tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(loaded.device)
+    ids = loaded.tokenizer(prompt, add_special_tokens=False, return_tensors="pt")["input_ids"].to(loaded.device)
     if ids.shape[1] + max_new_tokens > loaded.context_length:
         raise PromptTooLong(f"the prompt has {ids.shape[1]} tokens; with {max_new_tokens} new ones it does not fit "
                             f"the model's {loaded.context_length}")
+    return ids
+
+
+def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = ()) -> Iterator[dict | None]:
+    """One forward pass per ``next()``: yields None, or a {"text": piece} event, and at the end the
+    events still held back and {"done": True, "reason", "tokens", "prompt_tokens", "ms"}.
+
+    Text that might be the start of a stop string is held back until it is known not to be one.
+    Each pass runs under its own ``torch.inference_mode()``: the worker interleaves several
+    generations, so no mode may stay entered across a ``yield``."""
+    import torch
+
+    tokenizer, model = loaded.tokenizer, loaded.model
     started = time.perf_counter()
     hold = max((len(s) for s in stop), default=1) - 1
     written: list[int] = []
     text, shown = "", 0  # the answer so far (none if the first token ends the text) and how much was sent
     reason = "length"
     with torch.inference_mode():
-        out = model(input_ids=ids, use_cache=True)
-        while len(written) < max_new_tokens:
-            token = int(out.logits[0, -1].argmax())
-            if token == tokenizer.eos_token_id:
-                reason = "end of text"
-                break
-            written.append(token)
-            text = tokenizer.decode(written, skip_special_tokens=True)
-            cut = min((text.find(s) for s in stop if s in text), default=-1)
-            if cut >= 0:
-                text, reason = text[:cut], "stop"
-                break
-            if len(text) - hold > shown:
-                yield {"text": text[shown:len(text) - hold]}
-                shown = len(text) - hold
-            out = model(input_ids=torch.tensor([[token]], device=ids.device), cache=out.cache,
-                        use_cache=True)
+        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+    while len(written) < max_new_tokens:
+        token = int(out.logits[0, -1].argmax())
+        if token == tokenizer.eos_token_id:
+            reason = "end of text"
+            break
+        written.append(token)
+        text = tokenizer.decode(written, skip_special_tokens=True)
+        cut = min((text.find(s) for s in stop if s in text), default=-1)
+        if cut >= 0:
+            text, reason = text[:cut], "stop"
+            break
+        if len(written) == max_new_tokens:
+            break
+        if len(text) - hold > shown:
+            yield {"text": text[shown:len(text) - hold]}
+            shown = len(text) - hold
+        else:
+            yield None
+        with torch.inference_mode():
+            out = model(input_ids=torch.tensor([[token]], device=ids.device), cache=out.cache, use_cache=True)
+    out = None  # the key/value cache goes before the last events
     if len(text) > shown:
         yield {"text": text[shown:]}
     yield {"done": True, "reason": reason, "tokens": len(written), "prompt_tokens": int(ids.shape[1]),
            "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 
-def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = ()) -> Iterator[dict]:
-    """Check the service's model is ready and free for a generation, then return the event stream.
+def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = ()) -> Iterator[dict]:
+    """Generate in this thread: {"text": piece} events as the model writes, then the done event
+    (see greedy_steps). The bounds and the context are checked on the first ``next()``."""
+    ids = _checked_ids(loaded, prompt, max_new_tokens)
+    for event in greedy_steps(loaded, ids, max_new_tokens, stop):
+        if event is not None:
+            yield event
 
-    Raises (before any text is produced) ModelUnavailable, StillLoading, QueueFull or PromptTooLong."""
+
+def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = (), client=None,
+               gone: Callable[[], bool] | None = None) -> Iterator[dict]:
+    """Check the service's model is ready, queue the generation in the worker's lane and return the
+    event stream once its first event is known (iterate it; ``close()`` stops the generation).
+
+    ``client`` is the caller as the scoring queue tells callers apart (its address): it limits the
+    caller's share of the queue and runs its generations one at a time. ``gone`` says whether the
+    caller has left (waitress's ``waitress.client_disconnected``); it is asked between tokens.
+
+    Raises (before any text is produced) ModelUnavailable, StillLoading, QueueFull, PromptTooLong,
+    ValueError (max_new_tokens), or the worker's ServerStopping, ClientGone and ScoringTimeout."""
     service.start()
     if service.state == FAILED:
         raise ModelUnavailable(service.message)
@@ -82,20 +112,6 @@ def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] 
         if service.state == FAILED:
             raise ModelUnavailable(service.message)
         raise StillLoading(service.message)
-    if not _ONE_AT_A_TIME.acquire(blocking=False):
-        raise QueueFull(30, "Another reader's answer is being written (this server writes one at a time)")
-    try:
-        events = stream_greedy(service.scorer.loaded, prompt, max_new_tokens, stop)
-        first = next(events)  # runs the checks and the prompt's forward pass now, so errors come before streaming
-    except BaseException:
-        _ONE_AT_A_TIME.release()
-        raise
-
-    def rest() -> Iterator[dict]:
-        try:
-            yield first
-            yield from events
-        finally:
-            _ONE_AT_A_TIME.release()
-
-    return rest()
+    loaded = service.scorer.loaded
+    ids = _checked_ids(loaded, prompt, max_new_tokens)
+    return service.generate(greedy_steps(loaded, ids, max_new_tokens, stop), client=client, gone=gone)

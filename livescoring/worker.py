@@ -5,17 +5,31 @@ it, the caller is told to come back later (429 with Retry-After). The worker tak
 job and, with it, the others already waiting (at most MICRO_BATCH, after at most
 MICRO_BATCH_WAIT_S more), and scores them in one call to ``Scorer.score_many``: questions that
 arrived while the model was busy share forward passes, and each answer equals the one it would
-get alone. A caller that gives up (its timeout) takes its job out of the queue; a batch whose
-callers have all given up stops between forward passes. Loading happens on the first request
-(or at start-up with SCORER_LOAD_AT_START); meanwhile the page shows "warming up" from
-:meth:`ScoringService.status`.
+get alone. A caller that gives up (its timeout, or its client went away: ``gone``) takes its job
+out of the queue; a batch whose callers have all given up stops between forward passes. Loading
+happens on the first request (or at start-up with SCORER_LOAD_AT_START); meanwhile the page shows
+"warming up" from :meth:`ScoringService.status`.
+
+Generation is a lane of the same queue (:meth:`ScoringService.generate`, used by generate.py): a
+generation waits in the same bounded queue, under the same per-client share, and the worker runs
+it one forward pass at a time, interleaved with scoring batches and with the other running
+generations (at most MAX_GENERATIONS at once, one per client at a time). Its
+events go back to the requesting thread through a queue of its own. A generation stops between
+tokens when its reader closes the stream, when the stream object is dropped unread (a response
+closed before its first item was written), when ``gone()`` says the client left, or when the
+server is stopping (:meth:`ScoringService.stop_by`): the reader then gets ServerStopping, whose
+words say why. No lock is held across a request: a generation that nobody reads only ever costs
+its own remaining tokens.
 """
 from __future__ import annotations
 
 import collections
 import logging
+import queue
 import threading
 import time
+import weakref
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
@@ -29,6 +43,8 @@ NOT_LOADED, LOADING, READY, FAILED = "not loaded", "loading", "ready", "failed"
 MICRO_BATCH = 8  # questions scored together at most
 MICRO_BATCH_WAIT_S = 0.005  # how long the worker waits for company once it has one job
 PER_CLIENT = 2  # jobs one client may have queued or running at once
+MAX_GENERATIONS = 2  # generations running side by side (each holds its own key/value cache)
+GONE_POLL_S = 0.25  # how often a waiting caller asks whether its client went away
 
 
 class QueueFull(RuntimeError):
@@ -47,12 +63,68 @@ class ScoringTimeout(RuntimeError):
     """Scoring took longer than SCORER_TIMEOUT_S."""
 
 
+class ClientGone(ScoringTimeout):
+    """The client went away (its connection closed); its work was stopped."""
+
+
+class ServerStopping(ScoringTimeout):
+    """The server is shutting down; a generation still running at the end of the grace is cut short."""
+
+
 @dataclass(eq=False)
 class _Job:
     request: dict
     client: object
     future: Future = field(default_factory=Future)
     abandoned: threading.Event = field(default_factory=threading.Event)
+    gone: Callable[[], bool] | None = None  # whether the client has gone away (asked between steps)
+    steps: Iterator | None = None  # a generation: one model step per next(); None for scoring
+    events: queue.SimpleQueue | None = None  # a generation's events for its reader, then _END or an error
+
+    def unwanted(self) -> bool:
+        if self.abandoned.is_set():
+            return True
+        try:
+            return bool(self.gone is not None and self.gone())
+        except Exception:  # noqa: BLE001 - a broken check counts as gone
+            return True
+
+
+_END = object()
+
+
+class GenerationStream:
+    """The reader's side of a running generation: iterate its events; ``close()`` (or dropping it
+    unread) stops the generation between tokens and frees its place."""
+
+    def __init__(self, service: ScoringService, job: _Job, first: dict):
+        self._service, self._job, self._pending, self._finished = service, job, [first], False
+        self._finalizer = weakref.finalize(self, job.abandoned.set)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> dict:
+        if self._pending:
+            return self._pending.pop()
+        if self._finished:
+            raise StopIteration
+        try:
+            item = self._job.events.get(timeout=self._service.timeout_s)
+        except queue.Empty:
+            self.close()
+            raise ScoringTimeout(f"The answer stalled for {self._service.timeout_s:g} s and was abandoned.") from None
+        if item is _END or isinstance(item, BaseException):
+            self._finished = True
+            self._finalizer()
+            if item is _END:
+                raise StopIteration
+            raise item
+        return item
+
+    def close(self) -> None:
+        self._finished = True
+        self._finalizer()
 
 
 class ScoringService:
@@ -74,11 +146,15 @@ class ScoringService:
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._recent_ms: list[float] = []  # per question, so a batch of n counts n times its share
+        self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
+        self.abandoned = 0  # generations stopped because their reader left
+        self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
 
     # -- state ---------------------------------------------------------------------------------
     def status(self) -> dict:
         """What the page shows: state, a sentence, and the model's facts once loaded."""
-        info = {"state": self.state, "message": self.message, "queued": len(self.waiting)}
+        info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
+                "generating": len(self.generating), "abandoned": self.abandoned}
         if self.scorer is not None:
             loaded = self.scorer.loaded
             info["model"] = {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
@@ -124,25 +200,32 @@ class ScoringService:
         self._serve()
 
     def _serve(self) -> None:
-        """Score micro-batches for ever (the worker thread's life once the model is loaded)."""
+        """Score micro-batches and step generations for ever (the worker thread's life once the model
+        is loaded): each turn, one scoring batch (if any waits), then one step of each running generation."""
         while True:
             batch = self._next_batch()
-            started = time.perf_counter()
-            try:
-                results = self.scorer.score_many([job.request for job in batch],
-                                                 stop=lambda jobs=batch: all(job.abandoned.is_set() for job in jobs))
-            except ScoringCancelled as error:
-                for job in batch:
-                    job.future.set_exception(ScoringTimeout(str(error)))
-            except Exception:  # noqa: BLE001 - one bad question must not fail the others: score them alone
-                for job in batch:
-                    self._score_alone(job)
-            else:
-                for job, result in zip(batch, results, strict=True):
-                    job.future.set_result(result)
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            self._recent_ms = (self._recent_ms + [elapsed_ms / len(batch)] * len(batch))[-20:]
-            self._finished(batch)
+            if batch:
+                self._score_batch(batch)
+            for job in list(self.generating):
+                self._step(job)
+
+    def _score_batch(self, batch: list[_Job]) -> None:
+        started = time.perf_counter()
+        try:
+            results = self.scorer.score_many([job.request for job in batch],
+                                             stop=lambda jobs=batch: all(job.unwanted() for job in jobs))
+        except ScoringCancelled as error:
+            for job in batch:
+                job.future.set_exception(ScoringTimeout(str(error)))
+        except Exception:  # noqa: BLE001 - one bad question must not fail the others: score them alone
+            for job in batch:
+                self._score_alone(job)
+        else:
+            for job, result in zip(batch, results, strict=True):
+                job.future.set_result(result)
+        elapsed_ms = (time.perf_counter() - started) * 1000
+        self._recent_ms = (self._recent_ms + [elapsed_ms / len(batch)] * len(batch))[-20:]
+        self._finished(batch)
 
     def _score_alone(self, job: _Job) -> None:
         try:
@@ -150,19 +233,71 @@ class ScoringService:
         except Exception as error:  # noqa: BLE001 - handed to the waiting request
             job.future.set_exception(error)
 
+    def _step(self, job: _Job) -> None:
+        """One forward pass of a running generation; its event (if any) goes to its reader. A
+        generation nobody wants any more, or still running when the server must stop, ends here."""
+        if job.unwanted():
+            error: BaseException = ClientGone("The client went away; its answer was stopped.")
+            self.abandoned += 1
+        elif self._stop_at is not None and time.monotonic() >= self._stop_at:
+            error = ServerStopping("The server is shutting down, so this answer was cut short before it was "
+                                   "finished; ask again in a minute.")
+        else:
+            try:
+                event = next(job.steps)
+            except StopIteration:
+                self._end_generation(job, _END)
+                return
+            except Exception as failure:  # noqa: BLE001 - handed to the reader
+                error = failure
+            else:
+                if event is not None:
+                    job.events.put(event)
+                return
+        job.steps.close()
+        self._end_generation(job, error)
+
+    def _end_generation(self, job: _Job, last) -> None:
+        job.events.put(last)
+        with self._changed:
+            self.generating.remove(job)
+            self._release(job.client)
+            self._changed.notify_all()
+
+    def _admit_generations(self) -> None:
+        """Start waiting generations, oldest first, while fewer than MAX_GENERATIONS run; a client
+        runs one at a time (its next one waits), so one reader's requests never fill every place."""
+        running = {job.client for job in self.generating}
+        for job in list(self.waiting):
+            if len(self.generating) >= MAX_GENERATIONS:
+                return
+            if job.steps is not None and job.client not in running:
+                self.waiting.remove(job)
+                job.future.set_running_or_notify_cancel()
+                self.generating.append(job)
+                running.add(job.client)
+
+    def _scoring_waiting(self) -> int:
+        return sum(1 for job in self.waiting if job.steps is None)
+
     def _next_batch(self) -> list[_Job]:
-        """The oldest waiting job and those queued behind it (at most micro_batch), marked running.
+        """The oldest waiting scoring jobs (at most micro_batch), marked running, after starting any
+        generation that may start; empty when only generations have work.
 
         Jobs whose callers gave up were already taken out of the queue (see _abandon), under the
         same lock, so every job taken here is still wanted."""
         with self._changed:
-            while not self.waiting:
+            while not self.waiting and not self.generating:
                 self._changed.wait()
-            deadline = time.monotonic() + MICRO_BATCH_WAIT_S
-            while len(self.waiting) < self.micro_batch and (left := deadline - time.monotonic()) > 0:
-                self._changed.wait(left)
-            batch = [self.waiting.popleft() for _ in range(min(self.micro_batch, len(self.waiting)))]
+            self._admit_generations()
+            if not self.generating and self._scoring_waiting():
+                deadline = time.monotonic() + MICRO_BATCH_WAIT_S
+                while self._scoring_waiting() < self.micro_batch and (left := deadline - time.monotonic()) > 0:
+                    self._changed.wait(left)
+                self._admit_generations()
+            batch = [job for job in self.waiting if job.steps is None][:self.micro_batch]
             for job in batch:
+                self.waiting.remove(job)
                 job.future.set_running_or_notify_cancel()
             return batch
 
@@ -184,6 +319,8 @@ class ScoringService:
         for job in jobs:
             if job.future.set_running_or_notify_cancel():
                 job.future.set_exception(ModelUnavailable(self.message))
+                if job.events is not None:
+                    job.events.put(ModelUnavailable(self.message))
 
     # -- requests -------------------------------------------------------------------------------
     def retry_after(self) -> int:
@@ -191,32 +328,84 @@ class ScoringService:
         per_job_s = (sum(self._recent_ms) / len(self._recent_ms) / 1000) if self._recent_ms else 2.0
         return max(1, round(per_job_s * (len(self.waiting) + 1)))
 
-    def score(self, client=None, **kwargs) -> dict:
+    def score(self, client=None, gone: Callable[[], bool] | None = None, **kwargs) -> dict:
         """Queue one question (Scorer.score's arguments) and wait for its result.
 
         ``client`` (for example the caller's address) limits how many jobs one caller may have
-        queued or running at once; None is one more anonymous caller with no limit of its own."""
+        queued or running at once; None is one more anonymous caller with no limit of its own.
+        ``gone`` (for example waitress's ``waitress.client_disconnected``) is asked while it waits:
+        when the client has left, the job leaves the queue (or its batch stops) and ClientGone is raised."""
         self.start()
         if self.state == FAILED:
             raise ModelUnavailable(self.message)
-        job = _Job(kwargs, client if client is not None else object())
+        job = _Job(kwargs, client if client is not None else object(), gone=gone)
+        self._enqueue(job, "You already have {n} questions being scored")
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                return job.future.result(timeout=max(0.0, min(GONE_POLL_S if gone else self.timeout_s,
+                                                              deadline - time.monotonic())))
+            except FutureTimeout:
+                if gone is not None and job.unwanted():
+                    self._abandon(job)
+                    raise ClientGone("The client went away; its scoring was stopped.") from None
+                if time.monotonic() < deadline:
+                    continue
+                self._abandon(job)
+                if self.state == FAILED:
+                    raise ModelUnavailable(self.message) from None
+                if self.state == LOADING:
+                    raise StillLoading(self.message) from None
+                raise ScoringTimeout(f"Scoring took longer than {self.timeout_s:g} s and was abandoned.") from None
+
+    def _enqueue(self, job: _Job, share_words: str, full_words: str | None = None) -> None:
+        """Into the queue, or QueueFull when it is full or the client has its share."""
         with self._changed:
+            if self._stop_at is not None and job.steps is not None:
+                raise ServerStopping("The server is shutting down; try again in a minute.")
             if len(self.waiting) >= self.queue_size:
-                raise QueueFull(self.retry_after())
-            if client is not None and self._per_client[client] >= self.per_client:
-                raise QueueFull(self.retry_after(), f"You already have {self.per_client} questions being scored")
+                raise QueueFull(self.retry_after(), *([full_words] if full_words else []))
+            if self._per_client[job.client] >= self.per_client:
+                raise QueueFull(self.retry_after(), share_words.format(n=self.per_client))
             self.waiting.append(job)
             self._per_client[job.client] += 1
             self._changed.notify_all()
-        try:
-            return job.future.result(timeout=self.timeout_s)
-        except FutureTimeout:
-            self._abandon(job)
-            if self.state == FAILED:
-                raise ModelUnavailable(self.message) from None
-            if self.state == LOADING:
-                raise StillLoading(self.message) from None
-            raise ScoringTimeout(f"Scoring took longer than {self.timeout_s:g} s and was abandoned.") from None
+
+    def generate(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
+        """Queue a generation (``steps``: an iterator doing one forward pass per ``next()``, yielding
+        None or an event) and wait until its first event; then stream the rest.
+
+        Raises QueueFull (queue full, or this client has its share), ServerStopping, ClientGone, or
+        ScoringTimeout when it waited SCORER_TIMEOUT_S without starting; an error of its first steps
+        (before any event) is raised here too."""
+        job = _Job({}, client if client is not None else object(), gone=gone, steps=steps,
+                   events=queue.SimpleQueue())
+        self._enqueue(job, "You already have {n} answers being written or waiting",
+                      "Too many answers are waiting to be written")
+        deadline = time.monotonic() + self.timeout_s
+        while True:
+            try:
+                first = job.events.get(timeout=max(0.0, min(GONE_POLL_S, deadline - time.monotonic())))
+            except queue.Empty:
+                if job.unwanted():
+                    self._abandon(job)
+                    raise ClientGone("The client went away; its answer was stopped.") from None
+                if time.monotonic() < deadline:
+                    continue
+                self._abandon(job)
+                raise ScoringTimeout(f"The answer did not start within {self.timeout_s:g} s and was abandoned.") from None
+            if isinstance(first, BaseException):
+                raise first
+            if first is _END:  # cannot happen: a generation always ends with its done event
+                raise ScoringTimeout("The answer ended before it began.")
+            return GenerationStream(self, job, first)
+
+    def stop_by(self, deadline: float) -> None:
+        """The server is stopping: generations still running at ``deadline`` (time.monotonic()) end
+        with ServerStopping; new ones are refused with it."""
+        with self._changed:
+            self._stop_at = deadline
+            self._changed.notify_all()
 
     def _abandon(self, job: _Job) -> None:
         """The caller gave up: out of the queue if it is still there, else flagged for the running batch."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -17,6 +18,7 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -424,3 +426,124 @@ def test_sigterm_during_a_scoring_burst_loses_no_answered_request(tmp_path):
     assert len(answers) == 10 and statuses.count(413) == 4, statuses
     assert all(status == 200 and set(body["probabilities"]) == set("ABCD") for status, body in answers
                if status != 413), [(status, body.get("error")) for status, body in answers]
+
+
+# -- generation against waitress alone (issue 26) ---------------------------------------------------
+def _wait_for_model(base: str, timeout: float = 180) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if json.loads(urllib.request.urlopen(base + "/api/model", timeout=2).read())["state"] == "ready":
+                return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError("the model did not load")
+
+
+def _model_state(base: str) -> dict:
+    return json.loads(urllib.request.urlopen(base + "/api/model", timeout=5).read())
+
+
+def _generate(base: str, body: dict, timeout: float = 120) -> tuple[int, list[dict]]:
+    request = urllib.request.Request(base + "/api/mmlu-pro/generate", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, [json.loads(line) for line in response.read().splitlines()]
+    except urllib.error.HTTPError as error:
+        return error.code, [json.loads(error.read())]
+
+
+def _idle(base: str, timeout: float = 20) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = _model_state(base)
+        if not state["generating"] and not state["queued"]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+LONG_COT = {"category": "history", "index": 0, "shots": 5, "max_tokens": 512}
+
+
+@pytest.mark.model
+def test_a_pipelined_request_and_a_reset_leave_generation_working():
+    """Issue 26, finding 1: a large GET and a generation pipelined on one connection with a small
+    receive window, then a TCP reset while the generation's prompt runs: waitress closed the response
+    before its first item, the generator's ``finally`` never ran, and every later generation was a
+    429 until restart. Then finding 3: the no-JavaScript chain-of-thought form stops when its reader
+    leaves. Against waitress alone (no nginx in front)."""
+    with running_server(threads=12, env={"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"}) as server:
+        base, port = server.url, int(server.url.rsplit(":", 1)[1])
+        _wait_for_model(base)
+        for attempt in range(3):  # the reset lands while the prompt runs, or just after: either way
+            body = json.dumps(LONG_COT).encode()
+            pipelined = (f"GET /mmlu/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+                         f"POST /api/mmlu-pro/generate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            sock.connect(("127.0.0.1", port))
+            sock.sendall(pipelined)
+            time.sleep(0.3 + 0.4 * attempt)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            sock.close()  # a reset, not a goodbye
+            assert _idle(base), _model_state(base)  # the abandoned generation stopped, its place freed
+            status, lines = _generate(base, {"category": "history", "index": 1, "shots": 0, "max_tokens": 3})
+            assert status == 200 and lines[-1]["tokens"] >= 1, lines
+
+        # The no-JavaScript form: its reader posts, then leaves before the answer is written.
+        page = urllib.request.urlopen(base + "/mmlu-pro/run", timeout=10).read().decode()
+        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page).group(1)
+        form = urllib.parse.urlencode({"csrf_token": token, "category": "history", "number": "1", "shots": "1",
+                                       "mode": "cot"}).encode()
+        abandoned = _model_state(base)["abandoned"]
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            sock.sendall(f"POST /mmlu-pro/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
+                         f"application/x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n\r\n".encode() + form)
+            deadline = time.monotonic() + 60
+            while not _model_state(base)["generating"]:
+                assert time.monotonic() < deadline, "the form's generation never started"
+                time.sleep(0.05)
+        assert _idle(base, timeout=30), _model_state(base)
+        assert _model_state(base)["abandoned"] == abandoned + 1  # stopped because its reader left, not at its end
+
+
+@pytest.mark.model
+def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(tmp_path):
+    """Issue 26, finding 10: a 512-token generation outlasts the shutdown grace, and the stream was cut
+    with no closing line. Now it finishes within the grace, or ends with a line saying why; exit 0."""
+    port = free_port()
+    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below, after the process
+    grace = 6
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "12"], cwd=REPO_ROOT,
+                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1",
+                                    "SERVER_SHUTDOWN_GRACE_S": str(grace)},
+                               stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_model(base)
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        connection.request("POST", "/api/mmlu-pro/generate", body=json.dumps(LONG_COT),
+                           headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        assert response.status == 200
+        lines = [json.loads(response.readline())]  # the prompt
+        lines.append(json.loads(response.readline()))  # the first piece of text: the answer is being written
+        signalled = time.monotonic()
+        process.send_signal(signal.SIGTERM)
+        while line := response.readline():
+            lines.append(json.loads(line))
+        ended = time.monotonic() - signalled
+        assert process.wait(timeout=grace + 10) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        log.close()
+    last = lines[-1]
+    assert ended < grace, ended
+    if "reason" not in last:  # not finished within the grace: the closing line says why
+        assert "error" in last and "shutting down" in last["error"], last
+    assert "terminate called" not in (tmp_path / "server.log").read_text()

@@ -1,4 +1,4 @@
-"""How a scored result is read out to the reader (livescoring/reading.py): a coin toss between the
+"""How a scored result is read out to the reader (benchmarks/server/reading.py): a coin toss between the
 top two letters, or probability mostly off the letters, each pointed out with its rule. The results
 here are shaped like the scorer's; no model is loaded."""
 from __future__ import annotations

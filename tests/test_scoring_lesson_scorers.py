@@ -241,6 +241,28 @@ def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
     assert APP.extensions["scoring"].state == "not loaded"
 
 
+def test_the_costliest_question_at_five_shots_is_refused_for_all_six_runs_quickly():
+    """Issue 26, finding 2: the budget was checked once, on the plain prompt, so this post passed and
+    cost about 180 CPU-s (six runs of ~3,000 tokens). Now the whole form's work is budgeted: refused
+    before the model, at the shots field, naming how many worked examples fit."""
+    import time
+
+    app = create_app({"TESTING": True})  # its own app, so "not loaded" proves the model never ran
+    client = app.test_client()
+    started = time.monotonic()
+    response = post(client, PAGE, subject="high_school_european_history", number="3", shots="5")
+    html = widget_of(response.get_data(as_text=True))
+    assert response.status_code == 413 and time.monotonic() - started < 5
+    said = field_error(html, "shots")
+    assert "six runs" in said and "To fit: choose 1 worked example or fewer, or a shorter question" in said, said
+    assert app.extensions["scoring"].state == "not loaded"
+    data = MMLUData(mmlu_data_dir())
+    q = data.question("astronomy", "test", 0)
+    arguments = {"subject": "astronomy", "shots": data.questions("astronomy", "dev")[:5], "question": q.question,
+                 "choices": list(q.choices)}
+    assert page.form_work(arguments) <= page.FORM_WORK_FACTOR * app.config["SCORER_MAX_WORK_CHARS"]  # typical: allowed
+
+
 def test_a_form_from_another_site_is_refused():
     client = APP.test_client()
     token = run_form_token(client, EMBED)

@@ -94,7 +94,8 @@ def run_score(body) -> dict:
     split, index = arguments.pop("split"), arguments.pop("index")
     try:
         # The client's address keys its fair share of the queue (through nginx, TRUSTED_PROXIES makes it the reader's).
-        result = service().score(**arguments, client=request.remote_addr)
+        result = service().score(**arguments, client=request.remote_addr,
+                                 gone=request.environ.get("waitress.client_disconnected"))
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), problems=(Problem("question", str(error), TOO_LONG_FOR_THE_MODEL),)) from None
     except SERVICE_ERRORS as error:

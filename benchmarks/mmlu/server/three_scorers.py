@@ -4,8 +4,9 @@ Letter log-likelihood (``mmlu``), full-answer continuation (``mmlu_continuation`
 character) and generation read by the task's parser (``mmlu_generative``), each with the prompt as
 plain text and wrapped in the model's chat template; server/harness_tasks.py builds the prompts and
 reads the answers as the harness does. Scoring goes through the live model's queue (the same
-400/413/429/503/504 answers as ``POST /api/score``); generation through livescoring/generate.py
-(greedy, one at a time per process, stopped at the task's stop sequences or at
+400/413/429/503/504 answers as ``POST /api/score``; the whole form is budgeted for all six runs,
+``check_form_budget``); generation through livescoring/generate.py
+(greedy, a lane of the same queue, stopped at the task's stop sequences or at
 ``PAGE_MAX_NEW_TOKENS``).
 
 The widget (widgets/three-scorers.html) is live: ``widget_variables`` draws its form for the
@@ -33,6 +34,14 @@ MODES = ("inline", "page", "embed")
 # small model's first line is short, so the widget stops sooner to keep a request short.
 PAGE_MAX_NEW_TOKENS = 32
 SIDES = ("plain", "chat")
+# The form's cost budget (check_form_budget): the whole form may have the model read FORM_WORK_FACTOR
+# times what one POST /api/score may (SCORER_MAX_WORK_CHARS: 32,000 work characters by default,
+# about 40 CPU-s at most when nothing is cached). It refuses 2,243 of MMLU's 14,042 test questions at
+# 5 shots (7 subjects: the history passages, law, …) and 416 at 3 shots; the costliest,
+# high_school_european_history at 5 shots, would have cost about 180 CPU-s (issue 26).
+FORM_WORK_FACTOR = 2
+GENERATED_TOKEN_CHARS = 20  # a new token is a forward pass of its own: about as dear as 20 prompt characters
+CHAT_TURN_CHARS = 32  # what the chat template adds around each turn ("<|im_start|>user\n" … "<|im_end|>\n")
 STOPPED = {
     "stop": "at a stop sequence (a line break or “</s>”)",
     "end of text": "at the model's end-of-text token",
@@ -104,9 +113,8 @@ def _checked(values: dict) -> dict:
             "shots": values["shots"], "method": "option"}
     try:
         arguments = score_arguments(body, dataset())
-        # The costliest of the page's scorings is the full-answer one; each of its prompts is about
-        # as long as the MMLU prompt this checks (a chat template adds a few hundred characters).
         check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
+        check_form_budget(arguments, FORM_WORK_FACTOR * current_app.config["SCORER_MAX_WORK_CHARS"])
     except TooCostly as error:
         raise ScoreFailed(413, error.problems[0].words, field=error.field) from None
     except InvalidRequest as error:  # said as the form's reader reads it ("Type a question number from 1 to 152: …")
@@ -116,6 +124,56 @@ def _checked(values: dict) -> dict:
     return arguments
 
 
+def form_work(arguments: dict, shots: int | None = None) -> int:
+    """What one post of this form has the model read, in the work characters of
+    papers/mmlu/server/validation.py (about 1.3 ms of CPU each when nothing is cached), for all
+    six of its model runs: letter and full answer (each prompt plus twice its continuations) and
+    a generation (its prompt plus PAGE_MAX_NEW_TOKENS new tokens), on the plain side and again on
+    the chat side (the same turns, each wrapped in the template's few characters). ``shots``: with
+    that many of the request's worked examples instead of all of them."""
+    from livescoring.scorer import Scorer
+
+    examples = arguments["shots"][:shots] if shots is not None else arguments["shots"]
+    subject, question, choices = arguments["subject"], arguments["question"], arguments["choices"]
+    work = 0
+    for task, method in (("mmlu", "letter"), ("mmlu_continuation", "option"), ("mmlu_generative", None)):
+        text = HarnessPrompt(task).text(subject, question, choices, examples)
+        if method is None:
+            read = len(text) + PAGE_MAX_NEW_TOKENS * GENERATED_TOKEN_CHARS
+        else:
+            read = len(text) + 2 * sum(len(c) for c in Scorer.continuation_texts(method, choices))
+        work += 2 * read + CHAT_TURN_CHARS * (2 * len(examples) + 2)  # plain, then chat (system, turns, question)
+    return work
+
+
+def check_form_budget(arguments: dict, limit: int) -> None:
+    """Raise TooCostly (a 413 on the shots field) when the whole form's work is over ``limit``,
+    naming the number of worked examples that would fit, or asking for another question."""
+    from benchmarks.mmlu.server.validation import TooCostly
+    from benchmarks.server.failures import Problem
+
+    if limit <= 0:
+        return
+    work = form_work(arguments)
+    if work <= limit:
+        return
+    fits = next((k for k in range(len(arguments["shots"]) - 1, -1, -1) if form_work(arguments, k) <= limit), None)
+    if fits is None:
+        fix, words = "pick a shorter question", "choose a shorter question (another number, or another subject)"
+    else:
+        fix = f"use {fits} worked example{'s' if fits != 1 else ''} or fewer (shots), or pick a shorter question"
+        words = (f"choose {fits} worked example{'s' if fits != 1 else ''} or fewer, or a shorter question "
+                 "(another number, or another subject)")
+    raise TooCostly(Problem(
+        "shots",
+        f"Scoring this question three ways, plain and in the chat template (six model runs, two of them "
+        f"generations), would have the model read about {work:,} characters; the limit per form is {limit:,}. "
+        f"To fit: {fix}.",
+        f"This is more than the model may read for one answer of this widget: it would read about {work:,} "
+        f"characters across its six runs, and the limit is {limit:,}. To fit: {words}.",
+    ))
+
+
 def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
     from benchmarks.server import service
     from benchmarks.server.failures import SERVICE_ERRORS, ScoreFailed, service_failure
@@ -123,7 +181,8 @@ def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
 
     try:
         return service().score(**{**arguments, "prompt_format": prompt_format, "method": method,
-                                  "delimiter": prompt_format.delimiter}, client=request.remote_addr)
+                                  "delimiter": prompt_format.delimiter}, client=request.remote_addr,
+                                 gone=request.environ.get("waitress.client_disconnected"))
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), field="question") from None
     except SERVICE_ERRORS as error:
@@ -138,17 +197,22 @@ def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
 
     text = prompt_format.text(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
     try:
-        events = generate.generation(service(), text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP)
+        events = generate.generation(service(), text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP,
+                                     client=request.remote_addr,
+                                     gone=request.environ.get("waitress.client_disconnected"))
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), field="shots") from None
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
     written, last = "", {}
-    for event in events:
-        if "text" in event:
-            written += event["text"]
-        else:
-            last = event
+    try:
+        for event in events:
+            if "text" in event:
+                written += event["text"]
+            else:
+                last = event
+    except SERVICE_ERRORS as error:  # the reader left, or the server is stopping
+        raise service_failure(error) from None
     return generation_side(text, written, last)
 
 

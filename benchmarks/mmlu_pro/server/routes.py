@@ -122,7 +122,8 @@ def score_question(category, index, shots) -> dict:
     try:
         result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
                                  choices=list(q.options), shots=list(dataset().shots(q.category, shots)),
-                                 method="letter", key=q.answer, client=request.remote_addr)
+                                 method="letter", key=q.answer, client=request.remote_addr,
+                                 gone=request.environ.get("waitress.client_disconnected"))
     except PromptTooLong as error:
         raise ScoreFailed(400, str(error), "question") from None
     except SERVICE_ERRORS as error:
@@ -165,7 +166,9 @@ def start_generation(category, index, shots, max_tokens):
         text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
                                    chain_of_thought=True)
         try:
-            return q, text, k, generate.generation(service(), text, max_tokens, stop=("Question:",))
+            return q, text, k, generate.generation(service(), text, max_tokens, stop=("Question:",),
+                                                   client=request.remote_addr,
+                                                   gone=request.environ.get("waitress.client_disconnected"))
         except PromptTooLong as error:
             if k == 0:
                 raise ScoreFailed(400, str(error), "question") from None
@@ -214,11 +217,14 @@ def written_answer(category, index, shots) -> dict:
     """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
     q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS)
     written, last = "", {}
-    for event in events:
-        if "text" in event:
-            written += event["text"]
-        else:
-            last = finished(q, written, event)
+    try:
+        for event in events:
+            if "text" in event:
+                written += event["text"]
+            else:
+                last = finished(q, written, event)
+    except SERVICE_ERRORS as error:  # the reader left, or the server is stopping
+        raise service_failure(error) from None
     return last | {"text": written, "shots_used": used}
 
 
