@@ -18,12 +18,11 @@ import time
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
-from benchmarks.server import service
-from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+from benchmarks.server import live
+from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
 from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
-from livescoring.scorer import PromptTooLong
 
 from ..data import DataMissing
 from . import dataset as data
@@ -92,14 +91,7 @@ def run_score(body) -> dict:
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
     split, index = arguments.pop("split"), arguments.pop("index")
-    try:
-        # The client's address keys its fair share of the queue (through nginx, TRUSTED_PROXIES makes it the reader's).
-        result = service().score(**arguments, client=request.remote_addr,
-                                 gone=request.environ.get("waitress.client_disconnected"))
-    except PromptTooLong as error:
-        raise ScoreFailed(400, str(error), problems=(Problem("question", str(error), TOO_LONG_FOR_THE_MODEL),)) from None
-    except SERVICE_ERRORS as error:
-        raise service_failure(error) from None
+    result = live.score(words=TOO_LONG_FOR_THE_MODEL, **arguments)
     result.update(split=split, index=index, **in_words(result), ms=round((time.perf_counter() - started) * 1000, 1))
     return result
 

@@ -175,44 +175,17 @@ def check_form_budget(arguments: dict, limit: int) -> None:
 
 
 def _score(arguments: dict, prompt_format: HarnessPrompt, method: str) -> dict:
-    from benchmarks.server import service
-    from benchmarks.server.failures import SERVICE_ERRORS, ScoreFailed, service_failure
-    from livescoring.scorer import PromptTooLong
+    from benchmarks.server import live
 
-    try:
-        return service().score(**{**arguments, "prompt_format": prompt_format, "method": method,
-                                  "delimiter": prompt_format.delimiter}, client=request.remote_addr,
-                                 gone=request.environ.get("waitress.client_disconnected"))
-    except PromptTooLong as error:
-        raise ScoreFailed(400, str(error), field="question") from None
-    except SERVICE_ERRORS as error:
-        raise service_failure(error) from None
+    return live.score(**{**arguments, "prompt_format": prompt_format, "method": method,
+                         "delimiter": prompt_format.delimiter})
 
 
 def _generate(arguments: dict, prompt_format: HarnessPrompt) -> dict:
-    from benchmarks.server import service
-    from benchmarks.server.failures import SERVICE_ERRORS, ScoreFailed, service_failure
-    from livescoring import generate
-    from livescoring.scorer import PromptTooLong
+    from benchmarks.server import live
 
     text = prompt_format.text(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
-    try:
-        events = generate.generation(service(), text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP,
-                                     client=request.remote_addr,
-                                     gone=request.environ.get("waitress.client_disconnected"))
-    except PromptTooLong as error:
-        raise ScoreFailed(400, str(error), field="shots") from None
-    except SERVICE_ERRORS as error:
-        raise service_failure(error) from None
-    written, last = "", {}
-    try:
-        for event in events:
-            if "text" in event:
-                written += event["text"]
-            else:
-                last = event
-    except SERVICE_ERRORS as error:  # the reader left, or the server is stopping
-        raise service_failure(error) from None
+    written, last = live.written(live.generation(text, PAGE_MAX_NEW_TOKENS, stop=harness.STOP, field="shots"))
     return generation_side(text, written, last)
 
 

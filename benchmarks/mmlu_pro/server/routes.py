@@ -22,13 +22,12 @@ import random
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
-from benchmarks.server import service
-from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+from benchmarks.server import live
+from benchmarks.server.failures import Problem, ScoreFailed
 from benchmarks.server.reading import in_words
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate
-from livescoring.scorer import PromptTooLong
 
 from .. import answer, prompt
 from ..data import LETTERS, SPLITS
@@ -119,15 +118,8 @@ def score_question(category, index, shots) -> dict:
     """Score one real test question with the letter prompt; the result gains the question itself."""
     q = _question(category, index)
     shots = _whole(shots, "shots", prompt.MAX_SHOTS)
-    try:
-        result = service().score(prompt_format=prompt, subject=q.category, question=q.question,
-                                 choices=list(q.options), shots=list(dataset().shots(q.category, shots)),
-                                 method="letter", key=q.answer, client=request.remote_addr,
-                                 gone=request.environ.get("waitress.client_disconnected"))
-    except PromptTooLong as error:
-        raise ScoreFailed(400, str(error), "question") from None
-    except SERVICE_ERRORS as error:
-        raise service_failure(error) from None
+    result = live.score(prompt_format=prompt, subject=q.category, question=q.question, choices=list(q.options),
+                        shots=list(dataset().shots(q.category, shots)), method="letter", key=q.answer)
     return result | {"question": question_json(q), **in_words(result)}
 
 
@@ -166,14 +158,10 @@ def start_generation(category, index, shots, max_tokens):
         text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
                                    chain_of_thought=True)
         try:
-            return q, text, k, generate.generation(service(), text, max_tokens, stop=("Question:",),
-                                                   client=request.remote_addr,
-                                                   gone=request.environ.get("waitress.client_disconnected"))
-        except PromptTooLong as error:
-            if k == 0:
-                raise ScoreFailed(400, str(error), "question") from None
-        except SERVICE_ERRORS as error:
-            raise service_failure(error) from None
+            return q, text, k, live.generation(text, max_tokens, stop=("Question:",))
+        except ScoreFailed as failure:
+            if k == 0 or failure.status != 400:
+                raise
     raise AssertionError("unreachable: k reaches 0 above")
 
 
@@ -216,16 +204,8 @@ def generate_answer():
 def written_answer(category, index, shots) -> dict:
     """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
     q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS)
-    written, last = "", {}
-    try:
-        for event in events:
-            if "text" in event:
-                written += event["text"]
-            else:
-                last = finished(q, written, event)
-    except SERVICE_ERRORS as error:  # the reader left, or the server is stopping
-        raise service_failure(error) from None
-    return last | {"text": written, "shots_used": used}
+    written, last = live.written(events)
+    return finished(q, written, last) | {"text": written, "shots_used": used}
 
 
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --

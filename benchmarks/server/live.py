@@ -1,0 +1,65 @@
+"""The one way a route puts work on the app's model: for the request's client (its fair share of
+the queue), cancelled when that client leaves, with the service's refusals turned into the answers
+every page gives (:class:`ScoreFailed`).
+
+``score`` queues one question and waits for its result; ``generation`` starts a stream of text and
+``written`` reads one to its end. A prompt that does not fit the model is a 400 on the field the
+caller names, in the caller's words when it has them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from flask import request
+
+from livescoring import generate
+from livescoring.scorer import PromptTooLong
+
+from . import service
+from .failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
+
+
+def _requester() -> dict:
+    # The client's address keys its fair share (through nginx, TRUSTED_PROXIES makes it the reader's);
+    # waitress tells whether the client has gone, so its work stops between forward passes.
+    return {"client": request.remote_addr, "gone": request.environ.get("waitress.client_disconnected")}
+
+
+def _too_long(error: PromptTooLong, field: str, words: str | None) -> ScoreFailed:
+    return ScoreFailed(400, str(error), problems=(Problem(field, str(error), words or str(error)),))
+
+
+def score(field: str = "question", words: str | None = None, **arguments) -> dict:
+    """One question scored by the app's model (``arguments`` as ``ScoringService.score`` takes them)."""
+    try:
+        return service().score(**arguments, **_requester())
+    except PromptTooLong as error:
+        raise _too_long(error, field, words) from None
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
+
+
+def generation(text: str, max_new_tokens: int, stop: tuple[str, ...], field: str = "question") -> Iterator[dict]:
+    """A generation's events (``{"text"}`` pieces, then one closing event), started now: a refusal
+    (queue full, prompt too long) is raised here, before any text."""
+    try:
+        return generate.generation(service(), text, max_new_tokens, stop=stop, **_requester())
+    except PromptTooLong as error:
+        raise _too_long(error, field, None) from None
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
+
+
+def written(events: Iterator[dict]) -> tuple[str, dict]:
+    """A generation read to its end, for a page without JavaScript: (the text, its closing event).
+    The reader leaving, or the server stopping, midway is the service's answer for it."""
+    text, last = "", {}
+    try:
+        for event in events:
+            if "text" in event:
+                text += event["text"]
+            else:
+                last = event
+    except SERVICE_ERRORS as error:
+        raise service_failure(error) from None
+    return text, last
