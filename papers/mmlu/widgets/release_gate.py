@@ -108,7 +108,7 @@ def view(state: dict, context: dict) -> dict:
     return {
         "summary": summary,
         "figure": subject_delta_chart(rows, delta, band, multiple, verdict, state["width"],
-                                      f"± {gate['critical']:.2f} {error} standard errors (the gate)"),
+                                      f"± {gate['critical']:.2f} {error} standard errors"),
         "numbers": {"delta": delta, "clustered_se": se_c, "paired_se": se_p, "verdict": verdict,
                     "subjects": len(rows), "clustered_se_cr1": gate["clustered_se_cr1"],
                     "few_subjects": gate["few_subjects"], "gate_se": gate["gate_se"],

@@ -75,7 +75,7 @@ def _figure(report: dict, width: int) -> dict:
 def band_label(report: dict) -> str:
     """The band's name in the chart's key: how many of which error it spans."""
     error = "paired" if report["gate_se_basis"] == "paired" else "clustered"
-    return f"± {report['critical']:.2f} {error} standard errors (the gate)"
+    return f"± {report['critical']:.2f} {error} standard errors"
 
 
 def view(state: dict, context: dict) -> dict:
