@@ -32,8 +32,8 @@ def normal_quantile(q: float) -> float:
 
 def _degrees_of_freedom(df: float) -> float:
     df = checks.number("df", df)
-    if not 0.0 < df <= MAX_DEGREES_OF_FREEDOM:
-        raise ValueError(f"df must be above 0 and at most {MAX_DEGREES_OF_FREEDOM:,}, got {df:g}")
+    if not 1.0 <= df <= MAX_DEGREES_OF_FREEDOM:
+        raise ValueError(f"df must be from 1 to {MAX_DEGREES_OF_FREEDOM:,}, got {df:g}")
     return df
 
 
@@ -61,14 +61,15 @@ def _t_upper_tail(t: float, df: float) -> float:
 
     Both x and 1 − x are formed directly (not by subtraction), so neither small nor huge t loses digits.
     """
-    if t == 0.0:
+    if t < 1e-150:  # the tail differs from one half by less than a float can show
         return 0.5
     if math.isinf(t):
         return 0.0
     a, b = df / 2.0, 0.5
+    if t > 1e150:  # t² would overflow: I_x(a, b) = x^a / (a B(a, b)) to double precision, x = df/t²
+        return math.exp(a * math.log(df) - df * math.log(t) + math.lgamma(a + b)
+                        - math.lgamma(a + 1.0) - math.lgamma(b)) / 2.0
     x, y = df / (df + t * t), t * t / (df + t * t)
-    if x == 0.0:  # t so large that t² swamps df: the first term of the tail's expansion
-        return math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b + 1) + a * math.log(df) - df * math.log(t)) / 2
     front = math.exp(a * math.log(x) + b * math.log(y) + math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b))
     if x < (a + 1.0) / (a + b + 2.0):
         return front * _beta_fraction(a, b, x) / a / 2.0
@@ -111,8 +112,10 @@ def _t_beyond(tail: float, df: float) -> float:
     low, high = 0.0, 1.0
     while _t_upper_tail(high, df) > tail:
         low, high = high, high * 2.0
+        if math.isinf(high):
+            raise ValueError(f"the quantile with df {df:g} this far in the tail is beyond the largest number")
     log_density = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
-    t = max(low, min(high, NormalDist().inv_cdf(1.0 - tail))) if tail > 1e-300 else (low + high) / 2
+    t = max(low, min(high, -NormalDist().inv_cdf(tail)))  # the normal curve's answer, a first guess
     for _ in range(200):
         excess = _t_upper_tail(t, df) - tail  # positive: t is too small
         if excess > 0:

@@ -373,7 +373,8 @@ def test_student_t_closed_forms():
     assert round(ex.student_t_quantile(0.975, 2), 3) == 4.303
     # many degrees of freedom: the normal curve
     assert close(ex.student_t_quantile(0.975, 100_000), ex.normal_quantile(0.975), 1e-4)
-    assert "df" in error_message(ex.student_t_quantile, 0.9, 0)
+    assert "df" in error_message(ex.student_t_quantile, 0.9, 0.5)
+    assert "df" in error_message(ex.student_t_cdf, 1.0, 100_001)
     assert "q " in error_message(ex.student_t_quantile, 1.0, 3)
 
 
