@@ -29,7 +29,7 @@ import math
 from statistics import NormalDist
 
 from . import checks
-from .stats import _degrees_of_freedom, _t_beyond, _t_upper_tail
+from .stats import MAX_DEGREES_OF_FREEDOM, _degrees_of_freedom, _t_beyond, _t_upper_tail
 
 GATE_SE_MULTIPLE = 2.0
 # Below this many subjects a subject-clustered error is unreliable (Cameron & Miller 2015, section VI).
@@ -167,7 +167,7 @@ def gate_verdict(
     paired = _paired_se(diffs)
     cr1 = _clustered_se(diffs, clusters, "CR1")
     gate_se = max(cr1, paired)
-    df = _degrees_of_freedom(subjects - 1)
+    df = _degrees_of_freedom(min(subjects - 1, MAX_DEGREES_OF_FREEDOM))  # beyond it, t is the normal curve
     critical = _t_beyond(NormalDist().cdf(-multiple), df)  # the upper tail, solved directly: no digits lost
     band = critical * gate_se
     if gate_se > 0:
