@@ -4,10 +4,12 @@
 and the widget show. The statistics are ``explainers.release_gate``'s; this module only decides
 the shape, with these rules (the lesson's "Four shapes" section explains them):
 
-- **noise**: the delta is within the gate (|Δ| ≤ 2 SE_cl, or the multiple given);
+- **noise**: the delta is within the gate's band (``explainers.gate_verdict``: Student's t with
+  G − 1 degrees of freedom, at the level of 2 standard errors or the multiple given, times the
+  larger of the clustered error (CR1) and the paired one; see that module for the few-subjects rule);
 - **knowledge regression** (or gain): past the gate, and one subject group moved on its own:
-  that group's delta is past 2 clustered standard errors of its own, in the overall direction,
-  while the other groups' pooled delta is within 2 of theirs (needs ``groups``, subject → group);
+  that group's delta is past its own gate's band, in the overall direction,
+  while the other groups' pooled delta is within theirs (needs ``groups``, subject → group);
 - **format regression**: given a generative pair as well as the letter pair, the generative delta
   is a drop past its gate while the letter delta is within its own;
 - **contamination signature**: given a held-out pair as well, the public delta is a rise past its
@@ -18,9 +20,10 @@ Past the gate with none of those: "unexplained", which still needs a person.
 from __future__ import annotations
 
 from explainers import release_gate
+from widgetkit.words import gate_error_words
 
 SHAPES = {
-    "noise": "Noise: the change is within two clustered standard errors. Ship it.",
+    "noise": "Noise: the change is within the gate's band. Ship it.",
     "knowledge": "Knowledge regression: one subject group moved together while the others held.",
     "format": "Format regression: generated answers dropped while letter scoring held. Check the chat "
               "template and stop sequences before calling it lost knowledge.",
@@ -42,8 +45,16 @@ def _pair_numbers(pair: dict, multiple: float = release_gate.GATE_SE_MULTIPLE) -
         "naive_se": release_gate.independent_standard_error(candidate, baseline),
         "paired_se": gate["paired_se"],
         "clustered_se": gate["clustered_se"],
+        "clustered_se_cr1": gate["clustered_se_cr1"],
+        "subjects": gate["subjects"],
+        "df": gate["df"],
+        "few_subjects": gate["few_subjects"],
+        "gate_se": gate["gate_se"],
+        "gate_se_basis": gate["gate_se_basis"],
+        "critical": gate["critical"],
         "multiple": multiple,
-        "band": multiple * gate["clustered_se"],
+        "band": gate["band"],
+        "p_value": gate["p_value"],
         "verdict": gate["verdict"],
     }
 
@@ -58,9 +69,11 @@ def _subset(pair: dict, keep) -> dict:
 
 
 def group_moves(pair: dict, groups: dict[str, str], multiple: float = release_gate.GATE_SE_MULTIPLE) -> list[dict]:
-    """Each group's delta against the rest: [{"group", "n", "delta", "clustered_se", "moved", "rest_moved"}].
+    """Each group's delta against the rest: [{"group", "n", "subjects", "delta", "clustered_se", "band",
+    "few_subjects", "moved", "rest_moved"}].
 
-    A group (or the rest) with fewer than two subjects has no clustered error; it is left out.
+    A group (or the rest) with fewer than two subjects has no clustered error; it is left out. Each
+    group is gated on its own, so a group of fewer than 20 subjects gets the few-subjects rule.
     """
     found = []
     for group in sorted({groups.get(s) for s in pair["subjects"]} - {None}):
@@ -69,8 +82,9 @@ def group_moves(pair: dict, groups: dict[str, str], multiple: float = release_ga
         if len(set(inside["subjects"])) < 2 or len(set(rest["subjects"])) < 2:
             continue
         mine, theirs = _pair_numbers(inside, multiple), _pair_numbers(rest, multiple)
-        found.append({"group": group, "n": mine["n"], "delta": mine["delta"], "clustered_se": mine["clustered_se"],
-                      "moved": _moves(mine), "rest_moved": _moves(theirs)})
+        found.append({"group": group, "n": mine["n"], "subjects": mine["subjects"], "delta": mine["delta"],
+                      "clustered_se": mine["clustered_se"], "band": mine["band"],
+                      "few_subjects": mine["few_subjects"], "moved": _moves(mine), "rest_moved": _moves(theirs)})
     return found
 
 
@@ -78,7 +92,9 @@ def compare(pair: dict, groups: dict[str, str] | None = None, generative: dict |
             holdout: dict | None = None, multiple: float = release_gate.GATE_SE_MULTIPLE) -> dict:
     """The gate's report for one production/candidate pair (and the optional second pairs).
 
-    ``multiple`` is the gate's width in clustered standard errors (2 by default).
+    ``multiple`` is the gate's width in standard errors on the normal curve (2 by default); the band
+    widens it by Student's t (see ``explainers.gate_verdict``). ``few_subjects`` in the report
+    (and in each pair's numbers) says the subject-clustered error is unreliable with this few subjects.
     """
     main = _pair_numbers(pair, multiple)
     report = {
@@ -129,19 +145,30 @@ def report_lines(report: dict) -> list[str]:
         f"Production {report['production_accuracy'] * 100:.2f}%, candidate {report['candidate_accuracy'] * 100:.2f}%: "
         f"paired delta {pts(report['delta'])} points.",
         f"Standard error of the delta: naive (independent) {size(report['naive_se'])}, "
-        f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} points.",
-        f"Verdict: {verdict} (|Δ| {'>' if verdict == 'investigate' else '≤'} {report['multiple']:g} × SE_cl "
+        f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} "
+        f"({size(report['clustered_se_cr1'])} with the small-sample factor, CR1) points.",
+        *gate_error_words(report, report["multiple"]),
+        f"Verdict: {verdict} (|Δ| {'>' if verdict == 'investigate' else '≤'} {report['critical']:.2f} × SE "
         f"= {size(report['band'])} points).",
     ]
+
+    def few(numbers: dict) -> str:
+        return (f" Only {numbers['subjects']} subjects: clustered error unreliable, the band uses the larger of it"
+                f" and the paired error, with Student's t." if numbers["few_subjects"] else "")
+
     if report["generative"]:
         g = report["generative"]
-        lines.append(f"Generative pair: delta {pts(g['delta'])} points, band ±{size(g['band'])}: {g['verdict']}.")
+        lines.append(f"Generative pair: delta {pts(g['delta'])} points, band ±{size(g['band'])}: {g['verdict']}."
+                     + few(g))
     if report["holdout"]:
         h = report["holdout"]
-        lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}.")
+        lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}."
+                     + few(h))
     group = lone_group(report)
     shape = SHAPES[report["shape"]]
     if group:
-        shape += f" ({group['group']}: {pts(group['delta'])} points over {group['n']:,} questions)"
+        shape += f" ({group['group']}: {pts(group['delta'])} points over {group['n']:,} questions"
+        shape += (f"; its own gate has {group['subjects']} subjects, so it uses the few-subjects rule)"
+                  if group["few_subjects"] else ")")
     lines.append(f"Shape: {shape}")
     return lines

@@ -17,6 +17,7 @@ from .calibration import (
 from .lesson import expected_score, ngram_overlap, option_logprob, pick_option, simulate_contamination
 from .registry import PUBLIC, UnknownFunction, call_public
 from .release_gate import (
+    FEW_SUBJECTS,
     clustered_standard_error,
     gate_verdict,
     independent_standard_error,
@@ -42,8 +43,10 @@ from .stats import (
     margin_of_error,
     normal_quantile,
     standard_error,
+    student_t_cdf,
+    student_t_quantile,
 )
 
 __version__ = "1.0.0"
 
-__all__ = ["PUBLIC", "UnknownFunction", "call_public", *PUBLIC]
+__all__ = ["FEW_SUBJECTS", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC]

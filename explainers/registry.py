@@ -14,6 +14,8 @@ PUBLIC: dict[str, Callable] = {
     fn.__name__: fn
     for fn in (
         stats.normal_quantile,
+        stats.student_t_quantile,
+        stats.student_t_cdf,
         stats.standard_error,
         stats.margin_of_error,
         stats.confidence_interval,

@@ -4,14 +4,38 @@ Both models answer the same questions, so compare them question by question (pai
 questions come in subjects whose answers move together, let each subject be one cluster when
 estimating the error bar. ``candidate`` and ``baseline`` hold per-question scores (1 right,
 0 wrong) over the same questions in the same order; ``clusters`` names each question's subject.
+
+The clustered error is the sandwich (cluster-robust) estimator of a mean: CR0 is the form the
+sources write, CR1 multiplies its variance by the small-sample factor G/(G − 1) for G subjects.
+That is exactly what statsmodels' OLS of the deltas on a constant gives with
+``cov_type="cluster"`` (``use_correction=False`` for CR0, the default for CR1): its factor
+G/(G − 1) · (N − 1)/(N − K) has K = 1 here, so the second part is 1. Tests go with Student's t
+with G − 1 degrees of freedom, as statsmodels does with ``use_t=True`` and its default
+``df_correction``.
+
+The few-subjects rule: a cluster-robust error is unreliable with few clusters, and can even be
+exactly 0 (every subject moved by the same amount). Cameron & Miller, "A Practitioner's Guide to
+Cluster-Robust Inference", Journal of Human Resources 50(2), 2015, section VI: "few" clusters
+ranges from fewer than about 20 to fewer than about 50 in the balanced case. Below FEW_SUBJECTS
+(20) the gate flags the error as unreliable. At any number of subjects the verdict rests on the
+larger of the clustered (CR1) and the paired error, never on a clustered error smaller than the
+paired one (the guard Angrist & Pischke recommend against the small-sample bias of robust
+errors, Mostly Harmless Econometrics, 2009, section 8.1), and on Student's t with G − 1 degrees
+of freedom (Cameron & Miller's minimal few-cluster correction).
 """
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from . import checks
+from .stats import MAX_DEGREES_OF_FREEDOM, _degrees_of_freedom, _t_beyond, _t_upper_tail
 
 GATE_SE_MULTIPLE = 2.0
+# Below this many subjects a subject-clustered error is unreliable (Cameron & Miller 2015, section VI).
+FEW_SUBJECTS = 20
+CORRECTIONS = ("CR0", "CR1")
+MAX_MULTIPLE = 10.0  # standard errors; the normal tail beyond stays a normal float
 
 
 def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
@@ -21,13 +45,26 @@ def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
     return [c - b for c, b in zip(candidate, baseline, strict=False)]
 
 
-def _clustered_se(diffs: list[float], clusters: list[str]) -> float:
+def _clustered_se(diffs: list[float], clusters: list[str], correction: str = "CR0") -> float:
+    n = len(diffs)
+    by_subject: dict[str, list[float]] = {}
+    for d, cluster in zip(diffs, clusters, strict=False):
+        by_subject.setdefault(cluster, []).append(d)
+    total = math.fsum(diffs)
+    # Each subject's sum of departures from the delta, times n: n Σ_s dᵢ − n_s Σ dᵢ. With whole-number
+    # differences this is exact, so subjects that all moved by the same amount give exactly 0.
+    scaled = [n * math.fsum(ds) - len(ds) * total for ds in by_subject.values()]
+    cr0 = math.sqrt(math.fsum(t * t for t in scaled)) / n / n
+    if correction == "CR1":
+        g = len(scaled)
+        return cr0 * math.sqrt(g / (g - 1))
+    return cr0
+
+
+def _paired_se(diffs: list[float]) -> float:
     n = len(diffs)
     delta = math.fsum(diffs) / n
-    residual_sums: dict[str, float] = {}
-    for d, cluster in zip(diffs, clusters, strict=False):
-        residual_sums[cluster] = residual_sums.get(cluster, 0.0) + (d - delta)
-    return math.sqrt(math.fsum(s * s for s in residual_sums.values())) / n
+    return math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1)) / math.sqrt(n)
 
 
 def _checked_clusters(clusters: list[str], n: int) -> list[str]:
@@ -54,10 +91,7 @@ def paired_standard_error(candidate: list[float], baseline: list[float]) -> floa
     In words: "the spread of the per-question differences (sample standard deviation) divided by
     the square root of the number of questions": sd(d) / √n.
     """
-    diffs = _differences(candidate, baseline)
-    n = len(diffs)
-    delta = math.fsum(diffs) / n
-    return math.sqrt(math.fsum((d - delta) ** 2 for d in diffs) / (n - 1)) / math.sqrt(n)
+    return _paired_se(_differences(candidate, baseline))
 
 
 def independent_standard_error(candidate: list[float], baseline: list[float]) -> float:
@@ -73,15 +107,21 @@ def independent_standard_error(candidate: list[float], baseline: list[float]) ->
     return math.sqrt(p_c * (1 - p_c) / n + p_b * (1 - p_b) / n)
 
 
-def clustered_standard_error(candidate: list[float], baseline: list[float], clusters: list[str]) -> float:
+def clustered_standard_error(
+    candidate: list[float], baseline: list[float], clusters: list[str], correction: str = "CR0"
+) -> float:
     """The standard error of the paired delta with questions clustered by subject.
 
     In words: "within each subject add up how far its questions' differences sit from the overall
     delta; square those subject totals, add them, take the square root and divide by the number of
-    questions": √(Σ_s (Σ_{i∈s} (dᵢ − d̄))²) / n. Subjects whose questions move together widen it.
+    questions": √(Σ_s (Σ_{i∈s} (dᵢ − d̄))²) / n (correction="CR0", the sources' form). Subjects
+    whose questions move together widen it. correction="CR1" multiplies it by √(G/(G − 1)) for G
+    subjects, the small-sample factor statsmodels and Stata apply; with few subjects both are
+    unreliable (see gate_verdict).
     """
     diffs = _differences(candidate, baseline)
-    return _clustered_se(diffs, _checked_clusters(clusters, len(diffs)))
+    clusters = _checked_clusters(clusters, len(diffs))
+    return _clustered_se(diffs, clusters, checks.choice("correction", correction, CORRECTIONS))
 
 
 def subject_deltas(candidate: list[float], baseline: list[float], clusters: list[str]) -> list[dict]:
@@ -102,21 +142,50 @@ def subject_deltas(candidate: list[float], baseline: list[float], clusters: list
 def gate_verdict(
     candidate: list[float], baseline: list[float], clusters: list[str], multiple: float = GATE_SE_MULTIPLE
 ) -> dict:
-    """Decide whether a score change needs a human: {"delta", "paired_se", "clustered_se", "verdict"}.
+    """Decide whether a score change needs a human: the delta, its errors, the band and the verdict.
 
-    verdict is "investigate" when |delta| exceeds ``multiple`` (default 2) clustered standard errors,
-    otherwise "ship": the change is within noise.
+    The error the gate uses, ``gate_se``, is the larger of the clustered error with the
+    small-sample factor (CR1) and the paired one (``gate_se_basis`` says which). The band is
+    ``critical`` × gate_se, where ``critical`` is Student's t with G − 1 degrees of freedom at
+    the level that ``multiple`` (default 2) standard errors have on the normal curve (two-sided
+    95.45 % for 2): 2.05 with 57 subjects, 4.53 with 3. verdict is "investigate" when |delta|
+    exceeds the band, otherwise "ship". ``few_subjects`` is true below FEW_SUBJECTS subjects,
+    where a subject-clustered error is unreliable. ``p_value``: the two-sided Student's t
+    probability of a delta at least this far from 0 by chance, on gate_se.
+    Keys: delta, paired_se, clustered_se (CR0), clustered_se_cr1, subjects, df, few_subjects,
+    gate_se, gate_se_basis ("clustered" or "paired"), critical, band, p_value, verdict.
     """
     diffs = _differences(candidate, baseline)
     clusters = _checked_clusters(clusters, len(diffs))
     multiple = checks.number("multiple", multiple)
     if multiple <= 0:
         raise ValueError(f"multiple must be positive, got {multiple}")
+    if multiple > MAX_MULTIPLE:
+        raise ValueError(f"multiple must be at most {MAX_MULTIPLE:g} (standard errors), got {multiple}")
     delta = math.fsum(diffs) / len(diffs)
-    clustered = _clustered_se(diffs, clusters)
+    subjects = len(set(clusters))
+    paired = _paired_se(diffs)
+    cr1 = _clustered_se(diffs, clusters, "CR1")
+    gate_se = max(cr1, paired)
+    df = _degrees_of_freedom(min(subjects - 1, MAX_DEGREES_OF_FREEDOM))  # beyond it, t is the normal curve
+    critical = _t_beyond(NormalDist().cdf(-multiple), df)  # the upper tail, solved directly: no digits lost
+    band = critical * gate_se
+    if gate_se > 0:
+        p_value = 2.0 * _t_upper_tail(abs(delta) / gate_se, df)
+    else:
+        p_value = 1.0 if delta == 0 else 0.0
     return {
         "delta": delta,
-        "paired_se": paired_standard_error(candidate, baseline),
-        "clustered_se": clustered,
-        "verdict": "investigate" if abs(delta) > multiple * clustered else "ship",
+        "paired_se": paired,
+        "clustered_se": _clustered_se(diffs, clusters),
+        "clustered_se_cr1": cr1,
+        "subjects": subjects,
+        "df": subjects - 1,
+        "few_subjects": subjects < FEW_SUBJECTS,
+        "gate_se": gate_se,
+        "gate_se_basis": "clustered" if cr1 >= paired else "paired",
+        "critical": critical,
+        "band": band,
+        "p_value": p_value,
+        "verdict": "investigate" if abs(delta) > band else "ship",
     }

@@ -7,6 +7,7 @@ pytest imports. Every test function is listed in the module namespace as ``test_
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 import explainers as ex
 
@@ -320,8 +321,61 @@ def test_gate_verdict():
     assert quiet["verdict"] == "ship"
     assert close(quiet["delta"], 1 / 8)
     loud = ex.gate_verdict([1] * 8, [0] * 8, SUBJECTS)
-    assert loud["verdict"] == "investigate" and loud["clustered_se"] == 0.0
+    assert loud["verdict"] == "investigate" and loud["clustered_se"] == 0.0 and loud["p_value"] == 0.0
     assert ex.gate_verdict(CANDIDATE, BASELINE, SUBJECTS, multiple=0.1)["verdict"] == "investigate"
+
+
+def test_gate_verdict_uses_cr1_the_paired_floor_and_students_t():
+    gate = ex.gate_verdict(CANDIDATE, BASELINE, SUBJECTS)
+    assert gate["subjects"] == 3 and gate["df"] == 2 and gate["few_subjects"]
+    assert close(gate["clustered_se"], ex.clustered_standard_error(CANDIDATE, BASELINE, SUBJECTS))
+    assert close(gate["clustered_se_cr1"], gate["clustered_se"] * math.sqrt(3 / 2))
+    assert gate["gate_se"] == max(gate["clustered_se_cr1"], gate["paired_se"])
+    # Student's t with 2 degrees of freedom at the normal curve's 2 standard errors: 4.53, not 2
+    assert close(gate["critical"], ex.student_t_quantile(NormalDist().cdf(2.0), 2), 1e-12)
+    assert round(gate["critical"], 2) == 4.53
+    assert close(gate["band"], gate["critical"] * gate["gate_se"])
+    assert close(gate["p_value"], 2 * ex.student_t_cdf(-abs(gate["delta"]) / gate["gate_se"], 2), 1e-12)
+
+
+def test_three_subjects_that_moved_alike_gate_on_the_paired_error():
+    # 3 subjects x 25 questions, each down by exactly one question (4 points): CR0 is exactly 0
+    candidate = ([1] * 12 + [0] * 13) * 3
+    baseline = ([1] * 13 + [0] * 12) * 3
+    subjects = ["a"] * 25 + ["b"] * 25 + ["c"] * 25
+    gate = ex.gate_verdict(candidate, baseline, subjects)
+    assert gate["clustered_se"] == 0.0 and gate["clustered_se_cr1"] == 0.0
+    assert gate["gate_se_basis"] == "paired" and gate["gate_se"] == gate["paired_se"] > 0
+    assert gate["few_subjects"] and gate["verdict"] == "ship"
+
+
+def test_many_subjects_are_not_few():
+    subjects = [f"s{j}" for j in range(ex.FEW_SUBJECTS) for _ in range(2)]
+    candidate, baseline = [1, 0] * ex.FEW_SUBJECTS, [0, 0] * ex.FEW_SUBJECTS
+    assert not ex.gate_verdict(candidate, baseline, subjects)["few_subjects"]
+    assert ex.gate_verdict(candidate[2:], baseline[2:], subjects[2:])["few_subjects"]
+
+
+def test_clustered_standard_error_cr1_by_hand():
+    cr0 = ex.clustered_standard_error(CANDIDATE, BASELINE, SUBJECTS)
+    assert close(ex.clustered_standard_error(CANDIDATE, BASELINE, SUBJECTS, correction="CR1"), cr0 * math.sqrt(3 / 2))
+    assert "correction" in error_message(ex.clustered_standard_error, CANDIDATE, BASELINE, SUBJECTS, correction="CR2")
+
+
+def test_student_t_closed_forms():
+    # df 1 is the Cauchy distribution; df 2 has t = (2q − 1) / √(2q(1 − q))
+    for q in (0.001, 0.1, 0.3, 0.5, 0.8, 0.975, 0.9999):
+        assert close(ex.student_t_quantile(q, 1), math.tan(math.pi * (q - 0.5)), 1e-12)
+        assert close(ex.student_t_quantile(q, 2), (2 * q - 1) / math.sqrt(2 * q * (1 - q)), 1e-12)
+    for x in (-30.0, -1.0, 0.0, 0.5, 4.0):
+        assert close(ex.student_t_cdf(x, 1), 0.5 + math.atan(x) / math.pi, 1e-13)
+        assert close(ex.student_t_cdf(x, 2), 0.5 + x / (2 * math.sqrt(2 + x * x)), 1e-13)
+    assert round(ex.student_t_quantile(0.975, 2), 3) == 4.303
+    # many degrees of freedom: the normal curve
+    assert close(ex.student_t_quantile(0.975, 100_000), ex.normal_quantile(0.975), 1e-4)
+    assert "df" in error_message(ex.student_t_quantile, 0.9, 0.5)
+    assert "df" in error_message(ex.student_t_cdf, 1.0, 100_001)
+    assert "q " in error_message(ex.student_t_quantile, 1.0, 3)
 
 
 def test_release_gate_errors():
@@ -330,6 +384,7 @@ def test_release_gate_errors():
     assert "clusters" in error_message(ex.clustered_standard_error, [1, 0], [0, 0], ["a"])
     assert "2 different" in error_message(ex.clustered_standard_error, [1, 0], [0, 0], ["a", "a"])
     assert "multiple" in error_message(ex.gate_verdict, [1, 0], [0, 0], ["a", "b"], multiple=0)
+    assert "multiple" in error_message(ex.gate_verdict, [1, 0], [0, 0], ["a", "b"], multiple=11)
     assert "baseline[0]" in error_message(ex.paired_delta, [1, 0], [2, 0])
 
 
@@ -398,7 +453,8 @@ def test_every_public_function_has_a_docstring_and_is_exported():
     core = """standard_error confidence_interval chance_band is_distinguishable_from_chance accuracy predict
         softmax weighted_accuracy plain_mean average_confidence calibration_gap rms_calibration_error
         confidence_accuracy_correlation paired_delta paired_standard_error clustered_standard_error
-        gate_verdict option_logprob pick_option expected_score ngram_overlap simulate_contamination""".split()
+        gate_verdict student_t_quantile student_t_cdf option_logprob pick_option expected_score ngram_overlap
+        simulate_contamination""".split()
     assert set(core) <= set(ex.PUBLIC)
 
 

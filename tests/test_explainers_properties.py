@@ -173,7 +173,12 @@ def test_clustered_se_matches_direct_numpy(rows):
     expected = float(np.sqrt((cluster_sums ** 2).sum()) / len(d))
     assert isclose(ex.clustered_standard_error(cand, base, subjects), expected, abs_=1e-12)
     verdict = ex.gate_verdict(cand, base, subjects)
-    assert verdict["verdict"] == ("investigate" if abs(d.mean()) > 2 * expected else "ship")
+    g = len(cluster_sums)
+    gate_se = max(expected * np.sqrt(g / (g - 1)), float(sps.sem(d)))
+    band = float(sps.t.isf(sps.norm.sf(2.0), g - 1)) * gate_se
+    assert isclose(verdict["band"], band, abs_=1e-12)
+    if not isclose(abs(d.mean()), band, abs_=1e-12):  # a tie on the edge can round either way
+        assert verdict["verdict"] == ("investigate" if abs(d.mean()) > band else "ship")
 
 
 @given(st.floats(0, 1), st.integers(2, 10))

@@ -205,6 +205,8 @@ def test_gate_command_on_the_published_runs(capsys):
     assert f"paired delta {report['delta'] * 100:+.2f} points" in out
     assert f"clustered by subject {report['clustered_se'] * 100:.2f}" in out
     assert "Per-subject deltas" in out and "Shape:" in out
+    assert "unreliable" not in out and not report["few_subjects"]  # 57 subjects
+    assert f"Verdict: {report['verdict']} (|Δ| " in out and f"{report['critical']:.2f} × SE" in out
 
 
 def test_gate_command_json_and_harness_files(capsys):
@@ -213,6 +215,13 @@ def test_gate_command_json_and_harness_files(capsys):
     assert engine_main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n"] == 6 and report["shape"] == "noise"
+    # two subjects: the JSON flags the clustered error as unreliable and says what the verdict used
+    assert report["subjects"] == 2 and report["df"] == 1 and report["few_subjects"] is True
+    assert report["gate_se"] == max(report["clustered_se_cr1"], report["paired_se"])
+    assert report["band"] == pytest.approx(report["critical"] * report["gate_se"])
+    assert engine_main(args[:2] + args[3:]) == 0
+    out = capsys.readouterr().out
+    assert "Only 2 subjects: an error clustered by subject is unreliable" in out and "Student's t with 1 degree" in out
 
 
 def test_gate_command_names_the_bad_line(tmp_path, capsys):
@@ -238,6 +247,8 @@ def test_widget_shows_the_example_and_loaded_harness_runs():
             "candidate": [list(f) for f in harness_files("candidate")]}
     loaded = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
     assert loaded["numbers"]["n"] == 6 and "Your loaded runs." in loaded["summary"]
+    assert loaded["numbers"]["few_subjects"] and any(line.startswith("Only 2 subjects") for line in loaded["summary"])
+    assert not view["numbers"]["few_subjects"] and not any("unreliable" in line for line in view["summary"])
 
 
 def test_widget_names_a_bad_line_and_keeps_the_example():

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+from explainers import FEW_SUBJECTS
+
 
 def pct(share: float, digits: int = 1) -> str:
     """A share (0–1) as a percentage: 0.3 → "30.0%"."""
@@ -42,3 +44,33 @@ def shown(value) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(shown(v) for v in value) + "]"
     return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
+
+
+def gate_error_words(gate: dict, multiple: float) -> list[str]:
+    """What error and band a release gate's verdict rests on, and why, as plain sentences.
+
+    ``gate``: explainers.gate_verdict's result (or a report with its keys); ``multiple``: the
+    gate's width on the normal curve. Below FEW_SUBJECTS subjects the first sentence says that a
+    subject-clustered error is unreliable and what the gate does instead; with enough subjects it
+    says so when the clustered error is the smaller one and the paired one is used.
+    """
+    subjects, df = gate["subjects"], gate["df"]
+    lines = []
+    if gate["few_subjects"]:
+        lines.append(
+            f"Only {plural(subjects, 'subject')}: an error clustered by subject is unreliable with fewer than "
+            f"{FEW_SUBJECTS} (Cameron & Miller 2015) and can come out far too small, even 0 when every subject moves "
+            f"alike. So the gate does not rest on it alone: it uses the larger of the clustered error (with the "
+            f"small-sample factor G/(G − 1), CR1) and the paired one, and Student's t with {plural(df, 'degree')} "
+            f"of freedom instead of the normal curve.")
+    elif gate["gate_se_basis"] == "paired":
+        lines.append(
+            f"The clustered error ({points(gate['clustered_se_cr1'], 2)}) is smaller than the paired one "
+            f"({points(gate['paired_se'], 2)}): the gate uses the paired one rather than rest on the smaller.")
+    used = ("the paired error" if gate["gate_se_basis"] == "paired"
+            else "the clustered error with the small-sample factor (CR1)")
+    lines.append(
+        f"The gate's error: {used}, {points(gate['gate_se'], 2)}. Its band: {gate['critical']:.2f} of those "
+        f"(Student's t with {plural(df, 'degree')} of freedom, at the level of {multiple:g} on the normal curve), "
+        f"±{points(gate['band'], 2)}.")
+    return lines

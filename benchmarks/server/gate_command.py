@@ -3,8 +3,10 @@
 Each run is one file of ``python -m engine mmlu evaluate`` output (``.jsonl``, or ``.jsonl.gz`` as
 benchmarks/mmlu/runs/ publishes them), or one or more
 lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). Prints the paired
-delta, its naive, paired and subject-clustered standard errors, the per-subject deltas sorted
-with the clustered band, the verdict and the shape; ``--json`` prints the same as one object.
+delta, its naive, paired and subject-clustered standard errors (CR0 and CR1), the error and band
+the verdict rests on (with the few-subjects warning under 20 subjects), the per-subject deltas
+sorted with the gate's band, the verdict and the shape; ``--json`` prints the same as one object
+(``few_subjects``, ``gate_se``, ``gate_se_basis``, ``critical``, ``df`` and ``band`` among its keys).
 Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line named).
 """
 from __future__ import annotations
@@ -67,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(report_lines(report)))
         print()
-        print(f"Per-subject deltas, smallest first (points; clustered band ±{report['band'] * 100:.2f} "
+        print(f"Per-subject deltas, smallest first (points; the gate's band ±{report['band'] * 100:.2f} "
               f"around {report['delta'] * 100:+.2f}):")
         low, high = report["delta"] - report["band"], report["delta"] + report["band"]
         width = max(len(row["subject"]) for row in report["subject_rows"])

@@ -1,8 +1,9 @@
 """Release gate: is a candidate's score change against production real, or noise?
 
 The default view simulates a whole MMLU test run of two models (or uses two runs a reader loads)
-and applies the gate: investigate when the paired delta is beyond two standard errors clustered
-by subject.
+and applies the gate: investigate when the paired delta is beyond the gate's band, two standard
+errors clustered by subject widened by Student's t (with the few-subjects rule under 20 subjects;
+see ``explainers.gate_verdict``).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from explainers import release_gate
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
 from widgetkit.context import paired_results, sizes
-from widgetkit.words import count, points
+from widgetkit.words import count, gate_error_words, points
 
 SIMULATED = "simulated"
 
@@ -86,27 +87,33 @@ def view(state: dict, context: dict) -> dict:
         candidate, baseline, clusters = simulate_pair(
             context["subject_sizes"], state["base"], state["delta"], state["corr"], state["spread"], state["draw"])
         source = f"a simulated run over MMLU's {count(len(candidate))} test questions (draw {state['draw']})"
-    gate = release_gate.gate_verdict(candidate, baseline, clusters)
-    rows = release_gate.subject_deltas(candidate, baseline, clusters)
-    delta, se_c, se_p = gate["delta"], gate["clustered_se"], gate["paired_se"]
-    verdict = "noise" if gate["verdict"] == "ship" else "investigate"
     multiple = release_gate.GATE_SE_MULTIPLE
+    gate = release_gate.gate_verdict(candidate, baseline, clusters, multiple)
+    rows = release_gate.subject_deltas(candidate, baseline, clusters)
+    delta, se_c, se_p, band = gate["delta"], gate["clustered_se"], gate["paired_se"], gate["band"]
+    verdict = "noise" if gate["verdict"] == "ship" else "investigate"
+    error = "paired" if gate["gate_se_basis"] == "paired" else "clustered"
     summary = [
         f"Verdict: {verdict}. From {source}: paired delta {delta * 100:+.2f} points, "
         f"clustered standard error {points(se_c, 2)} (paired, unclustered: {points(se_p, 2)}).",
-        (f"The delta is within {multiple:g} clustered standard errors of zero (±{points(multiple * se_c, 2)}): ship it."
+        *gate_error_words(gate, multiple),
+        (f"The delta is within {gate['critical']:.2f} {error} standard errors of zero (±{points(band, 2)}): ship it."
          if verdict == "noise" else
-         f"The delta is beyond {multiple:g} clustered standard errors (±{points(multiple * se_c, 2)}): a person should look."),
+         f"The delta is beyond {gate['critical']:.2f} {error} standard errors (±{points(band, 2)}): "
+         "a person should look."),
         f"Subjects moved from {rows[0]['delta'] * 100:+.1f} points ({rows[0]['subject'].replace('_', ' ')}) "
         f"to {rows[-1]['delta'] * 100:+.1f} points ({rows[-1]['subject'].replace('_', ' ')}).",
     ]
     return {
         "summary": summary,
-        "figure": subject_delta_chart(rows, delta, multiple * se_c, multiple, verdict, state["width"]),
+        "figure": subject_delta_chart(rows, delta, band, multiple, verdict, state["width"],
+                                      f"± {gate['critical']:.2f} {error} standard errors"),
         "numbers": {"delta": delta, "clustered_se": se_c, "paired_se": se_p, "verdict": verdict,
-                    "subjects": len(rows)},
+                    "subjects": len(rows), "clustered_se_cr1": gate["clustered_se_cr1"],
+                    "few_subjects": gate["few_subjects"], "gate_se": gate["gate_se"],
+                    "gate_se_basis": gate["gate_se_basis"], "critical": gate["critical"], "band": band,
+                    "df": gate["df"], "p_value": gate["p_value"]},
     }
-
 
 
 WIDGET = Widget(

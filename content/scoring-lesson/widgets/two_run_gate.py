@@ -45,8 +45,9 @@ def groups_check(name: str, value: object) -> dict:
 
 
 def params(context: dict) -> tuple[Param, ...]:
-    return (Param("multiple", "Gate width, in clustered standard errors", "number", 2.0, 1.0, 4.0, 0.5,
-                  help="Investigate when the delta is beyond this many clustered standard errors."),)
+    return (Param("multiple", "Gate width, in standard errors", "number", 2.0, 1.0, 4.0, 0.5,
+                  help="Investigate when the delta is beyond this many standard errors (on the normal curve; "
+                       "Student's t widens it for few subjects)."),)
 
 
 def _pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
@@ -67,7 +68,13 @@ def _pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
 def _figure(report: dict, width: int) -> dict:
     verdict = "investigate" if report["verdict"] == "investigate" else "ship"
     return subject_delta_chart(report["subject_rows"], report["delta"], report["band"], report["multiple"], verdict,
-                               width)
+                               width, band_label(report))
+
+
+def band_label(report: dict) -> str:
+    """The band's name in the chart's key: how many of which error it spans."""
+    error = "paired" if report["gate_se_basis"] == "paired" else "clustered"
+    return f"± {report['critical']:.2f} {error} standard errors"
 
 
 def view(state: dict, context: dict) -> dict:
@@ -94,8 +101,10 @@ def view(state: dict, context: dict) -> dict:
     return {
         "summary": summary,
         "figure": _figure(report, state["width"]),
-        "numbers": {key: report[key] for key in ("n", "delta", "naive_se", "paired_se", "clustered_se", "band",
-                                                  "verdict", "shape", "dropped")},
+        "numbers": {key: report[key] for key in ("n", "delta", "naive_se", "paired_se", "clustered_se",
+                                                  "clustered_se_cr1", "subjects", "df", "few_subjects", "gate_se",
+                                                  "gate_se_basis", "critical", "band", "p_value", "verdict", "shape",
+                                                  "dropped")},
     }
 
 

@@ -1,0 +1,168 @@
+"""The release gate's statistics against statsmodels, scipy and numpy.
+
+explainers.release_gate's clustered errors are a cluster-robust (sandwich) standard error of a
+mean: the same as statsmodels' OLS of the per-question deltas on a constant with
+cov_type="cluster" and the subjects as groups. CR0 is use_correction=False; CR1 is statsmodels'
+default correction G/(G − 1) · (N − 1)/(N − K), which is G/(G − 1) here since K = 1. Tests use
+Student's t with G − 1 degrees of freedom, as statsmodels does with use_t=True (its default
+df_correction). The pure-Python Student's t is checked against scipy.
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy import stats as sps
+
+import explainers as ex
+from explainers import release_gate
+from benchmarks.gate import compare, report_lines
+
+# -- Student's t ------------------------------------------------------------------------------
+
+QUANTILE_LEVELS = (1e-12, 1e-9, 1e-6, 1e-4, 0.001, 0.01, 0.025, 0.05, 0.1, 0.25, 0.4, 0.49, 0.5, 0.51, 0.6, 0.75, 0.9,
+                   0.95, 0.975, 0.97725, 0.99, 0.995, 0.999, 0.9999, 1 - 1e-6)
+
+
+@pytest.mark.parametrize("df", range(1, 201))
+def test_student_t_quantile_matches_scipy(df):
+    for q in QUANTILE_LEVELS:
+        expected = float(sps.t.ppf(q, df))
+        assert ex.student_t_quantile(q, df) == pytest.approx(expected, rel=1e-9, abs=1e-9), q
+
+
+@pytest.mark.parametrize("df", [1, 1.5, 2, 2.5, 3, 7, 30, 56, 200, 1000, 14041, 100_000])
+def test_student_t_cdf_matches_scipy(df):
+    for x in (-50.0, -4.0, -2.0, -1e-3, 0.0, 0.3, 1.0, 2.0, 2.05, 4.53, 12.0, 300.0):
+        assert ex.student_t_cdf(x, df) == pytest.approx(float(sps.t.cdf(x, df)), rel=1e-10, abs=1e-15), x
+        # the far tail keeps its digits too
+        assert ex.student_t_cdf(-abs(x), df) == pytest.approx(float(sps.t.sf(abs(x), df)), rel=1e-9), x
+
+
+# -- clustered data ---------------------------------------------------------------------------
+
+def clustered_runs(subjects: int, size: int, seed: int, subject_sd: float = 0.1, shift: float = -0.03):
+    """Paired 0/1 results whose subjects each change by their own amount (normal, sd ``subject_sd``),
+    with unequal subject sizes (``size`` ± a third)."""
+    rng = random.Random(seed)
+    candidate, baseline, names = [], [], []
+    for j in range(subjects):
+        p = rng.uniform(0.35, 0.85)
+        q = min(0.98, max(0.02, p + shift + rng.gauss(0, subject_sd)))
+        for _ in range(rng.randint(size - size // 3, size + size // 3)):
+            u = rng.random()
+            baseline.append(int(u < p))
+            candidate.append(int(u < q) if rng.random() < 0.7 else int(rng.random() < q))
+            names.append(f"subject_{j:02d}")
+    return candidate, baseline, names
+
+
+def statsmodels_fit(candidate, baseline, names, use_correction: bool):
+    d = np.array(candidate, float) - np.array(baseline, float)
+    groups = np.unique(np.array(names), return_inverse=True)[1]
+    return sm.OLS(d, np.ones((len(d), 1))).fit(
+        cov_type="cluster", cov_kwds={"groups": groups, "use_correction": use_correction}, use_t=True)
+
+
+def numpy_clustered(candidate, baseline, names):
+    d = np.array(candidate, float) - np.array(baseline, float)
+    s = np.array(names)
+    sums = np.array([(d[s == k] - d.mean()).sum() for k in np.unique(s)])
+    cr0 = np.sqrt((sums ** 2).sum()) / len(d)
+    g = len(sums)
+    return float(cr0), float(cr0 * np.sqrt(g / (g - 1)))
+
+
+# (subjects, questions per subject about, seed, true change): 2, 3, 8 and 57 subjects, near noise and past it
+CASES = [(2, 50, 1, -0.03), (2, 7, 2, -0.03), (3, 25, 3, -0.03), (3, 40, 4, -0.25), (8, 40, 5, -0.03),
+         (8, 60, 6, -0.15), (57, 246, 7, -0.03), (57, 30, 8, -0.03), (57, 246, 9, -0.05)]
+
+
+@pytest.mark.parametrize("subjects, size, seed, shift", CASES)
+def test_clustered_errors_match_statsmodels_and_numpy(subjects, size, seed, shift):
+    candidate, baseline, names = clustered_runs(subjects, size, seed, shift=shift)
+    cr0 = ex.clustered_standard_error(candidate, baseline, names)
+    cr1 = ex.clustered_standard_error(candidate, baseline, names, correction="CR1")
+    plain, corrected = (statsmodels_fit(candidate, baseline, names, flag) for flag in (False, True))
+    assert cr0 == pytest.approx(float(plain.bse[0]), rel=1e-10)
+    assert cr1 == pytest.approx(float(corrected.bse[0]), rel=1e-10)
+    assert (cr0, cr1) == pytest.approx(numpy_clustered(candidate, baseline, names), rel=1e-12)
+    # statsmodels' factor G/(G − 1) · (N − 1)/(N − K) with K = 1 is G/(G − 1): exactly our CR1
+    assert (cr1 / cr0) ** 2 == pytest.approx(subjects / (subjects - 1), rel=1e-12)
+    # its t inference uses G − 1 degrees of freedom (df_correction, the default)
+    assert corrected.df_resid_inference == subjects - 1 and plain.df_resid_inference == subjects - 1
+
+    gate = ex.gate_verdict(candidate, baseline, names)
+    assert gate["delta"] == pytest.approx(float(corrected.params[0]), abs=1e-15)
+    assert gate["clustered_se"] == cr0 and gate["clustered_se_cr1"] == cr1
+    assert gate["subjects"] == subjects and gate["df"] == subjects - 1
+    assert gate["few_subjects"] == (subjects < release_gate.FEW_SUBJECTS)
+    assert gate["gate_se"] == max(cr1, gate["paired_se"])
+    level = 2 * sps.norm.sf(2.0)  # two standard errors on the normal curve: 4.55 % two-sided
+    assert gate["critical"] == pytest.approx(float(sps.t.isf(level / 2, subjects - 1)), rel=1e-10)
+    assert gate["band"] == pytest.approx(gate["critical"] * gate["gate_se"], rel=1e-15)
+    if gate["gate_se_basis"] == "clustered":  # then the gate's test is statsmodels' own
+        assert gate["p_value"] == pytest.approx(float(corrected.pvalues[0]), rel=1e-8)
+        low, high = corrected.conf_int(alpha=level)[0]
+        assert gate["delta"] - gate["band"] == pytest.approx(float(low), rel=1e-9)
+        assert gate["delta"] + gate["band"] == pytest.approx(float(high), rel=1e-9)
+    assert (gate["verdict"] == "investigate") == (gate["p_value"] < level)
+
+
+def test_few_subjects_never_rest_on_a_clustered_error_below_the_paired_one():
+    for subjects, size, seed, _ in CASES:
+        for s in range(5):
+            candidate, baseline, names = clustered_runs(subjects, size, seed * 10 + s, subject_sd=0.0)
+            gate = ex.gate_verdict(candidate, baseline, names)
+            assert gate["gate_se"] >= gate["paired_se"] and gate["gate_se"] >= gate["clustered_se_cr1"]
+            assert gate["gate_se_basis"] == ("paired" if gate["clustered_se_cr1"] < gate["paired_se"] else "clustered")
+
+
+# -- the cases the issue met ------------------------------------------------------------------
+
+def three_equal_subjects():
+    """3 subjects × 25 questions, each subject down by exactly 4 points (one question), at about 50 %."""
+    candidate, baseline, names = [], [], []
+    for subject in ("anatomy", "astronomy", "virology"):
+        for i in range(25):
+            baseline.append(int(i < 13))
+            candidate.append(int(i < 12))
+            names.append(subject)
+    return candidate, baseline, names
+
+
+def test_three_equal_subjects_no_longer_gate_on_zero():
+    candidate, baseline, names = three_equal_subjects()
+    gate = ex.gate_verdict(candidate, baseline, names)
+    assert gate["delta"] == pytest.approx(-0.04)
+    assert gate["clustered_se"] == 0.0 and gate["clustered_se_cr1"] == 0.0  # CR0 is exactly 0 here
+    assert float(statsmodels_fit(candidate, baseline, names, False).bse[0]) == pytest.approx(0.0, abs=1e-15)
+    d = np.array(candidate, float) - np.array(baseline, float)
+    paired = float(d.std(ddof=1) / np.sqrt(len(d)))
+    assert gate["paired_se"] == pytest.approx(paired, rel=1e-12)
+    assert gate["few_subjects"] and gate["gate_se_basis"] == "paired" and gate["gate_se"] == gate["paired_se"]
+    assert gate["critical"] == pytest.approx(float(sps.t.isf(sps.norm.sf(2.0), 2)), rel=1e-10)
+    assert gate["band"] > abs(gate["delta"]) and gate["verdict"] == "ship"
+
+    report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
+    text = "\n".join(report_lines(report))
+    assert "Only 3 subjects" in text and "unreliable" in text and "paired error" in text
+    assert "SE_cl = 0.00" not in text and "× SE = 0.00" not in text
+    assert report["verdict"] == "ship" and report["few_subjects"]
+
+
+def test_eight_subjects_warn():
+    candidate, baseline, names = clustered_runs(8, 40, 11, subject_sd=0.02, shift=-0.04)
+    report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
+    assert report["subjects"] == 8 and report["few_subjects"] and report["df"] == 7
+    lines = report_lines(report)
+    assert any(line.startswith("Only 8 subjects") and "Cameron & Miller 2015" in line for line in lines)
+
+
+def test_fifty_seven_subjects_do_not_warn():
+    candidate, baseline, names = clustered_runs(57, 246, 7)
+    report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
+    assert not report["few_subjects"]
+    assert not any("unreliable" in line for line in report_lines(report))
