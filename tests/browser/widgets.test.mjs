@@ -288,23 +288,46 @@ function evaluateRows(subject, answers) {
   }));
 }
 
-test('inline on the annotated paper: every widget comes alive on one worker', async () => {
-  const page = await shared.newPage();
+test('inline on the annotated paper: no Pyodide before a touch, then the server answers and one worker takes over', async () => {
+  const context = await browser.newContext({ viewport: { width: 900, height: 1100 } }); // no snapshot stored yet
+  const page = await context.newPage();
   const problems = watchConsole(page);
+  const runtime = []; // every request for Pyodide, a wheel or the runtime's manifest
+  const watch = (r) => { if (/\/pyodide\/|\/wheels\/|\/api\/python-runtime/.test(r.url())) runtime.push(r.url()); };
+  page.on('request', watch);
+  page.on('worker', (worker) => runtime.push(`worker ${worker.url()}`));
   await page.goto(`${BASE_URL}/mmlu/`);
   const names = await page.$$eval('section.widget[data-driver="worker"]', (els) => els.map((e) => e.dataset.widget));
   assert.ok(names.length >= 6, `only ${names.length} worker widgets on the paper page`);
-  for (const name of names) await settle(page, name, 0);
+  for (const name of names) await settle(page, name, 0); // each drawn for its width, by the server
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight / 2));
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(500);
+  assert.deepEqual(runtime, [], 'a reader who has not touched a widget downloads no Pyodide');
+  assert.deepEqual(await page.evaluate(async () => (await caches.keys())), [], 'and stores no snapshot');
+  assert.equal(await page.locator('section.widget[data-worker]').count(), 0);
+
   const before = page.url();
-  const renders = Number(await widgetOf(page, 'chance-explorer').getAttribute('data-renders'));
-  await page.fill('#w-chance-explorer-n', '1000');
+  const widget = widgetOf(page, 'chance-explorer');
+  let renders = Number(await widget.getAttribute('data-renders'));
+  await page.fill('#w-chance-explorer-n', '1000'); // the first touch: the server answers at once
   await page.keyboard.press('Tab');
   await settle(page, 'chance-explorer', renders);
-  assert.match(await widgetOf(page, 'chance-explorer').locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.ok(runtime.some((url) => /\/pyodide\//.test(url)), 'the touch started the worker');
+  await page.waitForSelector('section.widget[data-widget="chance-explorer"][data-worker="ready"]', { timeout: 90_000 });
+  await page.waitForFunction(() => !document.querySelector('section.widget[data-widget="chance-explorer"]').hasAttribute('aria-busy'));
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.fill('#w-chance-explorer-score', '0.27'); // now answered by the worker
+  await settle(page, 'chance-explorer', renders);
+  const match = await serverMatch(page, 'chance-explorer');
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.deepEqual(match.liveSummary, match.serverSummary);
   assert.equal(page.url(), before, 'an inline widget must not take over the page URL');
-  assert.match(await page.locator('#w-chance-explorer-link').inputValue(), /\/mmlu\/widgets\/chance-explorer\?n=1000$/);
+  assert.match(await page.locator('#w-chance-explorer-link').inputValue(), /\/mmlu\/widgets\/chance-explorer\?(?=.*n=1000)(?=.*score=0\.27)/);
+  assert.equal(runtime.filter((url) => url.startsWith('worker ')).length, 1, 'one worker for the whole page');
   assert.deepEqual(problems, []);
-  await page.close();
+  await context.close();
 });
 
 test('when the in-page calculator cannot start, the server computes each change', async () => {

@@ -11,8 +11,10 @@
 //
 // Until the worker is ready, each change is computed by the server (the same Python, through the
 // widget JSON route), so a reader's first input is answered at once; when the worker is ready the
-// widget switches to it without a visible change. An embedded widget starts its worker only on the
-// reader's first input, so a lesson page with several embeds does not start a Pyodide for each.
+// widget switches to it without a visible change. On a document page (and in an embed) the worker
+// starts only when the reader first touches a widget (a pointer on it, focus in its controls, an
+// input): a reader who only reads downloads no Pyodide and stores no snapshot. A widget's own page
+// (mode "page") is there to be used, so it starts its worker at once.
 //
 // A figure is drawn for the width it is shown at (widgetkit/layout.py): the view is asked for the
 // figure's frame's width, measured here, and again whenever the frame's width changes. Until the
@@ -138,7 +140,12 @@ class Widget {
     if (this.extra && this.extra.setup) this.extra.setup(this);
     new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
-    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
+    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode === 'page') this.startWorker();
+    else if (this.el.dataset.driver === 'worker') { // the first touch starts it (onInput does too)
+      const touched = () => this.startWorker();
+      this.el.addEventListener('pointerdown', touched, { once: true, passive: true });
+      this.form.addEventListener('focusin', touched, { once: true });
+    }
   }
 
   startWorker() {
