@@ -25,11 +25,11 @@ from pathlib import Path
 from flask import Flask, current_app
 from markupsafe import Markup
 
-from .documents import Document, read_toml
+from .documents import KINDS, Document, read_toml
 from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown
 
 SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
-SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link"}
+SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link", "quote_by"}
 PAPER_KEYS = {"title", "short_title", "cite_as", "credit", "authors", "year", "venue", "arxiv", "summary", "bibtex"}
 
 
@@ -45,6 +45,7 @@ class Section:
     quote_link: str
     html: Markup
     source: Path
+    quote_by: str = ""  # who wrote the quote, when not the document's cite_as (year)
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,11 @@ class RenderedDocument:
     def sources(self) -> list[dict]:
         """The works the page cites (paper.toml ``[[sources]]``), listed at the end of the page."""
         return self.meta.get("sources", [])
+
+    @property
+    def kind(self) -> dict:
+        """How pages label it: "Annotated paper" or "Lesson" (engine.documents.KINDS)."""
+        return KINDS[self.meta.get("kind", "paper")]
 
     @property
     def arxiv_url(self) -> str:
@@ -161,7 +167,7 @@ def render_paper(folder: Document, glossary: Glossary, glossary_url: str) -> Ren
         sections.append(Section(
             id=front["id"], title=front["title"], number=str(front["number"]),
             quote=front.get("quote", ""), quote_source=front.get("quote_source", ""),
-            quote_link=front.get("quote_link", ""), html=html, source=path,
+            quote_link=front.get("quote_link", ""), html=html, source=path, quote_by=front.get("quote_by", ""),
         ))
     plain = PageRefs(glossary, glossary_url, diagrams_dir, tracked=False)
     terms, symbols = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")

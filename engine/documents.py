@@ -29,6 +29,11 @@ from .markdown_ext import ContentError
 
 SLUG = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 WIDGET_FILE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*\.py$")
+# What a document is (paper.toml ``kind``, "paper" when absent): how pages label and cite it.
+KINDS = {
+    "paper": {"kicker": "Annotated paper", "noun": "annotated paper", "suffix": ", annotated", "cite": "Cite the paper"},
+    "lesson": {"kicker": "Lesson", "noun": "lesson", "suffix": " · a lesson", "cite": "Cite this lesson"},
+}
 # The shared frame: a widget without a template of its own is drawn in it.
 DEFAULT_WIDGET_TEMPLATE = "widgets/default.html"
 
@@ -88,6 +93,11 @@ class Document:
     meta: dict
     widgets: dict[str, Widget]
     hooks: DocumentHooks
+
+    @property
+    def kind(self) -> dict:
+        """How pages label this document: KINDS[paper.toml's ``kind``]."""
+        return KINDS[self.meta.get("kind", "paper")]
 
     @property
     def sections_dir(self) -> Path:
@@ -151,6 +161,8 @@ def load_document(folder: Path) -> Document:
     if not SLUG.match(slug):
         raise ContentError(f"{folder}: a document folder is named as it is served: lower case, digits and dashes")
     meta = read_toml(folder / "paper.toml")
+    if meta.get("kind", "paper") not in KINDS:
+        raise ContentError(f"{folder / 'paper.toml'}: kind is one of {sorted(KINDS)}, not {meta['kind']!r}")
     package = mount_document(slug, folder)
     widgets = {}
     for name in widget_names(folder, meta.get("widgets", [])):
@@ -170,4 +182,4 @@ def load_documents(content_dir: Path) -> dict[str, Document]:
     return found
 
 
-__all__ = ["Command", "Document", "DocumentHooks", "document_package", "load_document", "load_documents", "read_toml"]
+__all__ = ["KINDS", "Command", "Document", "DocumentHooks", "document_package", "load_document", "load_documents", "read_toml"]

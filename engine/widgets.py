@@ -116,12 +116,15 @@ def widget_assets(paper: Document, widget: Widget) -> dict:
 
 
 
-def iframe_snippet(src: str, title: str, width: str, height: int) -> Markup:
-    """The <iframe> a teacher pastes (one template, which the page's script also fills in)."""
-    return Markup(render_template("widgets/_iframe.html", src=src, title=title, width=width, height=height).strip())
+def iframe_snippet(src: str, title: str, width: str, height: int, max_height: int | None = None) -> Markup:
+    """The <iframe> a teacher pastes (one template, which the page's script also fills in).
+    ``max_height``: the tallest the frame may grow (embed-resize.js stops there; the frame scrolls)."""
+    return Markup(render_template("widgets/_iframe.html", src=src, title=title, width=width, height=height,
+                                  max_height=max_height).strip())
 
 
-def share_links(paper: Document, widget: Widget, query: str, width: str = "100%", height: int | None = None) -> dict:
+def share_links(paper: Document, widget: Widget, query: str, width: str = "100%", height: int | None = None,
+                max_height: int | None = None) -> dict:
     """The plain link and the <iframe> snippet that reproduce the widget in its current state."""
     suffix = f"?{query}" if query else ""
     page = url_for("widgets.page", slug=paper.slug, name=widget.name, _external=True) + suffix
@@ -131,8 +134,8 @@ def share_links(paper: Document, widget: Widget, query: str, width: str = "100%"
     return {
         "page": page, "embed": embed,
         # Plain text (escaped where a page shows it), and the same snippet with "{src}" for the page's script.
-        "iframe": str(iframe_snippet(embed, widget.title, width, height or widget.height)),
-        "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height)),
+        "iframe": str(iframe_snippet(embed, widget.title, width, height or widget.height, max_height)),
+        "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height, max_height)),
         "script": f'<script src="{script}" async></script>',
     }
 
@@ -338,11 +341,17 @@ def oembed():
         abort(400, description="format must be json (the only oEmbed format offered here)")
     paper, widget, query = _widget_from_url(url)
     clean = "" if widget.driver == "live" else view_of(paper, widget, raw_state(MultiDict(parse_qsl(query))))["query"]
-    width, height = _pixels("maxwidth", 640), _pixels("maxheight", widget.height)
-    html = share_links(paper, widget, clean, width=str(width), height=height)["iframe"]
+    # The frame starts at the widget's usual height (at most maxheight) and the resize script in
+    # the html makes it as tall as the widget is at the width it is shown at, never taller than
+    # maxheight when one is asked for: past it, the frame scrolls. A consumer that strips scripts
+    # keeps the frame at its first height, with its own scroll bar, nothing cut off for good.
+    max_height = _pixels("maxheight", 5000) if request.args.get("maxheight") is not None else None
+    width, height = _pixels("maxwidth", 640), min(widget.height, max_height or widget.height)
+    links = share_links(paper, widget, clean, width=str(width), height=height, max_height=max_height)
     return jsonify(
         version="1.0", type="rich", title=widget.title, provider_name="Annotated papers",
-        provider_url=request.host_url, html=html, width=width, height=height, cache_age=86400,
+        provider_url=request.host_url, html=f"{links['iframe']}\n{links['script']}", width=width, height=height,
+        cache_age=86400,
     )
 
 

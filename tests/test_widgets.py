@@ -212,6 +212,18 @@ def test_oembed_returns_an_iframe_for_widget_urls(client):
         assert "show=fewshot" in client.get(f"/oembed?url={quote(embed_url)}").get_json()["html"]
 
 
+def test_oembed_html_resizes_and_honours_maxwidth_and_maxheight(client):
+    url = quote("http://localhost/mmlu/widgets/calibration-bars")
+    body = client.get(f"/oembed?url={url}&maxwidth=600").get_json()
+    iframe, script = body["html"].split("\n")
+    assert body["width"] == 600 and 'width="600"' in iframe and f'height="{body["height"]}"' in iframe
+    assert "data-max-height" not in iframe  # the frame grows to the whole widget
+    assert script == '<script src="http://localhost/static/js/embed-resize.js" async></script>'
+    capped = client.get(f"/oembed?url={url}&maxwidth=9999&maxheight=400").get_json()
+    assert capped["width"] == 640 and capped["height"] == 400
+    assert 'height="400" data-max-height="400"' in capped["html"]  # embed-resize.js stops there; the frame scrolls
+
+
 @pytest.mark.parametrize("query, status", [
     ("", 400),
     ("url=http://localhost/mmlu/widgets/chance-explorer&format=xml", 400),

@@ -79,21 +79,37 @@ function initCopyButtons() {
 // see that there is more. Checked again when the width changes.
 const SCROLLER_NAMES = { equation: 'Formula', 'math-inline': 'Formula', TABLE: 'Table', PRE: 'Code' };
 
+// A displayed formula a little wider than its column (a phone's) is set smaller to fit, down to
+// 12 px; only a formula wider than that still scrolls.
+function fitFormula(el) {
+  const math = el.querySelector('math[display="block"]');
+  if (!math) return;
+  math.style.fontSize = '';
+  if (el.scrollWidth <= el.clientWidth + 1) return;
+  const size = parseFloat(getComputedStyle(math).fontSize);
+  math.style.fontSize = `${Math.max(12, Math.floor(size * (el.clientWidth / el.scrollWidth) * 0.98 * 10) / 10)}px`;
+}
+
 function markScrollers() {
+  const counts = {};
   for (const el of document.querySelectorAll('.equation, .math-inline, main table, main pre')) {
+    if (el.classList.contains('equation')) fitFormula(el);
     const scrolls = el.scrollWidth > el.clientWidth + 1;
     el.classList.toggle('scrolls', scrolls);
     if (scrolls && !el.hasAttribute('tabindex')) {
       el.tabIndex = 0;
       el.dataset.madeScroller = 'true';
       el.setAttribute('role', 'region');
-      const kind = SCROLLER_NAMES[el.tagName] || SCROLLER_NAMES[el.classList[0]] || 'Wide content';
-      el.setAttribute('aria-label', `${kind}, scrolls sideways`);
     } else if (!scrolls && el.dataset.madeScroller) {
       el.removeAttribute('tabindex');
       el.removeAttribute('role');
       el.removeAttribute('aria-label');
       delete el.dataset.madeScroller;
+    }
+    if (el.dataset.madeScroller) { // each region its own name, numbered in page order (axe: landmark-unique)
+      const kind = SCROLLER_NAMES[el.tagName] || SCROLLER_NAMES[el.classList[0]] || 'Wide content';
+      counts[kind] = (counts[kind] || 0) + 1;
+      el.setAttribute('aria-label', `${kind} ${counts[kind]}, scrolls sideways`);
     }
   }
 }

@@ -148,3 +148,60 @@ test('a lesson page with three embeds starts a Pyodide only for the widget a rea
   await page.close();
   await new Promise((resolve) => lesson.close(resolve));
 });
+
+// What a teacher pastes, as the site hands it out: the oEmbed html and the widget page's copied
+// embed code, each an <iframe> with the resize script, on a 600 px column of another origin.
+function unescapeHtml(text) {
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#(\d+);/g, (_, code) => String.fromCharCode(Number(code))).replace(/&amp;/g, '&');
+}
+
+test('oEmbed html and the copied embed code grow to the whole widget at 600 px; maxheight makes a scrolling frame', async () => {
+  const target = `${BASE_URL}/mmlu/widgets/calibration-bars`;
+  const oembed = async (extra) => (await (await fetch(`${BASE_URL}/oembed?url=${encodeURIComponent(target)}&format=json&maxwidth=600${extra}`)).json());
+  const whole = await oembed('');
+  assert.equal(whole.width, 600);
+  assert.match(whole.html, /<script src="[^"]+\/static\/js\/embed-resize\.js" async><\/script>/);
+  const capped = await oembed('&maxheight=400');
+  assert.equal(capped.height, 400);
+  assert.match(capped.html, /height="400" data-max-height="400"/);
+  const page = await (await fetch(target)).text();
+  const copied = unescapeHtml(page.match(/<textarea[^>]*data-share="iframe">([\s\S]*?)<\/textarea>/)[1]);
+  assert.match(copied, /embed-resize\.js/);
+  const snippets = { oembed: whole.html, copied, capped: capped.html };
+  const host = http.createServer((request, response) => {
+    const name = request.url.slice(1);
+    response.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
+    response.end(`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${name}</title></head>
+      <body style="margin:0"><main style="width:600px"><h1>Calibration</h1>${snippets[name]}</main></body></html>`);
+  });
+  await new Promise((resolve) => host.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${host.address().port}`;
+  const browserPage = await browser.newPage({ viewport: { width: 800, height: 900 } });
+  for (const name of ['oembed', 'copied', 'capped']) {
+    await browserPage.goto(`${origin}/${name}`);
+    await browserPage.waitForFunction(() => document.querySelector('iframe').dataset.reportedHeight, null, { timeout: 60_000 });
+    const frame = frameOf(browserPage, `${BASE_URL}/embed/mmlu/calibration-bars`);
+    await frame.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
+    await redrawnForWidth(frame, 'calibration-bars');
+    const content = () => frame.evaluate(() => Math.ceil(document.documentElement.getBoundingClientRect().height));
+    if (name === 'capped') {
+      assert.equal(Number(await browserPage.getAttribute('iframe', 'height')), 400, 'maxheight holds');
+      assert.ok(await content() > 400, 'the widget is taller than 400 px at 600 px wide');
+      assert.ok(await frame.evaluate(() => document.scrollingElement.scrollHeight > window.innerHeight), 'and its frame scrolls');
+    } else {
+      const height = await content();
+      assert.ok(height > 720, `the calibration widget is ${height} px tall at 600 px wide, more than the first 720`);
+      await browserPage.waitForFunction((h) => Math.abs(Number(document.querySelector('iframe').height) - h) <= 2, height);
+      const [frameBox, widgetBottom] = [await browserPage.$eval('iframe', (f) => f.getBoundingClientRect().toJSON()),
+        await frame.evaluate(() => document.querySelector('section.widget').getBoundingClientRect().bottom)];
+      assert.equal(Math.round(frameBox.width), 600);
+      assert.ok(widgetBottom <= frameBox.height, `the widget ends at ${widgetBottom} px, inside the ${frameBox.height} px frame: nothing cut`);
+      assert.ok(await frame.evaluate(() => document.scrollingElement.scrollHeight <= window.innerHeight + 1), 'no scroll bar');
+      await browserPage.setViewportSize({ width: 800, height: Math.min(4000, Math.ceil(frameBox.height) + 120) });
+      await screenshot(browserPage, `embed-600-${name}`);
+      await browserPage.setViewportSize({ width: 800, height: 900 });
+    }
+  }
+  await browserPage.close();
+  await new Promise((resolve) => host.close(resolve));
+});

@@ -102,3 +102,38 @@ test('micro against macro: choose the published run by keyboard; the redraw equa
   assert.deepEqual(problems, []);
   await page.close();
 });
+
+test('one product at 360 px: the lesson is a lesson, its own credits, no internal names, numbers from 1; formulas fit; touch targets 24 px; axe clean', async () => {
+  const phone = await browser.newContext({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+  await phone.route(/\/pyodide\//, (route) => route.abort());
+  const page = await phone.newPage();
+  for (const path of ['/mmlu/', '/mmlu-pro/', '/scoring-lesson/']) {
+    await page.goto(`${BASE_URL}${path}`);
+    await page.waitForSelector('section.widget[data-ready="true"]');
+    await page.waitForTimeout(300);
+    const wide = await page.$$eval('.equation', (els) => els.filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.id));
+    assert.deepEqual(wide, [], `formulas scroll sideways on ${path}`);
+    const small = await page.$$eval('main input[type="range"], main input[type="checkbox"]', (els) => els
+      .filter((e) => e.getBoundingClientRect().width > 0 && e.getBoundingClientRect().height < 24).map((e) => e.id));
+    assert.deepEqual(small, [], `touch targets under 24 px on ${path}`);
+    const text = await page.evaluate(() => document.body.innerText);
+    for (const internal of ['MMLU_DATA_DIR', 'benchmarks/', 'papers/']) assert.ok(!text.includes(internal), `${path} shows ${internal}`);
+    assert.equal(await page.locator('.site-footer p').count(), 1, `${path} credits its own document only`);
+  }
+  assert.equal(await page.locator('.title-block .kicker').innerText(), 'LESSON');
+  assert.match(await page.locator('.citation summary').innerText(), /^Cite this lesson/);
+  assert.doesNotMatch(await page.locator('#bibtex').textContent(), /Hendrycks/);
+  assert.match(await page.locator('.site-footer').innerText(), /^A lesson on scoring MMLU/);
+  assert.deepEqual(await axeViolations(page), [], 'axe on the lesson at 360 px');
+  await screenshot(page, 'scoring-lesson-360-one-product');
+  await page.goto(`${BASE_URL}/scoring-lesson/overlap`);
+  assert.match(await page.locator('.site-footer').innerText(), /^A lesson on scoring MMLU/);
+  assert.doesNotMatch(await page.evaluate(() => document.body.innerText), /MMLU_DATA_DIR|\.py\b|benchmarks\//);
+  await page.fill('#overlap-text', 'Find all zeros in the indicated finite field of the given polynomial with coefficients in that field.');
+  await Promise.all([page.waitForNavigation(), page.click('.text-check button')]);
+  assert.match(await page.locator('.overlap-where').first().innerText(), /^abstract algebra, test question [1-9]\d*:/);
+  assert.deepEqual(await axeViolations(page), [], 'axe on the overlap page with its matches');
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 360);
+  await screenshot(page, 'overlap-360-matches');
+  await phone.close();
+});

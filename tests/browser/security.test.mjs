@@ -41,7 +41,14 @@ for (const path of ['/', '/mmlu/', '/mmlu/glossary/', '/embed/mmlu/chance-explor
       document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(`${e.violatedDirective} ${e.blockedURI}`));
     });
     await page.goto(BASE_URL + path);
-    // Wait for the Pyodide worker where the page starts one (it answers the page's first computation).
+    // A widget's worker starts at the reader's first touch: touch one where the page has one.
+    const control = page.locator('section.widget[data-driver="worker"] form input:not([type="hidden"])').first();
+    if (await control.count()) {
+      await page.waitForSelector('section.widget[data-ready="true"]');
+      await control.focus();
+      await page.waitForSelector('section.widget[data-worker="ready"]', { timeout: 90_000 });
+    }
+    // Wait for the Pyodide worker where the page started one (it answers the page's first computation).
     await page.waitForLoadState('networkidle', { timeout: 60000 });
     assert.deepEqual(violations, []);
     assert.deepEqual(cspViolations(problems), []);

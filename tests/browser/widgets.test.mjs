@@ -4,7 +4,7 @@
 // stays clean. One page per widget (each page starts Pyodide once); widgets run two at a time.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR } from './lib.mjs';
 import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -288,23 +288,46 @@ function evaluateRows(subject, answers) {
   }));
 }
 
-test('inline on the annotated paper: every widget comes alive on one worker', async () => {
-  const page = await shared.newPage();
+test('inline on the annotated paper: no Pyodide before a touch, then the server answers and one worker takes over', async () => {
+  const context = await browser.newContext({ viewport: { width: 900, height: 1100 } }); // no snapshot stored yet
+  const page = await context.newPage();
   const problems = watchConsole(page);
+  const runtime = []; // every request for Pyodide, a wheel or the runtime's manifest
+  const watch = (r) => { if (/\/pyodide\/|\/wheels\/|\/api\/python-runtime/.test(r.url())) runtime.push(r.url()); };
+  page.on('request', watch);
+  page.on('worker', (worker) => runtime.push(`worker ${worker.url()}`));
   await page.goto(`${BASE_URL}/mmlu/`);
   const names = await page.$$eval('section.widget[data-driver="worker"]', (els) => els.map((e) => e.dataset.widget));
   assert.ok(names.length >= 6, `only ${names.length} worker widgets on the paper page`);
-  for (const name of names) await settle(page, name, 0);
+  for (const name of names) await settle(page, name, 0); // each drawn for its width, by the server
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight / 2));
+  await page.waitForLoadState('networkidle');
+  await page.waitForTimeout(500);
+  assert.deepEqual(runtime, [], 'a reader who has not touched a widget downloads no Pyodide');
+  assert.deepEqual(await page.evaluate(async () => (await caches.keys())), [], 'and stores no snapshot');
+  assert.equal(await page.locator('section.widget[data-worker]').count(), 0);
+
   const before = page.url();
-  const renders = Number(await widgetOf(page, 'chance-explorer').getAttribute('data-renders'));
-  await page.fill('#w-chance-explorer-n', '1000');
+  const widget = widgetOf(page, 'chance-explorer');
+  let renders = Number(await widget.getAttribute('data-renders'));
+  await page.fill('#w-chance-explorer-n', '1000'); // the first touch: the server answers at once
   await page.keyboard.press('Tab');
   await settle(page, 'chance-explorer', renders);
-  assert.match(await widgetOf(page, 'chance-explorer').locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.ok(runtime.some((url) => /\/pyodide\//.test(url)), 'the touch started the worker');
+  await page.waitForSelector('section.widget[data-widget="chance-explorer"][data-worker="ready"]', { timeout: 90_000 });
+  await page.waitForFunction(() => !document.querySelector('section.widget[data-widget="chance-explorer"]').hasAttribute('aria-busy'));
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.fill('#w-chance-explorer-score', '0.27'); // now answered by the worker
+  await settle(page, 'chance-explorer', renders);
+  const match = await serverMatch(page, 'chance-explorer');
+  assert.equal(match.liveMarks, match.serverMarks);
+  assert.deepEqual(match.liveSummary, match.serverSummary);
   assert.equal(page.url(), before, 'an inline widget must not take over the page URL');
-  assert.match(await page.locator('#w-chance-explorer-link').inputValue(), /\/mmlu\/widgets\/chance-explorer\?n=1000$/);
+  assert.match(await page.locator('#w-chance-explorer-link').inputValue(), /\/mmlu\/widgets\/chance-explorer\?(?=.*n=1000)(?=.*score=0\.27)/);
+  assert.equal(runtime.filter((url) => url.startsWith('worker ')).length, 1, 'one worker for the whole page');
   assert.deepEqual(problems, []);
-  await page.close();
+  await context.close();
 });
 
 test('when the in-page calculator cannot start, the server computes each change', async () => {
@@ -346,5 +369,39 @@ test('an input made before the in-page calculator is ready is answered by the se
   match = await serverMatch(page, 'chance-explorer'); // the switch to the worker changes nothing visible
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
+  await context.close();
+});
+
+test('printed: a figure drawn wide prints a copy drawn for the column (text at least 8 pt), never split; links print their addresses', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.route(/\/pyodide\//, (route) => route.abort()); // the server draws every picture
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/mmlu/`);
+  const wide = await page.$$eval('section.widget[data-driver="worker"]', (els) => els.map((e) => e.dataset.widget));
+  for (const name of wide) await settle(page, name, 0);
+  await page.waitForFunction(() => [...document.querySelectorAll('svg.widget-figure[data-role="figure"]')]
+    .every((svg) => svg.viewBox.baseVal.width <= 640 || svg.dataset.printCopy), null, { timeout: 30_000 });
+  await page.emulateMedia({ media: 'print' });
+  const printed = await page.evaluate(() => {
+    const COLUMN = 673; // A4 less 16 mm margins, in CSS px: the printed figure's widest
+    return [...document.querySelectorAll('section.widget svg.widget-figure')].filter((svg) => getComputedStyle(svg).display !== 'none')
+      .map((svg) => {
+        const scale = Math.min(COLUMN, svg.viewBox.baseVal.width) / svg.viewBox.baseVal.width;
+        const sizes = [...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale * 0.75);
+        return { widget: svg.closest('section.widget').dataset.widget, drawn: svg.viewBox.baseVal.width,
+          smallest: Math.min(...sizes), unbroken: getComputedStyle(svg).breakInside === 'avoid' };
+      });
+  });
+  assert.ok(printed.length >= 6);
+  for (const figure of printed) {
+    assert.ok(figure.smallest >= 8, `${figure.widget} prints its text at ${figure.smallest.toFixed(1)} pt (drawn ${figure.drawn} px wide)`);
+    assert.ok(figure.unbroken, `${figure.widget} may be split across pages`);
+  }
+  const source = await page.$eval('.source-list a[href^="http"]', (a) => getComputedStyle(a, '::after').content);
+  assert.match(source, /\(https?:/, 'a source prints its address');
+  const glossary = await page.$eval('.glossary-entries', (dl) => [getComputedStyle(dl).columnCount, parseFloat(getComputedStyle(dl).fontSize)]);
+  assert.equal(glossary[0], '2', 'the glossary prints in two columns');
+  assert.ok(glossary[1] < 12, 'in small type');
+  await page.pdf({ path: `${ARTIFACTS_DIR}/mmlu-printed-1280.pdf`, format: 'A4' });
   await context.close();
 });

@@ -11,14 +11,20 @@
 //
 // Until the worker is ready, each change is computed by the server (the same Python, through the
 // widget JSON route), so a reader's first input is answered at once; when the worker is ready the
-// widget switches to it without a visible change. An embedded widget starts its worker only on the
-// reader's first input, so a lesson page with several embeds does not start a Pyodide for each.
+// widget switches to it without a visible change. On a document page (and in an embed) the worker
+// starts only when the reader first touches a widget (a pointer on it, focus in its controls, an
+// input): a reader who only reads downloads no Pyodide and stores no snapshot. A widget's own page
+// (mode "page") is there to be used, so it starts its worker at once.
 //
 // A figure is drawn for the width it is shown at (widgetkit/layout.py): the view is asked for the
 // figure's frame's width, measured here, and again whenever the frame's width changes. Until the
 // first answer, the server's picture for a phone or for a wider frame stands in (widgets.css picks).
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
+// The printed column (A4 less its margins is about 673 CSS px): a figure drawn wider than this is
+// drawn again for it, kept aside for print only, so printed chart text keeps its size (≥ 8 pt).
+const PRINT_WIDTH = 640;
+const PRINT_DELAY_MS = 600;
 
 // The math core's client, imported only when a widget on the page needs it: importing it starts
 // Pyodide, which the prompt anatomy (data from the server) does not need.
@@ -138,7 +144,12 @@ class Widget {
     if (this.extra && this.extra.setup) this.extra.setup(this);
     new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
-    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode !== 'embed') this.startWorker();
+    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode === 'page') this.startWorker();
+    else if (this.el.dataset.driver === 'worker') { // the first touch starts it (onInput does too)
+      const touched = () => this.startWorker();
+      this.el.addEventListener('pointerdown', touched, { once: true, passive: true });
+      this.form.addEventListener('focusin', touched, { once: true });
+    }
   }
 
   startWorker() {
@@ -240,8 +251,36 @@ class Widget {
       url.search = view.query ? `?${view.query}` : '';
       window.history.replaceState(null, '', url);
     }
+    this.schedulePrintFigure(view.width);
     this.el.dataset.renders = String(Number(this.el.dataset.renders || 0) + 1);
     this.el.dispatchEvent(new CustomEvent('widget:rendered', { detail: { view, ms: performance.now() - started } }));
+  }
+
+  // A figure drawn wider than the printed column gets a copy drawn for it, shown only in print
+  // (widgets.css), made once the widget has been still for a moment.
+  schedulePrintFigure(width) {
+    clearTimeout(this.printTimer);
+    if (!(width > PRINT_WIDTH)) {
+      if (this.printSvg) { this.printSvg.remove(); this.printSvg = null; delete this.svg.dataset.printCopy; }
+      return;
+    }
+    this.printTimer = setTimeout(() => {
+      if (this.busy || this.pending) { this.schedulePrintFigure(width); return; }
+      this.compute({ ...readForm(this.form), width: String(PRINT_WIDTH) }).then((view) => {
+        if (!this.printSvg) {
+          this.printSvg = document.createElementNS(SVG_NS, 'svg');
+          this.printSvg.setAttribute('class', 'widget-figure widget-figure-print');
+          this.printSvg.setAttribute('aria-hidden', 'true'); // the screen's figure carries the label
+          this.svg.after(this.printSvg);
+        }
+        const fig = view.figure;
+        this.printSvg.setAttribute('width', fig.width);
+        this.printSvg.setAttribute('height', fig.height);
+        this.printSvg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
+        this.printSvg.replaceChildren(buildMarks(fig.marks));
+        this.svg.dataset.printCopy = 'true';
+      }, () => {});
+    }, PRINT_DELAY_MS);
   }
 
   // Put the checked state back into the controls: clamped values, a subject's size, percentages.
