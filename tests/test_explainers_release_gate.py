@@ -17,8 +17,8 @@ import statsmodels.api as sm
 from scipy import stats as sps
 
 import explainers as ex
-from explainers import release_gate
 from benchmarks.gate import compare, report_lines
+from explainers import release_gate
 
 # -- Student's t ------------------------------------------------------------------------------
 

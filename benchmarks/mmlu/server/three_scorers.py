@@ -126,7 +126,7 @@ def _checked(values: dict) -> dict:
 
 def form_work(arguments: dict, shots: int | None = None) -> int:
     """What one post of this form has the model read, in the work characters of
-    papers/mmlu/server/validation.py (about 1.3 ms of CPU each when nothing is cached), for all
+    benchmarks/mmlu/server/validation.py (about 1.3 ms of CPU each when nothing is cached), for all
     six of its model runs: letter and full answer (each prompt plus twice its continuations) and
     a generation (its prompt plus PAGE_MAX_NEW_TOKENS new tokens), on the plain side and again on
     the chat side (the same turns, each wrapped in the template's few characters). ``shots``: with
