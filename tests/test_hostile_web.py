@@ -1,0 +1,151 @@
+"""Issue 26, the web layer: the attacks on the routes added since round 2 (items 4, 5, 7, 8, 9, 11).
+
+Each test failed on the code before the fix. The model's own findings (generation's lock, the
+three-scorers budget, fairness, memory, SIGTERM) are tested in tests/test_hostile.py.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+from werkzeug.test import EnvironBuilder, run_wsgi_app
+
+from engine import create_app
+
+SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options")
+FORM_ROUTES = {  # the four forms that carry a CSRF token, each with the fields that get it past its first checks
+    "/mmlu/run": {"subject": "astronomy", "source": "real", "split": "test", "number": "1", "shots": "0",
+                  "method": "letter"},
+    "/mmlu-pro/run": {"category": "math", "number": "1", "shots": "0"},
+    "/scoring-lesson/widgets/three-scorers": {"subject": "astronomy", "number": "1", "shots": "0"},
+    "/embed/scoring-lesson/three-scorers": {"subject": "astronomy", "number": "1", "shots": "0"},
+}
+
+
+@pytest.fixture(scope="module")
+def quiet_app():
+    """An app whose model cannot load (a missing directory): nothing here may wake a real model."""
+    return create_app({"TESTING": True, "SCORER_MODEL": "/nonexistent/model-for-hostile-web"})
+
+
+@pytest.fixture()
+def quiet(quiet_app):
+    return quiet_app.test_client()
+
+
+# -- item 7: a non-ASCII CSRF token ---------------------------------------------------------------
+@pytest.mark.parametrize("path", sorted(FORM_ROUTES))
+@pytest.mark.parametrize("token", ["é" * 32, "\u0660" * 32, "0" * 31 + "é", "x"])
+def test_a_non_ascii_form_token_is_a_400_saying_the_form_expired(quiet, path, token):
+    response = quiet.post(path, data={**FORM_ROUTES[path], "csrf_token": token})
+    assert response.status_code == 400, response.status_code
+    assert "This form has expired" in response.get_data(as_text=True)
+    assert quiet.application.extensions["scoring"].state == "not loaded"
+
+
+# -- item 8: JSON nested too deeply, on every route that takes JSON ---------------------------------
+def _json_routes(app) -> list[str]:
+    """Every POST operation the OpenAPI document says takes a JSON body, and every other POST route
+    of the url_map with its variable parts filled in with real names."""
+    client = app.test_client()
+    document = client.get("/api/openapi.json").get_json()
+    paths = {path for path, item in document["paths"].items()
+             if "application/json" in item.get("post", {}).get("requestBody", {}).get("content", {})}
+    names = {"slug": "scoring-lesson", "name": "three-scorers", "fn_name": "standard_error"}
+    for rule in app.url_map.iter_rules():
+        if "POST" in rule.methods and not rule.rule.startswith("/api/explainers/"):
+            paths.add(re.sub(r"<(?:[^:<>]+:)?(\w+)>", lambda m: names[m.group(1)], rule.rule))
+    return sorted(paths)
+
+
+def test_the_json_routes_are_all_found(quiet_app):
+    routes = _json_routes(quiet_app)
+    for path in ("/api/score", "/api/mmlu-pro/score", "/api/mmlu-pro/generate", "/api/explainers/standard_error",
+                 "/api/explainers/ngram_overlap", "/api/model/load", "/scoring-lesson/overlap"):
+        assert path in routes
+
+
+@pytest.mark.parametrize("depth", [30_000, 200, 40])
+def test_json_nested_too_deeply_is_a_400_on_every_json_route(quiet_app, depth):
+    client = quiet_app.test_client()
+    documented = {path for path, item in client.get("/api/openapi.json").get_json()["paths"].items()
+                  if "requestBody" in item.get("post", {})}
+    objects = min(depth, 10_000)  # 6 bytes a level: within the 64 KiB body limit
+    for nested in ("[" * depth + "]" * depth, '{"a":' * objects + "1" + "}" * objects):
+        for path in _json_routes(quiet_app):
+            response = client.post(path, data=nested, content_type="application/json")
+            assert response.status_code < 500, (path, depth, response.status_code)
+            if path in documented:  # it reads JSON: it says why it refused
+                assert response.status_code == 400 and "nested too deeply" in response.get_json()["error"], path
+    assert quiet_app.extensions["scoring"].state in ("not loaded", "failed")
+
+
+def test_json_a_few_levels_deep_is_still_read(quiet):
+    response = quiet.post("/api/explainers/plain_mean", json={"values": [1, 2, 3]})
+    assert response.status_code == 200 and response.get_json()["result"] == 2
+
+
+def _raw_wsgi(app, path: str, host: str):
+    environ = EnvironBuilder(path=path).get_environ()
+    environ["HTTP_HOST"] = host
+    body, status, headers = run_wsgi_app(app, environ)
+    return status, headers, b"".join(body)
+
+
+@pytest.mark.parametrize("host", ["xn--zz", "xn--zz:8000", "a.xn--zz.example", "XN--ZZ", "xn--"])
+@pytest.mark.parametrize("path", ["/", "/mmlu/", "/mmlu/widgets/chance-explorer", "/embed/mmlu/chance-explorer",
+                                  "/api/model", "/oembed?url=http://xn--zz/mmlu/widgets/chance-explorer"])
+def test_a_malformed_punycode_host_is_a_400(quiet_app, host, path):
+    status, headers, body = _raw_wsgi(quiet_app, path, host)
+    assert status.startswith("400"), status
+    assert all(name in headers for name in SECURITY_HEADERS)
+    if host != "xn--":  # (a label ending in "-" is refused as any malformed name)
+        assert b"punycode" in body
+
+
+def test_a_valid_punycode_host_is_served(quiet_app):
+    status, _, _ = _raw_wsgi(quiet_app, "/mmlu/widgets/chance-explorer", "xn--bcher-kva.example")
+    assert status.startswith("200")
+
+
+# -- item 11: Allow on 405, the Origin's port ----------------------------------------------------------
+@pytest.mark.parametrize("method, path, allowed", [
+    ("GET", "/api/score", {"POST"}), ("DELETE", "/api/score", {"POST"}), ("PUT", "/mmlu/run", {"GET", "POST"}),
+    ("GET", "/api/mmlu-pro/generate", {"POST"}), ("POST", "/api/model", {"GET"}),
+    ("POST", "/scoring-lesson/three-scorers", {"GET"}), ("POST", "/mmlu/widgets/chance-explorer", {"GET"}),
+    ("DELETE", "/mmlu/", {"GET"}),
+])
+def test_a_405_names_the_allowed_methods(quiet, method, path, allowed):
+    response = quiet.open(path, method=method)
+    assert response.status_code == 405
+    assert allowed <= {m.strip() for m in response.headers.get("Allow", "").split(",")}, response.headers
+
+
+@pytest.mark.parametrize("origin", ["http://localhost:8080", "https://localhost", "http://localhost:1",
+                                    "http://localhost:99999", "http://localhost:x"])
+def test_a_post_from_another_port_or_scheme_of_the_host_is_refused(quiet, origin):
+    response = quiet.post("/api/mmlu-pro/score", json={"category": "math"}, headers={"Origin": origin})
+    assert response.status_code == 403
+
+
+@pytest.mark.parametrize("origin, host", [("http://localhost", "localhost"), ("http://localhost:80", "localhost"),
+                                          ("http://localhost:8000", "localhost:8000"),
+                                          ("http://LOCALHOST:8000", "localhost:8000")])
+def test_a_post_from_the_same_origin_passes(quiet, origin, host):
+    response = quiet.post("/api/mmlu-pro/score", json={"category": "no such"}, headers={"Origin": origin, "Host": host})
+    assert response.status_code == 400 and response.get_json()["field"] == "category"
+
+
+def test_behind_the_proxy_the_forwarded_port_makes_the_origin(monkeypatch):
+    monkeypatch.setenv("TRUSTED_PROXIES", "1")
+    app = create_app({"TESTING": True, "SCORER_MODEL": "/nonexistent/model-for-hostile-web"})
+    client = app.test_client()
+    # nginx passes Host without the port ($host) and adds X-Forwarded-Port (deploy/nginx-site.conf.template)
+    forwarded = {"Host": "localhost", "X-Forwarded-Port": "8080", "X-Forwarded-Proto": "http",
+                 "X-Forwarded-For": "192.0.2.9"}
+    same = client.post("/api/mmlu-pro/score", json={"category": "no such"},
+                       headers={**forwarded, "Origin": "http://localhost:8080"})
+    assert same.status_code == 400
+    other = client.post("/api/mmlu-pro/score", json={"category": "no such"},
+                        headers={**forwarded, "Origin": "http://localhost:9090"})
+    assert other.status_code == 403
