@@ -5,12 +5,17 @@ three-scorers budget, fairness, memory, SIGTERM) are tested in tests/test_hostil
 """
 from __future__ import annotations
 
+import gzip
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from engine import create_app
+from tools.launcher import REPO_ROOT
 
 SECURITY_HEADERS = ("Content-Security-Policy", "X-Content-Type-Options")
 FORM_ROUTES = {  # the four forms that carry a CSRF token, each with the fields that get it past its first checks
@@ -149,3 +154,72 @@ def test_behind_the_proxy_the_forwarded_port_makes_the_origin(monkeypatch):
     other = client.post("/api/mmlu-pro/score", json={"category": "no such"},
                         headers={**forwarded, "Origin": "http://localhost:9090"})
     assert other.status_code == 403
+
+
+# -- item 9: the gate command on hostile run files ------------------------------------------------------
+GATE_RUN = "papers/mmlu/runs/smollm2-135m-instruct-0shot.jsonl.gz"
+# Runs the gate in a child process and reports the child's own peak memory on its last stderr line.
+GATE = ("import resource, sys\nfrom engine.__main__ import main\nstatus = main(sys.argv[1:])\n"
+        "print('peak-rss-kib', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(status)")
+
+
+def _gate(production: Path) -> tuple[int, str, int]:
+    """(exit status, stderr, the child's peak memory in MiB) of the gate on ``production`` and a real run."""
+    done = subprocess.run([sys.executable, "-c", GATE, "scoring-lesson", "gate", "--no-groups", "--production",
+                           str(production), "--candidate", str(REPO_ROOT / GATE_RUN)],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+    peak = re.search(r"peak-rss-kib (\d+)", done.stderr)
+    return done.returncode, done.stderr, int(peak.group(1)) // 1024 if peak else -1
+
+
+@pytest.fixture(scope="module")
+def gzip_bomb(tmp_path_factory) -> Path:
+    """About 1 MB of gzip that expands to 1 GiB: one valid line, then zeros with no line break."""
+    path = tmp_path_factory.mktemp("bomb") / "production.jsonl.gz"
+    first = gzip.decompress((REPO_ROOT / GATE_RUN).read_bytes()).split(b"\n", 1)[0] + b"\n"
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        out.write(first)
+        block = b"0" * 2**20
+        for _ in range(1024):
+            out.write(block)
+    assert path.stat().st_size < 2 * 2**20
+    return path
+
+
+def test_a_gzip_bomb_is_refused_with_exit_2_in_little_memory(gzip_bomb):
+    status, err, peak_mib = _gate(gzip_bomb)
+    assert status == 2, err[-2000:]
+    assert "longer than" in err and "MiB" in err and "Traceback" not in err
+    assert peak_mib < 400, f"the gate's peak memory was {peak_mib} MiB"
+
+
+def test_a_gzip_bomb_of_blank_lines_is_refused_with_exit_2(tmp_path):
+    path = tmp_path / "production.jsonl.gz"
+    with gzip.open(path, "wb", compresslevel=9) as out:
+        for _ in range(64):
+            out.write(b"\n" * 2**20)
+    status, err, _ = _gate(path)
+    assert status == 2 and "lines" in err and "Traceback" not in err, err[-2000:]
+
+
+NESTED_LINES = {"arrays": "[" * 100_000 + "]" * 100_000, "objects": '{"a":' * 100_000 + "1" + "}" * 100_000,
+                "in a field": '{"doc_id": 0, "acc": ' + "[" * 500 + "]" * 500 + "}"}
+
+
+@pytest.mark.parametrize("kind", sorted(NESTED_LINES))
+def test_a_deeply_nested_line_is_refused_with_exit_2(tmp_path, kind):
+    path = tmp_path / "production.jsonl"
+    path.write_text(NESTED_LINES[kind] + "\n")
+    status, err, _ = _gate(path)
+    assert status == 2, err[-2000:]
+    assert "line 1" in err and "Traceback" not in err
+
+
+def test_a_big_ordinary_run_is_still_read(tmp_path):
+    """The published 0-shot run, plain and gzipped, line endings \\r\\n: the gate reads it as before."""
+    text = gzip.decompress((REPO_ROOT / GATE_RUN).read_bytes()).decode()
+    plain = tmp_path / "production.jsonl"
+    plain.write_text(text.replace("\n", "\r\n"), newline="")
+    status, err, _ = _gate(plain)
+    assert status in (0, 1) and "error" not in err, err[-2000:]
