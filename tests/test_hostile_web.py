@@ -223,3 +223,43 @@ def test_a_big_ordinary_run_is_still_read(tmp_path):
     plain.write_text(text.replace("\n", "\r\n"), newline="")
     status, err, _ = _gate(plain)
     assert status in (0, 1) and "error" not in err, err[-2000:]
+
+
+# -- item 5: the overlap page's cost per post -------------------------------------------------------------
+def test_an_overlap_post_tokenises_only_the_pasted_text(monkeypatch):
+    """Before, every post tokenised all 14,042 test questions (0.3–1.5 CPU-s); now the test set's
+    n-grams are indexed once per data directory and a post reads the text it was given (and the
+    few questions it shares an n-gram with)."""
+    from papers.scoring_lesson.server import data_checks, mmlu_data_dir
+
+    root = mmlu_data_dir()
+    data_checks.overlap_with_test(root, "warming up: the index is built by the first post")
+    calls = []
+    real = data_checks._grams
+    monkeypatch.setattr(data_checks, "_grams", lambda text, n: calls.append(text) or real(text, n))
+    question = data_checks._test_questions(root)[5000][3]
+    found = data_checks.overlap_with_test(root, "Seen on a forum: " + question)
+    assert found[0]["overlap"] == 1.0
+    assert len(calls) == 1, f"{len(calls)} texts tokenised into n-grams for one post"
+
+
+def test_the_indexed_overlap_lists_what_the_full_scan_listed():
+    """The index only picks candidates: the rows and their overlaps are those of the full scan
+    (explainers.ngram_overlap of each question against the text)."""
+    import random
+
+    from explainers import ngram_overlap
+    from papers.scoring_lesson.server import data_checks, mmlu_data_dir
+
+    root = mmlu_data_dir()
+    questions = data_checks._test_questions(root)
+    rng = random.Random(5)
+    texts = [" ".join(rng.choice(questions)[3] for _ in range(6)),
+             "Which of the following is the most likely explanation of the result? " * 40,
+             rng.choice(questions)[3][:60] + " lunch " + rng.choice(questions)[3][30:]]
+    for text in texts:
+        pasted = data_checks._grams(text, 8)
+        full = sorted(({"subject": s, "index": i, "overlap": ngram_overlap(q, text, 8)}
+                       for s, _, i, q in questions if not pasted.isdisjoint(data_checks._grams(q, 8))),
+                      key=lambda row: (-row["overlap"], row["subject"], row["index"]))
+        assert data_checks.overlap_with_test(root, text, top=len(full) + 5) == full
