@@ -287,3 +287,10 @@ def test_a_widgets_json_is_drawn_once_per_url(quiet, monkeypatch):
     assert other.get_json()["numbers"]["band"] != first.get_json()["numbers"]["band"]
     assert quiet.get(url, headers={"If-None-Match": first.headers["ETag"]}).status_code == 304
     assert quiet.get("/api/widgets/scoring-lesson/three-scorers").status_code == 404  # live: never drawn here
+
+
+@pytest.mark.parametrize("method", [{}, [], ["letter"], {"a": 1}])
+def test_a_method_that_is_a_list_or_an_object_is_a_400(quiet, method):
+    """Found by the schema-checking fuzzer (tests/test_openapi.py): `method in METHODS` on a dict raised."""
+    response = quiet.post("/api/score", json={"subject": "astronomy", "split": "test", "index": 0, "method": method})
+    assert response.status_code == 400 and response.get_json()["field"] == "method"
