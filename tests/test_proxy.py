@@ -162,3 +162,20 @@ def test_nginx_answers_429_to_a_flood_of_model_posts(proxy):
     connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.20", 0))
     connection.request("POST", "/api/mmlu-pro/score", body=b"{}", headers={"Content-Type": "application/json"})
     assert connection.getresponse().status == 400
+
+
+@needs_nginx
+def test_through_nginx_the_origin_check_sees_the_port_the_browser_used(proxy):
+    """nginx passes Host without the port (Debian's proxy_params: $host) and X-Forwarded-Port with it:
+    a page of this site (same scheme, host and port) may post; one on another port of the host may not."""
+    def post(origin: str) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.30", 0))
+        connection.request("POST", "/api/mmlu-pro/score", body=b'{"category": "no such"}',
+                           headers={"Content-Type": "application/json", "Origin": origin})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+
+    assert post(f"http://127.0.0.1:{proxy}") == 400  # through the Origin check, refused for its category
+    assert post("http://127.0.0.1:1") == 403
+    assert post(f"https://127.0.0.1:{proxy}") == 403
