@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .runfile import GROUP_FIELDS, LEGACY_DEFAULTS
@@ -95,6 +96,8 @@ def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, st
         row = json.loads(line)
     except ValueError as error:
         raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
+    except RecursionError:
+        raise RunFormatError(f"{where}: JSON nested too deeply (a run line is one flat object)") from None
     if not isinstance(row, dict):
         raise RunFormatError(f"{where}: each line must be a JSON object")
     if "doc_id" in row:
@@ -105,8 +108,9 @@ def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, st
         f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line (doc_id, acc)")
 
 
-def read_run(files: list[tuple[str, str]]) -> Run:
-    """Read one run from one or more files, given as (file name, text) pairs.
+def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
+    """Read one run from one or more files, given as (file name, text) pairs (or (file name, its
+    lines), an iterable read once: the gate command streams big files rather than holding them).
 
     A harness run usually spans one file per task; an evaluate run is one file. Blank lines are
     skipped; a question that appears twice, a line that is not a JSON object, or a file that
@@ -119,7 +123,7 @@ def read_run(files: list[tuple[str, str]]) -> Run:
     formats: set[str] = set()
     for name, text in files:
         file_task = task_of_file(name)
-        for number, line in enumerate(text.splitlines(), 1):
+        for number, line in enumerate(text.splitlines() if isinstance(text, str) else text, 1):
             if not line.strip():
                 continue
             where = f"{name} line {number}"

@@ -14,9 +14,11 @@ bound, a 400 names the argument and the limit. The functions themselves keep the
 """
 from __future__ import annotations
 
+import inspect
 import typing
 
-from flask import Blueprint, Flask, abort, jsonify, request
+from flask import Blueprint, Flask, Response, abort, jsonify, request
+from werkzeug.exceptions import MethodNotAllowed
 
 import explainers
 from explainers.registry import PUBLIC, call_public, describe
@@ -110,10 +112,23 @@ def _arguments(fn_name: str) -> dict:
     return body
 
 
-@bp.route("/<fn_name>", methods=["GET", "POST"])
+def takes_get(fn_name: str) -> bool:
+    """Whether a function's arguments all fit a query string (numbers, text, true/false): only those
+    are offered by GET (and described so in /api/openapi.json); the others take a JSON POST."""
+    hints = typing.get_type_hints(PUBLIC[fn_name])
+    return all(hints.get(p.name) in (float, int, str, bool) for p in inspect.signature(PUBLIC[fn_name]).parameters.values())
+
+
+@bp.route("/<fn_name>", methods=["GET", "POST", "OPTIONS"], provide_automatic_options=False)
 def call(fn_name: str):
     if fn_name not in PUBLIC:
         abort(404, description=f"No public explainer function named {fn_name!r}; GET /api/explainers lists them.")
+    allowed = ["GET", "HEAD", "OPTIONS", "POST"] if takes_get(fn_name) else ["OPTIONS", "POST"]
+    if request.method == "OPTIONS":
+        return Response(status=200, headers={"Allow": ", ".join(allowed)})
+    if request.method not in allowed:  # a list or an object cannot be written in a query string
+        raise MethodNotAllowed(allowed, description=f"{fn_name} takes lists or objects: POST its arguments "
+                                                    "as a JSON object with Content-Type: application/json.")
     try:
         arguments = _arguments(fn_name)
         check_cost(fn_name, arguments)

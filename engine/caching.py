@@ -121,11 +121,15 @@ def content_mtime(app: Flask) -> float:
     return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
 
 
-def cached_page(view):
+def cached_page(view=None, *, mimetype: str = "text/html"):
     """Keep a page's rendered HTML in memory, keyed by the content version and the full URL
     (widget pages carry their state in the query). The store is bounded by bytes, least recently
     used first out, so made-up query strings cannot grow memory. Markers a page holds for what
-    changes between requests are filled in by the app's finishers every time it is served."""
+    changes between requests are filled in by the app's finishers every time it is served.
+    ``@cached_page(mimetype="application/json")`` keeps a view's JSON the same way (a widget's
+    view drawn for the API: its inputs are the URL and the content, like its page's)."""
+    if view is None:
+        return lambda inner: cached_page(inner, mimetype=mimetype)
 
     @wraps(view)
     def wrapper(*args, **kwargs):
@@ -139,7 +143,7 @@ def cached_page(view):
             rendered = view(*args, **kwargs)
             body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
             # Hashed once per render, not per request: the ETag is kept with the page.
-            cached = (hashlib.sha256(body).hexdigest()[:20], body, b"<!--live-" in body)
+            cached = (hashlib.sha256(body).hexdigest()[:20], body, mimetype == "text/html" and b"<!--live-" in body)
             store.pages.put(key, cached, len(body) + len(key))  # the key (a URL) counts: it can be 200 KB
         etag, body, has_markers = cached
         if has_markers:
@@ -148,7 +152,7 @@ def cached_page(view):
                 text = finish(text)
             body = text.encode("utf-8")
             etag = f"{etag}-{hashlib.sha256(body).hexdigest()[:8]}"
-        response = Response(body, mimetype="text/html")
+        response = Response(body, mimetype=mimetype)
         response.headers["Last-Modified"] = formatdate(version, usegmt=True)
         response.set_etag(etag)
         return response

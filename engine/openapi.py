@@ -9,11 +9,18 @@ from __future__ import annotations
 
 import inspect
 import typing
+from functools import cache
 
 from flask import Blueprint, current_app, jsonify
 
 import explainers
+from explainers import checks
+from explainers.calibration import BINNINGS
+from explainers.lesson import MAX_SIMULATED_QUESTIONS, NORMALIZATIONS
 from explainers.registry import PUBLIC
+from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_EXACT_N
+
+from . import api  # (api imports this module: its names are read at call time)
 
 bp = Blueprint("openapi", __name__)
 
@@ -45,12 +52,108 @@ def _schema(hint) -> dict:
     return {}
 
 
+# What the functions' own checks (explainers/checks.py) and the API's cost bounds (api.py) accept,
+# beyond the type hints, so that a request the document calls valid is one the server takes
+# (issue 26): ranges, list lengths, choices. What one field cannot say alone (two lists of the
+# same length, n at most the words in text) stays in the function's 400; every operation has an
+# example that is accepted.
+_L = checks.LARGEST_WHOLE
+_NUMBER = {"type": "number", "minimum": -_L, "maximum": _L}
+_PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
+_LEVEL = {"type": "number", "minimum": 0, "maximum": checks.MAX_LEVEL, "exclusiveMinimum": True}
+_LOGPROB = {"type": "number", "minimum": -_L, "maximum": 0}
+
+
+def _whole(low: int = 1, high: int = _L) -> dict:
+    return {"type": "integer", "minimum": low, "maximum": high}
+
+
+def _list(items: dict, low: int = 1) -> dict:
+    return {"type": "array", "items": items, "minItems": low, "maxItems": api.MAX_ITEMS}
+
+
+def _choice(values) -> dict:
+    return {"type": "string", "enum": list(values)}
+
+
+def _mapping(values: dict, low: int = 1) -> dict:
+    return {"type": "object", "additionalProperties": values, "minProperties": low}
+
+
+@cache
+def _constraints() -> tuple[dict, dict]:
+    """({parameter: schema}, {function: {parameter: schema}}): the first wherever a name appears,
+    the second where one function's differs."""
+    labels = _list({"type": "string"})
+    by_name = {  # a parameter's schema wherever it appears, unless the function's own entry says otherwise
+        "p": _PROBABILITY, "n": _whole(), "level": _LEVEL, "options": _whole(2), "score": _PROBABILITY,
+        "known": _PROBABILITY, "letter_probs": _mapping(_NUMBER), "logits": _list(_NUMBER),
+        "predictions": labels, "keys": labels, "subjects": labels, "clusters": labels,
+        "values": _list(_NUMBER), "counts": _list(_whole()), "accuracies": _list(_PROBABILITY),
+        "confidences": _list(_PROBABILITY), "correct": _list(_PROBABILITY), "bins": _whole(),
+        "binning": _choice(BINNINGS), "candidate": _list(_PROBABILITY, 2), "baseline": _list(_PROBABILITY, 2),
+        "multiple": {**_NUMBER, "minimum": 0, "exclusiveMinimum": True}, "token_logprobs": _list(_LOGPROB),
+        "normalize": _choice(NORMALIZATIONS), "accuracy": _PROBABILITY, "leaked_fraction": _PROBABILITY,
+        "memorized_accuracy": _PROBABILITY, "questions": _whole(1, MAX_SIMULATED_QUESTIONS), "seed": _whole(0),
+        "subject_groups": _mapping({"type": "string"}),
+        "subject_results": _mapping({"type": "object", "required": ["n", "accuracy"],
+                                     "properties": {"n": _whole(), "accuracy": _PROBABILITY}}),
+    }
+    by_function = {
+        "normal_quantile": {"q": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMinimum": True,
+                              "exclusiveMaximum": True}},
+        "confidence_interval": {"method": _choice(INTERVAL_METHODS)},
+        "is_distinguishable_from_chance": {"method": _choice(INTERVAL_METHODS)},
+        "chance_band": {"method": _choice(BAND_METHODS)},
+        "binomial_cdf": {"k": _whole(0), "n": _whole(1, MAX_EXACT_N)},
+        "top_two": {"letter_probs": _mapping(_PROBABILITY, 2)},
+        "confidence_accuracy_correlation": {"confidences": _list(_PROBABILITY, 2), "accuracies": _list(_PROBABILITY, 2)},
+        "pick_option": {"options": _mapping(_list(_LOGPROB))},
+        "ngram_overlap": {"n": _whole(1, api.ARGUMENT_CAPS["ngram_overlap"]["n"][0])},
+    }
+    return by_name, by_function
+
+
+EXAMPLES = {  # one accepted call of each function (the API's own smoke test; schemathesis sends them)
+    "normal_quantile": {"q": 0.975}, "standard_error": {"p": 0.25, "n": 100},
+    "margin_of_error": {"p": 0.439, "n": 14042}, "confidence_interval": {"p": 0.3, "n": 100, "method": "wilson"},
+    "binomial_cdf": {"k": 30, "n": 100, "p": 0.25}, "chance_band": {"n": 100, "method": "exact"},
+    "is_distinguishable_from_chance": {"score": 0.3, "n": 1000},
+    "predict": {"letter_probs": {"A": 0.1, "B": 0.6, "C": 0.2, "D": 0.1}},
+    "top_two": {"letter_probs": {"A": 0.1, "B": 0.6, "C": 0.2, "D": 0.1}}, "softmax": {"logits": [2.0, 1.0, 0.5, 0.1]},
+    "accuracy": {"predictions": ["B", "C", "A"], "keys": ["B", "A", "A"]},
+    "weighted_accuracy": {"counts": [100, 300], "accuracies": [0.5, 0.7]}, "plain_mean": {"values": [0.5, 0.7]},
+    "subject_accuracies": {"predictions": ["B", "C", "A"], "keys": ["B", "A", "A"], "subjects": ["law", "law", "art"]},
+    "group_accuracies": {"subject_results": {"law": {"n": 10, "accuracy": 0.5}, "art": {"n": 20, "accuracy": 0.7}},
+                         "subject_groups": {"law": "humanities", "art": "humanities"}},
+    "average_confidence": {"confidences": [0.9, 0.6, 0.7]},
+    "calibration_gap": {"confidences": [0.9, 0.6, 0.7], "correct": [1, 0, 1]},
+    "calibration_bins": {"confidences": [0.9, 0.6, 0.7, 0.3], "correct": [1, 0, 1, 0], "bins": 2},
+    "rms_calibration_error": {"confidences": [0.9, 0.6, 0.7, 0.3], "correct": [1, 0, 1, 0], "bins": 2},
+    "confidence_accuracy_correlation": {"confidences": [0.9, 0.6, 0.7], "accuracies": [0.8, 0.5, 0.75]},
+    **{name: {"candidate": [1, 1, 0, 1], "baseline": [1, 0, 0, 1]}
+       for name in ("paired_delta", "paired_standard_error", "independent_standard_error")},
+    **{name: {"candidate": [1, 1, 0, 1, 0, 1], "baseline": [1, 0, 0, 1, 1, 0], "clusters": ["law"] * 3 + ["math"] * 3}
+       for name in ("clustered_standard_error", "subject_deltas", "gate_verdict")},
+    "option_logprob": {"token_logprobs": [-0.5, -1.25], "normalize": "per_token"},
+    "pick_option": {"options": {"A": [-0.5, -1.0], "B": [-2.0]}}, "expected_score": {"known": 0.5},
+    "ngram_overlap": {"text": "the quick brown fox jumps over the lazy dog", "reference": "a quick brown fox jumps", "n": 3},
+    "simulate_contamination": {"accuracy": 0.45, "leaked_fraction": 0.1, "questions": 1000, "seed": 1},
+}
+
+
+def _parameter_schema(fn_name: str, name: str, hint) -> dict:
+    by_name, by_function = _constraints()
+    schema = by_function.get(fn_name, {}).get(name) or by_name.get(name)
+    return dict(schema) if schema is not None else _schema(hint)
+
+
 def _explainer_paths() -> dict:
     paths = {}
     for name, fn in PUBLIC.items():
         hints = typing.get_type_hints(fn)
         parameters = inspect.signature(fn).parameters.values()
-        properties = {p.name: _schema(hints.get(p.name)) for p in parameters}
+        properties = {p.name: _parameter_schema(name, p.name, hints.get(p.name)) for p in parameters}
         required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
         summary = (fn.__doc__ or "").strip().splitlines()[0]
         answers = {"200": json_response("the result", {"type": "object", "properties": {"result": {}}}),
@@ -58,12 +161,15 @@ def _explainer_paths() -> dict:
         item = {"post": {
             "operationId": f"explainers_{name}", "summary": summary, "responses": answers,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
-                "type": "object", "properties": properties, "required": required, "additionalProperties": False}}}},
+                "type": "object", "properties": properties, "required": required, "additionalProperties": False},
+                **({"example": EXAMPLES[name]} if name in EXAMPLES else {})}}},
         }}
-        if all(schema.get("type") in ("number", "integer", "string", "boolean") for schema in properties.values()):
+        if api.takes_get(name):  # the same rule the route follows: the others answer GET with 405
             item["get"] = {"operationId": f"explainers_{name}_get", "summary": summary, "responses": answers,
                            "parameters": [{"name": p.name, "in": "query", "required": p.name in required,
-                                           "schema": properties[p.name]} for p in parameters]}
+                                           "schema": properties[p.name],
+                                           **({"example": EXAMPLES[name][p.name]}
+                                              if p.name in EXAMPLES.get(name, {}) else {})} for p in parameters]}
         paths[f"/api/explainers/{name}"] = item
     paths["/api/explainers"] = {"get": {"operationId": "explainers_index", "summary": "the public functions",
                                         "responses": {"200": json_response("functions and runtime URLs")}}}
@@ -86,7 +192,8 @@ def _widget_paths() -> dict:
                           "404": error("no such paper or widget, or one the API does not draw")}}},
         "/oembed": {"get": {
             "operationId": "oembed", "summary": "oEmbed 1.0 for a widget page URL",
-            "parameters": [text("url", "query"), {"name": "format", "in": "query", "schema": {"enum": ["json"]}},
+            "parameters": [{**text("url", "query"), "schema": {"type": "string", "minLength": 1}},
+                           {"name": "format", "in": "query", "schema": {"enum": ["json"]}},
                            {"name": "maxwidth", "in": "query", "schema": pixels},
                            {"name": "maxheight", "in": "query", "schema": pixels}],
             "responses": {"200": json_response("a rich oEmbed answer"),
@@ -98,7 +205,11 @@ def _widget_paths() -> dict:
 def document() -> dict:
     paths = {**_explainer_paths(), **_widget_paths()}
     for blueprint in current_app.blueprints.values():
-        paths.update(getattr(blueprint, "openapi", {}))
+        described = getattr(blueprint, "openapi", {})  # a dict, or a function that makes it (from the data)
+        paths.update(described() if callable(described) else described)
+    for item in paths.values():  # every route refuses a body over 64 KiB, before anything else
+        for operation in (item[method] for method in ("post", "put", "patch") if method in item):
+            operation["responses"].setdefault("413", error("the request body is larger than 64 KiB"))
     return {
         "openapi": "3.0.3",
         "info": {"title": "Annotated papers JSON API", "version": explainers.__version__,

@@ -34,6 +34,7 @@ _BASE_POLICY = (
 # address, then an optional port; werkzeug's own checks come later and fail as exceptions.
 _HOST = re.compile(r"(?P<name>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)*"
                    r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
+_TOKEN = re.compile(r"[0-9a-f]{32}")
 CSRF_WINDOW_S = 6 * 3600  # a token is good for this long, and for one window more
 
 
@@ -67,6 +68,11 @@ def host_problem(host: str, trusted: tuple[str, ...]) -> str | None:
         return "The Host header is not a valid host name."
     if match["port"] is not None and int(match["port"]) > 65535:
         return "The Host header's port is larger than 65535."
+    if "xn--" in host.lower():  # a punycode label must decode (werkzeug decodes it to build URLs)
+        try:
+            match["name"].rstrip(".").lower().encode("ascii").decode("idna")  # werkzeug lowercases it first
+        except UnicodeError:
+            return "The Host header has a label that is not valid punycode (xn--…)."
     if trusted and match["name"].rstrip(".").lower() not in trusted:
         return "This site does not answer to that host name."
     return None
@@ -106,14 +112,25 @@ def require_same_origin() -> None:
     claimed = request.headers.get("Origin") or request.headers.get("Referer")
     if claimed is None:
         return
-    # Host names are compared, not ports: a proxy may pass Host without the port the browser used.
-    try:
-        claimed_host = urlsplit(claimed).hostname if claimed != "null" else None
-    except ValueError:
-        claimed_host = None
-    own_host = urlsplit(f"//{request.host}").hostname
-    if claimed_host is None or claimed_host != own_host:
+    # The whole origin is compared: scheme, host and port (another port of one host is another site).
+    # Behind deploy/'s nginx, X-Forwarded-Proto and X-Forwarded-Port give the ones the browser used.
+    own = origin_of(f"{request.scheme}://{request.host}")
+    if claimed == "null" or own is None or origin_of(claimed) != own:
         raise Forbidden("This request came from a page of another site; use the form on this site instead.")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def origin_of(url: str) -> tuple[str, str, int | None] | None:
+    """(scheme, host, port) of a URL, the port filled in from the scheme; None when it cannot be read."""
+    try:
+        parts = urlsplit(url)
+        scheme, host = parts.scheme.lower(), parts.hostname
+        port = parts.port or _DEFAULT_PORTS.get(scheme)
+    except ValueError:  # a port that is not a number or past 65535
+        return None
+    return (scheme, host.rstrip("."), port) if scheme and host else None
 
 
 def _csrf_digest(window: int) -> str:
@@ -142,7 +159,9 @@ def form_token_valid() -> bool:
 
 
 def csrf_token_valid(token: str | None) -> bool:
-    if not isinstance(token, str):
+    # Any token we wrote is 32 hex digits; anything else (non-ASCII above all, which
+    # hmac.compare_digest refuses with a TypeError) is simply not a valid token.
+    if not isinstance(token, str) or not _TOKEN.fullmatch(token):
         return False
     window = int(time.time() // CSRF_WINDOW_S)
     return any(hmac.compare_digest(token, _csrf_digest(w)) for w in (window, window - 1))
@@ -154,4 +173,4 @@ def init_app(app: Flask) -> None:
     app.wsgi_app = HostCheck(app.wsgi_app, app.config["TRUSTED_HOSTS"])
     hops = app.config["TRUSTED_PROXIES"]
     if hops:  # behind nginx (deploy/): the client's address and scheme come from its headers
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops)
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=hops, x_proto=hops, x_port=hops)

@@ -278,7 +278,8 @@ def asset(slug: str, filename: str):
 
 
 @bp.get("/api/widgets/<slug>/<name>")
-def view_json(slug: str, name: str):
+@cached_page(mimetype="application/json")  # the view depends only on the URL and the content (the two-run
+def view_json(slug: str, name: str):       # gate's took 0.23 CPU-s a request, drawn afresh each time)
     paper = paper_of(slug)
     widget = widget_of(paper, name)
     if widget.driver == "live":
@@ -286,7 +287,7 @@ def view_json(slug: str, name: str):
     view = view_of(paper, widget, raw_state(request.args))
     fragments = {key: render_template(paper.template(f"widgets/{template}"), view=view, widget=widget, paper=paper)
                  for key, template in widget.fragments.items()}
-    return jsonify({**view, "fragments": fragments} if fragments else view)
+    return current_app.json.response({**view, "fragments": fragments} if fragments else view).get_data()
 
 
 def _slug_and_name(path: str) -> tuple[str, str] | None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 # Far beyond any real count of questions, and small enough that sums and products stay exact floats.
 LARGEST_WHOLE = 10**15
+MAX_LEVEL = 1 - 1e-9  # a 99.9999999 % interval; /api/openapi.json says the same
 
 
 def number(name: str, value: object) -> float:
@@ -41,6 +42,8 @@ def level(value: object) -> float:
     x = number("level", value)
     if not 0.0 < x < 1.0:
         raise ValueError(f"level must be strictly between 0 and 1, got {value}")
+    if x > MAX_LEVEL:  # closer to 1 and the normal quantile of (1 + level) / 2 is that of 1: infinite
+        raise ValueError(f"level must be at most {MAX_LEVEL}, got {value}")
     return x
 
 

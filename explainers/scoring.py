@@ -101,6 +101,8 @@ def group_accuracies(subject_results: dict[str, dict], subject_groups: dict[str,
     """
     subject_results = checks.mapping("subject_results", subject_results)
     subject_groups = checks.mapping("subject_groups", subject_groups)
+    for subject, group in subject_groups.items():  # every group a name, also those of subjects not in the results
+        checks.text(f"subject_groups[{subject!r}]", group)
     sums: dict[str, list[float]] = {}
     for subject, result in subject_results.items():
         if subject not in subject_groups:

@@ -61,7 +61,6 @@ def test_get_with_query_parameters(client):
         ("get", "/api/explainers/standard_error?p=0.2", None, "'n'"),
         ("get", "/api/explainers/standard_error?p=2&n=10", None, "p"),
         ("get", "/api/explainers/standard_error?p=nan&n=10", None, "p"),
-        ("get", "/api/explainers/accuracy?predictions=A&keys=A", None, "predictions"),
         ("post", "/api/explainers/standard_error", {"p": 0.2, "n": 0}, "n"),
         ("post", "/api/explainers/standard_error", {"p": 0.2, "n": 10, "extra": 1}, "'extra'"),
         ("post", "/api/explainers/standard_error", {"p": "0.2", "n": 10}, "p"),
@@ -74,6 +73,15 @@ def test_bad_arguments_are_400_naming_the_argument(client, method, url, body, na
     response = client.get(url) if method == "get" else client.post(url, json=body)
     assert response.status_code == 400
     assert named in response.get_json()["error"]
+
+
+def test_a_function_of_lists_answers_get_with_405_saying_post(client):
+    """Lists cannot be written in a query string: such a function is POST only, as /api/openapi.json says."""
+    response = client.get("/api/explainers/accuracy?predictions=A&keys=A")
+    assert response.status_code == 405 and response.headers["Allow"] == "OPTIONS, POST"
+    assert "POST its arguments" in response.get_json()["error"]
+    assert client.options("/api/explainers/accuracy").headers["Allow"] == "OPTIONS, POST"
+    assert "GET" in client.options("/api/explainers/standard_error").headers["Allow"]
 
 
 @pytest.mark.parametrize("body", [b"[1, 2]", b"3", b"not json", b'"text"'])

@@ -7,6 +7,7 @@ apart clients on the internet. The 60-second, 200-connection version is bench/sl
 from __future__ import annotations
 
 import http.client
+import re
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,88 @@ def test_nginx_limits_the_request_rate_per_client(proxy):
         connection.close()
     assert 429 in statuses and statuses[0] == 200
     assert reader_latencies(proxy, 1, "/api/explainers/standard_error?p=0.25&n=100")[0] < 1.0  # others unaffected
+
+
+# -- issue 26, item 4: every route that starts the model sits in nginx's scoring zone --------------
+def _scoring_location() -> re.Pattern:
+    """The regular expression of the rendered site file's location that uses the scoring zone."""
+    from deploy.render import render
+
+    text = render("127.0.0.1:8000", "80")
+    for match in re.finditer(r"location ~ (\S+) \{(.*?)\n    \}", text, re.S):
+        if "zone=annotated_scoring" in match.group(2):
+            return re.compile(match.group(1))
+    raise AssertionError("no location uses the scoring zone")
+
+
+def _post_routes() -> list[str]:
+    """Every POST route of the app, its variable parts filled in (the live widgets' among them)."""
+    from engine import create_app
+
+    app = create_app({"TESTING": True})
+    fill = {"slug": "scoring-lesson", "name": "three-scorers", "fn_name": "standard_error"}
+    paths = {re.sub(r"<(?:[^:<>]+:)?(\w+)>", lambda m: fill[m.group(1)], rule.rule)
+             for rule in app.url_map.iter_rules() if "POST" in rule.methods}
+    return sorted(paths)
+
+
+MODEL_ROUTES = ["/api/score", "/api/model/load", "/mmlu/run", "/api/mmlu-pro/score", "/api/mmlu-pro/generate",
+                "/mmlu-pro/run", "/scoring-lesson/widgets/three-scorers", "/embed/scoring-lesson/three-scorers",
+                "/scoring-lesson/three-scorers", "/scoring-lesson/overlap", "/mmlu/widgets/live-scoring",
+                "/embed/mmlu/live-scoring"]
+
+
+@pytest.mark.parametrize("path", MODEL_ROUTES)
+def test_the_rendered_config_puts_each_model_route_in_the_scoring_zone(path):
+    assert _scoring_location().fullmatch(path), path
+
+
+def test_every_post_route_but_the_math_api_is_in_the_scoring_zone():
+    location = _scoring_location()
+    for path in _post_routes():
+        if path.startswith("/api/explainers/"):  # the math API: bounded work, the page limit (widgets call it)
+            assert not location.fullmatch(path), path
+        else:
+            assert location.fullmatch(path), f"{path} takes posts but is not in nginx's scoring zone"
+    for path in ("/", "/mmlu/", "/static/css/site.css", "/api/questions", "/api/widgets/mmlu/chance-explorer",
+                 "/api/explainers/ngram_overlap", "/mmlu/assets/x.js"):
+        assert not location.fullmatch(path), path
+
+
+@needs_nginx
+def test_nginx_answers_429_to_a_flood_of_model_posts(proxy):
+    """Fifteen quick posts to each model route from one address: the burst (10) passes to the app,
+    the rest are nginx's JSON 429; another address is not affected."""
+    for number, path in enumerate(["/api/mmlu-pro/score", "/scoring-lesson/widgets/three-scorers",
+                                   "/scoring-lesson/overlap"]):
+        statuses = []
+        for _ in range(15):
+            connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10,
+                                                    source_address=(f"127.0.0.{10 + number}", 0))
+            connection.request("POST", path, body=b"{}", headers={"Content-Type": "application/json"})
+            response = connection.getresponse()
+            body = response.read()
+            statuses.append(response.status)
+            connection.close()
+        assert statuses[0] != 429 and statuses.count(429) >= 4, (path, statuses)
+        assert b'"status": 429' in body and response.headers["Retry-After"]
+    connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.20", 0))
+    connection.request("POST", "/api/mmlu-pro/score", body=b"{}", headers={"Content-Type": "application/json"})
+    assert connection.getresponse().status == 400
+
+
+@needs_nginx
+def test_through_nginx_the_origin_check_sees_the_port_the_browser_used(proxy):
+    """nginx passes Host without the port (Debian's proxy_params: $host) and X-Forwarded-Port with it:
+    a page of this site (same scheme, host and port) may post; one on another port of the host may not."""
+    def post(origin: str) -> int:
+        connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.30", 0))
+        connection.request("POST", "/api/mmlu-pro/score", body=b'{"category": "no such"}',
+                           headers={"Content-Type": "application/json", "Origin": origin})
+        response = connection.getresponse()
+        response.read()
+        return response.status
+
+    assert post(f"http://127.0.0.1:{proxy}") == 400  # through the Origin check, refused for its category
+    assert post("http://127.0.0.1:1") == 403
+    assert post(f"https://127.0.0.1:{proxy}") == 403

@@ -15,11 +15,11 @@ import argparse
 import gzip
 import json
 import sys
-from pathlib import Path
+import zlib
 
 from benchmarks.gate import compare, report_lines
 from benchmarks.mmlu.server import data_dir, subject_groups
-from benchmarks.runs import RunFormatError, pair_runs, read_run
+from benchmarks.runs import MAX_LINES, RunFormatError, pair_runs, read_run
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -36,17 +36,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
+# What one run file may hold, decompressed: a 1 MB .gz can expand to 1 GiB, so a file is read a
+# block at a time, never whole, and refused (exit 2) past these bounds. MMLU's whole test split in
+# evaluate lines is about 4 MB; a harness task's sample log tens of MB (its prompts are in it).
+MAX_FILE_BYTES = 256 * 2**20
+MAX_LINE_BYTES = 4 * 2**20
+MAX_FILE_LINES = 2 * MAX_LINES  # blank lines included (a file of newlines is read fast, but not forever)
+_BLOCK = 2**20
+
+
+def _lines(path: str):
+    """The lines of one run file as text, read a block at a time (a ``.gz`` decompressed as it is
+    read); a RunFormatError naming the file (and the line) when it cannot be read or is too big."""
+    opener = gzip.open if path.endswith(".gz") else open
+    number, total, rest = 0, 0, b""
+    try:
+        with opener(path, "rb") as stream:
+            while block := stream.read(_BLOCK):
+                total += len(block)
+                if total > MAX_FILE_BYTES:
+                    raise RunFormatError(f"{path}: more than {MAX_FILE_BYTES // 2**20} MiB (decompressed); "
+                                         "a run file is never that big: is it the right file?")
+                if number + block.count(b"\n") > MAX_FILE_LINES:
+                    raise RunFormatError(f"{path}: more than {MAX_FILE_LINES:,} lines; a run holds at most "
+                                         f"{MAX_LINES:,} questions")
+                *whole, rest = (rest + block).split(b"\n")
+                for raw in whole:
+                    number += 1
+                    yield from _decoded(raw, path, number)
+                if len(rest) > MAX_LINE_BYTES:
+                    raise RunFormatError(f"{path} line {number + 1}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+    except (OSError, EOFError, zlib.error) as error:
+        raise RunFormatError(f"{path}: cannot read it ({error})") from None
+    if rest:
+        yield from _decoded(rest, path, number + 1)
+
+
+def _decoded(raw: bytes, path: str, number: int):
+    if len(raw) > MAX_LINE_BYTES:
+        raise RunFormatError(f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise RunFormatError(f"{path} line {number}: cannot read it ({error})") from None
+    yield from text.splitlines() or [""]  # as str.splitlines splits a whole file (also at \r)
+
+
 def _read(paths: list[str]):
     """One run from its files; a ``.gz`` file (as the MMLU paper publishes its runs) is decompressed."""
-    files = []
-    for path in paths:
-        try:
-            raw = Path(path).read_bytes()
-            text = (gzip.decompress(raw) if path.endswith(".gz") else raw).decode("utf-8")
-        except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as error:
-            raise RunFormatError(f"{path}: cannot read it ({error})") from None
-        files.append((path.removesuffix(".gz"), text))
-    return read_run(files)
+    return read_run([(path.removesuffix(".gz"), _lines(path)) for path in paths])
 
 
 def _optional_pair(args, name: str) -> dict | None:
@@ -63,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         report = compare(pair, None if args.no_groups else subject_groups(data_dir(None)), generative, holdout)
     except (RunFormatError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
+        return 2
+    except (MemoryError, RecursionError) as error:  # never 1, which means "investigate"
+        print(f"error: the runs could not be read ({type(error).__name__}); check the files", file=sys.stderr)
         return 2
     if args.json:
         print(json.dumps(report, indent=1))

@@ -8,11 +8,10 @@ exact wording: a paraphrase or a translation of a test question passes them unto
 from __future__ import annotations
 
 import re
+import threading
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
-
-from explainers import ngram_overlap
 
 from ..data import SPLITS
 from .reader import MMLUData
@@ -59,6 +58,57 @@ def _test_questions(root: Path) -> tuple[tuple[str, str, int, str], ...]:
                  for subject in data.subjects for q in data.questions(subject, "test"))
 
 
+class _TestIndex:
+    """Every test question's word n-grams, hashed, in one sorted array beside the question each is
+    from: a post looks up only its own n-grams (a binary search each) instead of re-reading all
+    14,042 questions (0.3–1.5 CPU-s a post before; issue 26). Built once per data directory.
+
+    Hashes only pick candidates; each candidate's overlap is then computed exactly from its text,
+    so a hash collision can add no row (its overlap is 0)."""
+
+    def __init__(self, questions: tuple[tuple[str, str, int, str], ...], n: int):
+        import numpy as np
+
+        hashes, owners = [], []
+        for number, (*_, text) in enumerate(questions):
+            grams = {hash(gram) for gram in _grams(text, n)}
+            hashes.extend(grams)
+            owners.extend([number] * len(grams))
+        order = np.argsort(np.array(hashes, dtype=np.int64), kind="stable")
+        self.hashes = np.array(hashes, dtype=np.int64)[order]
+        self.owners = np.array(owners, dtype=np.int32)[order]
+        self.questions, self.n = questions, n
+
+    def candidates(self, pasted: set[tuple[str, ...]]) -> list[int]:
+        """The questions (by number) holding a gram whose hash one of ``pasted``'s has."""
+        import numpy as np
+
+        if not pasted:
+            return []
+        wanted = np.unique(np.array([hash(gram) for gram in pasted], dtype=np.int64))
+        starts = np.searchsorted(self.hashes, wanted, side="left")
+        ends = np.searchsorted(self.hashes, wanted, side="right")
+        found = set()
+        for start, end in zip(starts[starts < ends], ends[starts < ends], strict=True):
+            found.update(self.owners[start:end].tolist())
+        return sorted(found)
+
+
+_INDEX_LOCK = threading.Lock()
+
+
+@lru_cache(maxsize=4)
+def _built_index(root: Path, n: int) -> _TestIndex:
+    return _TestIndex(_test_questions(root), n)
+
+
+def overlap_index(root: Path, n: int = OVERLAP_N) -> _TestIndex:
+    """The test set's n-gram index for the MMLU files under ``root`` (built on the first call, about
+    a second; concurrent first posts wait for the one build)."""
+    with _INDEX_LOCK:
+        return _built_index(Path(root), n)
+
+
 def overlap_with_test(root: Path, text: str, n: int = OVERLAP_N, top: int = 5) -> list[dict]:
     """The test questions sharing most of the pasted text's word n-grams: [{"subject", "index", "overlap"}].
 
@@ -71,10 +121,14 @@ def overlap_with_test(root: Path, text: str, n: int = OVERLAP_N, top: int = 5) -
     if len(text) > MAX_PASTED:
         raise ValueError(f"paste at most {MAX_PASTED:,} characters at a time")
     pasted = _grams(text, n)
+    index = overlap_index(root, n)
     found = []
-    for subject, _split, index, question in _test_questions(root):
-        # A quick set test first, so the exact share (explainers) is computed only where it is not 0.
-        if pasted.isdisjoint(_grams(question, n)):
-            continue
-        found.append({"subject": subject, "index": index, "overlap": ngram_overlap(question, text, n)})
+    for number in index.candidates(pasted):
+        subject, _split, number_in_subject, question = index.questions[number]
+        # explainers.ngram_overlap(question, text, n), from the pasted grams already made
+        words = _WORD.findall(question.lower())
+        grams = [tuple(words[i:i + n]) for i in range(len(words) - n + 1)]
+        shared = sum(1 for gram in grams if gram in pasted)
+        if shared:
+            found.append({"subject": subject, "index": number_in_subject, "overlap": shared / len(grams)})
     return sorted(found, key=lambda row: (-row["overlap"], row["subject"], row["index"]))[:top]

@@ -25,8 +25,18 @@ from engine.security import csrf_token_valid, require_same_origin
 from engine.widgets import widget_assets
 
 from ..data import DataMissing
+from ..prompt import MAX_SHOTS
 from . import dataset as data
-from .validation import QUESTION_SPLITS, InvalidRequest, TooCostly, check_budget, score_arguments
+from .validation import (
+    MAX_CHOICE_CHARS,
+    MAX_QUESTION_CHARS,
+    METHODS,
+    QUESTION_SPLITS,
+    InvalidRequest,
+    TooCostly,
+    check_budget,
+    score_arguments,
+)
 
 bp = Blueprint("mmlu_live", __name__)
 # The document whose live-scoring widget this page and its fragments draw (its templates and assets).
@@ -43,18 +53,31 @@ def _answer(description: str, schema: dict | None = None) -> dict:
             "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
 
 
-_WHOLE = {"oneOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]}
 _TEXT = {"type": "string", "minLength": 1}
-bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
-    "/api/score": {"post": {
+def openapi() -> dict:
+    """This blueprint's routes for /api/openapi.json (engine/openapi.py calls this for each document:
+    the subjects are listed from the data, when it is installed)."""
+    try:
+        subjects = sorted(data().subjects)
+        largest = max(len(data().questions(name, split)) for name in subjects for split in QUESTION_SPLITS) - 1
+    except (DataMissing, ValueError):
+        subjects, largest = [], None
+    subject = {"type": "string", "enum": subjects} if subjects else _TEXT
+    index = {"type": "integer", "minimum": 0, **({"maximum": largest} if largest is not None else {})}
+    common = {"subject": subject, "shots": {"type": "integer", "minimum": 0, "maximum": MAX_SHOTS},
+              "method": {"enum": list(METHODS)}}
+    text = {**_TEXT, "pattern": r"\S"}  # not only spaces
+    real = {"type": "object", "required": ["subject", "index"],
+            "properties": {**common, "split": {"enum": list(QUESTION_SPLITS)}, "index": index}}
+    own = {"type": "object", "required": ["subject", "question", "choices"], "properties": {
+        **common, "question": {**text, "maxLength": MAX_QUESTION_CHARS},
+        "choices": {"type": "array", "minItems": 4, "maxItems": 4, "items": {**text, "maxLength": MAX_CHOICE_CHARS}},
+        "answer": {"enum": ["", "A", "B", "C", "D"]}}}
+    return {"/api/score": {"post": {
         "operationId": "score", "summary": "score one MMLU question, a real one or the reader's own",
-        "requestBody": {"required": True, "content": {"application/json": {"schema": {
-            "type": "object", "required": ["subject"], "properties": {
-                "subject": {"type": "string"}, "split": {"enum": list(QUESTION_SPLITS)}, "index": _WHOLE,
-                "shots": _WHOLE, "method": {"enum": ["letter", "option"]},
-                "question": {**_TEXT, "maxLength": 4000},
-                "choices": {"type": "array", "minItems": 4, "maxItems": 4, "items": {**_TEXT, "maxLength": 1000}},
-                "answer": {"enum": ["", "A", "B", "C", "D"]}}}}}},
+        "requestBody": {"required": True, "content": {"application/json": {
+            "schema": {"oneOf": [real, own]},  # a real question by its index, or the reader's own: not both
+            "example": {"subject": subjects[0] if subjects else "astronomy", "split": "test", "index": 0, "shots": 0}}}},
         "responses": {
             "200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
             "400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
@@ -62,19 +85,23 @@ bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
             "429": _answer("the queue is full; see Retry-After"),
             "503": _answer("the model or the subject's data is unavailable, or still loading"),
             "504": _answer("scoring took longer than SCORER_TIMEOUT_S")}}},
-    "/api/questions": {"get": {"operationId": "subjects", "summary": "the subjects with their sizes", "responses": {
-        "200": _answer("subjects", {"type": "object"}), "503": _answer("the MMLU files are not installed")}}},
-    "/api/questions/{subject}": {"get": {
-        "operationId": "questions", "summary": "one question, a random one, or a page of previews",
-        "parameters": [{"name": "subject", "in": "path", "required": True, "schema": {"type": "string"}},
-                       {"name": "split", "in": "query", "schema": {"enum": list(QUESTION_SPLITS)}},
-                       {"name": "index", "in": "query", "schema": {"type": "string"}},
-                       {"name": "random", "in": "query", "schema": {"enum": ["1"]}},
-                       {"name": "offset", "in": "query", "schema": {"type": "string"}},
-                       {"name": "limit", "in": "query", "schema": {"type": "string"}}],
-        "responses": {"200": _answer("the question(s)", {"type": "object"}), "400": _answer("a bad parameter"),
-                      "404": _answer("unknown subject"), "503": _answer("the subject's file is unavailable")}}},
-}
+        "/api/questions": {"get": {
+            "operationId": "subjects", "summary": "the subjects with their sizes", "responses": {
+                "200": _answer("subjects", {"type": "object"}), "503": _answer("the MMLU files are not installed")}}},
+        "/api/questions/{subject}": {"get": {
+            "operationId": "questions", "summary": "one question, a random one, or a page of previews",
+            "parameters": [{"name": "subject", "in": "path", "required": True, "schema": {"type": "string"}},
+                           {"name": "split", "in": "query", "schema": {"enum": list(QUESTION_SPLITS)}},
+                           {"name": "index", "in": "query", "schema": {"type": "string"}},
+                           {"name": "random", "in": "query", "schema": {"enum": ["1"]}},
+                           {"name": "offset", "in": "query", "schema": {"type": "string"}},
+                           {"name": "limit", "in": "query", "schema": {"type": "string"}}],
+            "responses": {"200": _answer("the question(s)", {"type": "object"}), "400": _answer("a bad parameter"),
+                          "404": _answer("unknown subject"), "503": _answer("the subject's file is unavailable")}}},
+    }
+
+
+bp.openapi = openapi  # collected into /api/openapi.json (engine/openapi.py)
 
 
 def run_score(body) -> dict:

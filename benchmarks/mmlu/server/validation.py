@@ -145,7 +145,7 @@ def score_arguments(body, data: MMLUData) -> dict:
     shots = _whole_number("shots", body.get("shots", 0), 0, MAX_SHOTS,
                           f"Choose from 0 to {MAX_SHOTS} worked examples.")
     method = body.get("method", "letter")
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:  # (a list or an object is not hashable)
         raise InvalidRequest(Problem("method", f"method must be one of {', '.join(METHODS)}",
                                      "Choose a scoring method from the list."))
     own = "question" in body or "choices" in body

@@ -43,34 +43,57 @@ def _answer(description: str, schema: dict | None = None) -> dict:
             "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
 
 
-_WHOLE = {"oneOf": [{"type": "integer"}, {"type": "string", "pattern": "^[0-9]+$"}]}
-_QUESTION = {"category": {"type": "string"}, "index": _WHOLE, "shots": _WHOLE}
-_REFUSED = {"400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
-            "429": _answer("busy; see Retry-After"), "503": _answer("the model or the data is unavailable, or still loading")}
-bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
-    "/api/mmlu-pro/questions": {"get": {
-        "operationId": "mmlu_pro_categories", "summary": "the categories with their test and validation sizes",
-        "responses": {"200": _answer("categories", {"type": "object"}), "503": _answer("the MMLU-Pro files are missing")}}},
-    "/api/mmlu-pro/questions/{category}": {"get": {
-        "operationId": "mmlu_pro_question", "summary": "one question of a category, or a random one",
-        "parameters": [{"name": "category", "in": "path", "required": True, "schema": {"type": "string"}},
-                       {"name": "split", "in": "query", "schema": {"enum": list(SPLITS)}},
-                       {"name": "index", "in": "query", "schema": {"type": "string"}},
-                       {"name": "random", "in": "query", "schema": {"enum": ["1"]}}],
-        "responses": {"200": _answer("the question", {"type": "object"}), "400": _answer("a bad parameter"),
-                      "404": _answer("unknown category"), "503": _answer("the MMLU-Pro files are missing")}}},
-    "/api/mmlu-pro/score": {"post": {
-        "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question",
-        "requestBody": {"required": True, "content": {"application/json": {"schema": {
-            "type": "object", "required": ["category"], "properties": _QUESTION}}}},
-        "responses": {"200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}), **_REFUSED}}},
-    "/api/mmlu-pro/generate": {"post": {
-        "operationId": "mmlu_pro_generate", "summary": "the paper's chain-of-thought protocol, streamed as JSON lines",
-        "requestBody": {"required": True, "content": {"application/json": {"schema": {
-            "type": "object", "required": ["category"], "properties": {**_QUESTION, "max_tokens": _WHOLE}}}}},
-        "responses": {"200": {"description": "JSON lines: the prompt, the text as written, the extracted letter",
-                              "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}, **_REFUSED}}},
-}
+def openapi() -> dict:
+    """This blueprint's routes for /api/openapi.json (called for each document: the categories come
+    from the data, when it is installed; the API takes both spellings, "computer science" and
+    "computer-science")."""
+    try:
+        categories = list(dataset().categories)
+        largest = max(dataset().category_sizes("test").values()) - 1
+    except Exception:  # noqa: BLE001 - without the data the document still describes the routes
+        categories, largest = [], None
+    category = ({"type": "string", "enum": sorted({*categories, *(c.replace(" ", "-") for c in categories)})}
+                if categories else {"type": "string", "minLength": 1})
+    index = {"type": "integer", "minimum": 0, **({"maximum": largest} if largest is not None else {})}
+    question = {"category": category, "index": index,
+                "shots": {"type": "integer", "minimum": 0, "maximum": prompt.MAX_SHOTS}}
+    example = {"category": categories[0] if categories else "math", "index": 0, "shots": 0}
+    refused = {"400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
+               "413": _answer("the request body is larger than 64 KiB"), "429": _answer("busy; see Retry-After"),
+               "503": _answer("the model or the data is unavailable, or still loading")}
+    return {
+        "/api/mmlu-pro/questions": {"get": {
+            "operationId": "mmlu_pro_categories", "summary": "the categories with their test and validation sizes",
+            "responses": {"200": _answer("categories", {"type": "object"}),
+                          "503": _answer("the MMLU-Pro files are missing")}}},
+        "/api/mmlu-pro/questions/{category}": {"get": {
+            "operationId": "mmlu_pro_question", "summary": "one question of a category, or a random one",
+            "parameters": [{"name": "category", "in": "path", "required": True, "schema": {"type": "string"}},
+                           {"name": "split", "in": "query", "schema": {"enum": list(SPLITS)}},
+                           {"name": "index", "in": "query", "schema": {"type": "string"}},
+                           {"name": "random", "in": "query", "schema": {"enum": ["1"]}}],
+            "responses": {"200": _answer("the question", {"type": "object"}), "400": _answer("a bad parameter"),
+                          "404": _answer("unknown category"), "503": _answer("the MMLU-Pro files are missing")}}},
+        "/api/mmlu-pro/score": {"post": {
+            "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["category"], "properties": question}, "example": example}}},
+            "responses": {"200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
+                          **refused}}},
+        "/api/mmlu-pro/generate": {"post": {
+            "operationId": "mmlu_pro_generate",
+            "summary": "the paper's chain-of-thought protocol, streamed as JSON lines",
+            "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["category"],
+                "properties": {**question, "max_tokens": {"type": "integer", "minimum": 1,
+                                                          "maximum": generate.MAX_NEW_TOKENS}}},
+                "example": {**example, "max_tokens": 64}}}},
+            "responses": {"200": {"description": "JSON lines: the prompt, the text as written, the extracted letter",
+                                  "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}, **refused}}},
+    }
+
+
+bp.openapi = openapi  # collected into /api/openapi.json (engine/openapi.py)
 
 
 def _category(raw: str) -> str:
