@@ -427,3 +427,13 @@ def test_the_chart_ticks_are_round_and_a_subject_at_zero_shows():
     assert len(bars) == 3 and all(float(b["attrs"]["height"]) >= 2 for b in bars)
     names = [m["text"] for m in fig["marks"] if m["tag"] == "text"]
     assert {"a", "b", "c"} <= set(names)  # few subjects: named under their bars
+
+
+def test_micro_and_macro_part_on_the_simulated_example():
+    from documents.scoring_lesson.widgets.micro_macro import WIDGET as MICRO_MACRO
+
+    table = [{"model": "m", "humanities": 40.0, "social_sciences": 40.0, "stem": 40.0, "other": 40.0, "average": 40.0}]
+    sizes = {"humanities": 10, "social_sciences": 10, "stem": 10, "other": 10}
+    view = run_view(MICRO_MACRO, {"source": "simulated-skew"}, {"table_1": table, "group_sizes": sizes})
+    assert view["numbers"]["micro"] - view["numbers"]["macro"] > 0.15  # several points apart
+    assert "a simulated run, not real results" in view["summary"][0]
