@@ -23,12 +23,12 @@ from explainers import release_gate
 from widgetkit.words import gate_error_words
 
 SHAPES = {
-    "noise": "Noise: the change is within the gate's band. Ship it.",
+    "noise": "Noise: the change is within the gate's band ({band}). Ship it.",
     "knowledge": "Knowledge regression: one subject group moved together while the others held.",
     "format": "Format regression: generated answers dropped while letter scoring held. Check the chat "
               "template and stop sequences before calling it lost knowledge.",
     "contamination": "Contamination signature: the public set rose with no matching move on the held-out set.",
-    "unexplained": "Past the gate, but none of the three shapes fits: a person should look.",
+    "unexplained": "Past the gate, but none of the four shapes fits: a person should look.",
 }
 
 
@@ -165,7 +165,8 @@ def report_lines(report: dict) -> list[str]:
         lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}."
                      + few(h))
     group = lone_group(report)
-    shape = SHAPES[report["shape"]]
+    shape = SHAPES[report["shape"]].replace(
+        "{band}", f"±{size(report['band'])} points, {report['critical']:.2f} standard errors")
     if group:
         shape += f" ({group['group']}: {pts(group['delta'])} points over {group['n']:,} questions"
         shape += (f"; its own gate has {group['subjects']} subjects, so it uses the few-subjects rule)"

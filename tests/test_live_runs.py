@@ -190,7 +190,7 @@ def test_each_widget_offers_and_draws_the_live_runs(published, small_data):
 
     gate = run_view(GATE, {"source": "live"}, {**context, **sizes_of(small_data)})
     assert gate["numbers"]["delta"] == pytest.approx(accuracy[5] - accuracy[0])
-    assert "5-shot (candidate) against 0-shot (production), on all 350 test questions" in gate["summary"][0]
+    assert "(350 questions): its 0-shot run (production) against its 5-shot run (candidate)" in gate["summary"][1]
 
     subjects_context = {**context, "subject_sizes": {"astronomy": 152, "high_school_geography": 198,
                                                      "college_chemistry": 100, "us_foreign_policy": 100,
@@ -214,7 +214,7 @@ def test_the_group_bars_show_the_live_runs_as_table_rows(published, small_data):
 def test_without_published_runs_the_widgets_are_as_before():
     assert [p.name for p in CALIBRATION.params({})][0] == "conf"
     assert "models" not in [p.name for p in GROUPS.params({})]
-    assert "source" not in [p.name for p in GATE.params({})]
+    assert "live" not in dict(GATE.params({})[0].choices)  # the simulation and the shapes' examples only
 
 
 def test_without_the_dataset_the_runs_must_agree_with_each_other(small_data, tmp_path, caplog):

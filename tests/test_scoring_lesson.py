@@ -237,7 +237,7 @@ def test_gate_command_names_the_bad_line(tmp_path, capsys):
 # -- the widget ------------------------------------------------------------------------------
 
 def widget_context():
-    return {"example": example_context(), "subject_groups": {}}
+    return {"live_pairs": example_context(), "subject_groups": {}}
 
 
 def test_widget_shows_the_example_and_loaded_harness_runs():
@@ -251,11 +251,12 @@ def test_widget_shows_the_example_and_loaded_harness_runs():
     assert not view["numbers"]["few_subjects"] and not any("unreliable" in line for line in view["summary"])
 
 
-def test_widget_names_a_bad_line_and_keeps_the_example():
+def test_widget_names_a_bad_line_and_draws_no_chart():
     runs = {"production": [["a.jsonl", "{oops"]], "candidate": [["b.jsonl", GOOD_HARNESS]]}
     view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
-    assert "a.jsonl line 1: not valid JSON" in view["summary"][0]
-    assert view["numbers"]["n"] == len(example_pair()["subjects"])
+    assert "a.jsonl line 1: not valid JSON" in view["summary"][0] and view["error"] == view["summary"][0]
+    assert "n" not in view["numbers"] and view["rows"] == []  # no silent fallback to the example
+    assert not [m for m in view["figure"]["marks"] if m["tag"] == "rect"]
 
 
 # -- the page --------------------------------------------------------------------------------
@@ -353,3 +354,86 @@ def test_widget_takes_the_optional_pairs_and_asks_for_both_halves():
     half = {**runs, "generative_production": runs["production"]}
     view = run_view(WIDGET, {}, {**widget_context(), "runs": half})
     assert "load both the generative production and candidate runs" in view["summary"][0]
+
+
+# -- one gate for both documents: the CLI's report, the four shapes, errors as errors --------
+
+def test_the_command_and_both_widgets_give_the_same_report_on_the_same_files(capsys):
+    from documents.mmlu.widgets.release_gate import WIDGET as MMLU_GATE
+
+    from benchmarks.gate import report_lines
+
+    paths = {role: sorted(map(str, (HARNESS / role).glob("samples_*.jsonl"))) for role in ("production", "candidate")}
+    args = ["scoring-lesson", "gate", "--production", *paths["production"], "--candidate", *paths["candidate"]]
+    assert engine_main([*args, "--json"]) == 0
+    cli = json.loads(capsys.readouterr().out)
+    assert engine_main(args) == 0
+    cli_text = capsys.readouterr().out.split("\n\n")[0].splitlines()
+    context = {**widget_context(), "subject_groups": mmlu_groups(),
+               "runs": {role: [list(f) for f in harness_files(role)] for role in ("production", "candidate")}}
+    for widget in (WIDGET, MMLU_GATE):
+        view = run_view(widget, {}, context)
+        assert view["numbers"] == {key: cli[key] for key in view["numbers"]}
+        assert view["summary"][2:-1] == cli_text == report_lines(cli)
+        assert [(r["subject"], r["delta"], r["n"]) for r in view["rows"]] == [
+            (r["subject"].replace("_", " "), r["delta"], r["n"]) for r in cli["subject_rows"]]
+
+
+def mmlu_groups():
+    from benchmarks.mmlu.server import subject_groups
+
+    return subject_groups(mmlu_data_dir(None))
+
+
+@pytest.mark.parametrize("shape", ["noise", "knowledge", "format", "contamination"])
+def test_each_shape_has_an_example_with_its_verdict_and_explanation(shape):
+    from benchmarks.gate_widget import EXPLAIN
+
+    view = run_view(WIDGET, {"source": shape}, {**widget_context(), "subject_groups": mmlu_groups()})
+    assert view["messages"] == [] and view["numbers"]["shape"] == shape
+    assert view["summary"][0].startswith(f"Verdict: {view['numbers']['verdict']}. Shape: ")
+    assert view["summary"][1].startswith(("Simulated", "Part simulated"))  # says what is simulated
+    assert view["summary"][-1] == EXPLAIN[shape]
+    if shape == "contamination":  # the public pair is the real published one
+        assert view["numbers"]["delta"] == pytest.approx(compare(example_pair())["delta"])
+
+
+def test_the_shape_and_the_verdict_name_the_same_band_at_any_width():
+    for multiple in (2, 2.5, 3, 4):  # at 1 standard error even true noise is past the gate
+        view = run_view(WIDGET, {"source": "noise", "multiple": multiple}, widget_context())
+        critical = f"{view['numbers']['critical']:.2f}"
+        assert f"≤ {critical} × SE" in " ".join(view["summary"])
+        assert f"{critical} standard errors). Ship it." in " ".join(view["summary"])
+        assert "two standard errors" not in " ".join(view["summary"]).lower()
+
+
+def test_a_pasted_line_that_is_wrong_is_an_error_and_no_chart():
+    view = run_view(WIDGET, {}, {**widget_context(), "pasted": "anatomy, 1, 1\nanatomy, 2, 0\n"})
+    assert view["error"].startswith("Could not read your runs: pasted line 2 should look like")
+    assert view["rows"] == [] and not [m for m in view["figure"]["marks"] if m["tag"] == "rect"]
+    good = run_view(WIDGET, {}, {**widget_context(), "pasted": "anatomy, 1, 1\nanatomy, 0, 1\nvirology, 1, 0\n"})
+    assert "error" not in good and good["numbers"]["n"] == 3 and len(good["rows"]) == 2
+
+
+def test_the_chart_ticks_are_round_and_a_subject_at_zero_shows():
+    from widgetkit.charts import subject_delta_chart
+
+    rows = [{"subject": "a", "delta": -0.081, "n": 10}, {"subject": "b", "delta": 0.0, "n": 10},
+            {"subject": "c", "delta": 0.15, "n": 10}]
+    fig = subject_delta_chart(rows, 0.02, 0.03, 2, "ship", 600)
+    ticks = [m["text"] for m in fig["marks"] if m["tag"] == "text" and m["attrs"].get("text-anchor") == "end"]
+    assert ticks == ["−15", "−10", "−5", "0", "+5", "+10", "+15"]  # round steps, not ±15, ±7.5
+    bars = [m for m in fig["marks"] if m["tag"] == "rect" and m["attrs"]["class"].startswith("fig-bar")]
+    assert len(bars) == 3 and all(float(b["attrs"]["height"]) >= 2 for b in bars)
+    names = [m["text"] for m in fig["marks"] if m["tag"] == "text"]
+    assert {"a", "b", "c"} <= set(names)  # few subjects: named under their bars
+
+
+def test_micro_and_macro_part_on_the_simulated_example():
+    from documents.scoring_lesson.widgets.micro_macro import WIDGET as MICRO_MACRO
+
+    table = [{"model": "m", "humanities": 40.0, "social_sciences": 40.0, "stem": 40.0, "other": 40.0, "average": 40.0}]
+    sizes = {"humanities": 10, "social_sciences": 10, "stem": 10, "other": 10}
+    view = run_view(MICRO_MACRO, {"source": "simulated-skew"}, {"table_1": table, "group_sizes": sizes})
+    assert view["numbers"]["micro"] - view["numbers"]["macro"] > 0.15  # several points apart
+    assert "a simulated run, not real results" in view["summary"][0]

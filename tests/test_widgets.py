@@ -161,7 +161,7 @@ def test_release_gate_is_reproducible_and_loads_results(app):
     loaded = dict(context, results={"subjects": ["a", "a", "b", "b"], "baseline": [1, 0, 1, 1], "candidate": [1, 1, 0, 1]})
     view = run_view(gate, {}, loaded)
     verdict = explainers.gate_verdict([1, 1, 0, 1], [1, 0, 1, 1], ["a", "a", "b", "b"])
-    assert view["numbers"]["delta"] == verdict["delta"] and "loaded results (4 questions)" in view["summary"][0]
+    assert view["numbers"]["delta"] == verdict["delta"] and "loaded results (4 questions)" in view["summary"][1]
     # two subjects: the summary says the clustered error is unreliable and what the gate uses instead
     assert view["numbers"]["few_subjects"] and view["numbers"]["band"] == verdict["band"]
     assert any(line.startswith("Only 2 subjects") and "Student's t" in line for line in view["summary"])

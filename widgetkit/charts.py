@@ -1,8 +1,30 @@
 """Charts more than one paper draws, built from the scene builder (scene.py)."""
 from __future__ import annotations
 
+import math
+
 from .layout import GAP, text_width
 from .scene import Linear, caption, figure, hline, label, legend, rect, vline
+
+MIN_BAR = 2  # pixels: the height of a bar for a subject at (or near) +0.0
+
+
+def tick_step(largest: float) -> float:
+    """A round step (1, 2 or 5 times a power of ten) that puts two to four ticks each side of zero."""
+    power = 10 ** math.floor(math.log10(largest / 4))
+    for factor in (1, 2, 5, 10):
+        if largest / (factor * power) <= 4:
+            return factor * power
+    return 10 * power
+
+
+def _fit(text: str, width: float) -> str:
+    """``text`` cut (with an ellipsis) to fit ``width`` pixels."""
+    if text_width(text) <= width:
+        return text
+    while text and text_width(text + "…") > width:
+        text = text[:-1]
+    return text + "…" if text else ""
 
 
 def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: float, verdict: str,
@@ -12,33 +34,46 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
     ``width`` wide. ``rows``: {"subject", "delta", "n"}, sorted. The delta and the band are named
     in a key above the plot, where no bar can run into their words."""
     band_label = band_label or f"± {multiple:g} clustered standard errors"
-    extent = max(0.05, max(abs(r["delta"]) for r in rows), abs(delta) + band)
-    digits = 0 if extent >= 0.1 else 1
-    tick_values = (-extent, -extent / 2, 0, extent / 2, extent)
-    tick_texts = [f"{tick * 100:+.{digits}f}" if tick else "0" for tick in tick_values]
+    largest = max(0.01, max(abs(r["delta"]) for r in rows), abs(delta) + band)
+    step = tick_step(largest)
+    extent = step * math.ceil(largest / step - 1e-9)
+    tick_values = [k * step for k in range(-round(extent / step), round(extent / step) + 1)]
+    digits = 0 if step * 100 >= 1 - 1e-9 else 1
+    tick_texts = [f"{tick * 100:+.{digits}f}".replace("-", "−") if abs(tick) > 1e-12 else "0" for tick in tick_values]
     marks, top = legend([("line", "fig-ref fig-delta", f"delta {delta * 100:+.2f}"),
                          ("box", "fig-band-gate", band_label)],
                         GAP, GAP, width - 2 * GAP)
     plot_top, plot_bottom = top + 10, top + 220
     y = Linear((-extent, extent), (plot_bottom, plot_top))
     left, right = GAP + max(text_width(t) for t in tick_texts) + 8, width - GAP
-    step = (right - left) / len(rows)
+    slot = (right - left) / len(rows)
+    named = slot >= 48
+    if named:
+        plot_bottom_names = plot_bottom + 20
+    else:
+        plot_bottom_names = plot_bottom
     marks.append(rect(left, right, y(delta - band), y(delta + band), "fig-band-gate",
                       f"Delta {band_label}"))
     for tick, text in zip(tick_values, tick_texts, strict=True):
         marks.append(hline(left - 5, left, y(tick), "fig-axis"))
         marks.append(label(left - 8, y(tick) + 4, text, "fig-tick", "end"))
     for i, row in enumerate(rows):
-        x0 = left + i * step + min(1, step / 4)
-        marks.append(rect(x0, x0 + max(step - 2 * min(1, step / 4), 0.5), y(0), y(row["delta"]),
+        x0 = left + i * slot + min(1, slot / 4)
+        y0, y1 = y(0), y(row["delta"])
+        if abs(y1 - y0) < MIN_BAR:  # a subject that did not move is still a visible bar at zero
+            y0, y1 = y(0) - MIN_BAR / 2, y(0) + MIN_BAR / 2
+        name = row["subject"].replace("_", " ")
+        marks.append(rect(x0, x0 + max(slot - 2 * min(1, slot / 4), 0.5), y0, y1,
                           "fig-bar-down" if row["delta"] < 0 else "fig-bar-up",
-                          f"{row['subject'].replace('_', ' ')}: {row['delta'] * 100:+.1f} points over {row['n']} questions"))
+                          f"{name}: {row['delta'] * 100:+.1f} points over {row['n']} questions"))
+        if named:  # few subjects: each bar's name under the plot, cut to its slot
+            marks.append(label(x0 + slot / 2, plot_bottom + 14, _fit(name, slot - 4), "fig-tick"))
     marks += [
         vline(left, plot_top, plot_bottom, "fig-axis"),
         hline(left, right, y(0), "fig-axis"),
         hline(left, right, y(delta), "fig-ref fig-delta"),
     ]
-    words, bottom = caption(left, plot_bottom + 8, width - left - GAP,
+    words, bottom = caption(left, plot_bottom_names + 8, width - left - GAP,
                             "subjects, sorted by their change (points, candidate minus production)", "start")
     return figure(width, round(bottom + GAP), f"Per-subject deltas sorted, with the gate's band; verdict {verdict}",
                   marks + words)

@@ -34,6 +34,7 @@ def widget_context(app: Flask) -> dict:
         "subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in subjects.items()},
         "subject_sizes": {name: s.sizes["test"] for name, s in subjects.items()},
         "group_sizes": data.group_sizes("test"),
+        "subject_groups": {name: s.group for name, s in subjects.items()},
         "dataset": data,
     }
 

@@ -50,7 +50,7 @@ def widget_context(app: Flask) -> dict:
     table = [{key: row[key] for key in ("model", "humanities", "social_sciences", "stem", "other", "average")}
              for row in paper_figures()["table_1"]["rows"]]
     runs = published_runs.widget_context(data)
-    return {"example": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
+    return {"live_pairs": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
             "subject_groups": mmlu.subject_groups(app.config["MMLU_DATA_DIR"]), "table_1": table,
             "group_sizes": group_sizes}
 

@@ -50,7 +50,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
   const widget = widgetOf(page, name);
   await settle(page, name, 0);
-  assert.match(await widget.locator('.widget-summary').innerText(), /The example: SmolLM2-135M-Instruct .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)\./);
+  assert.match(await widget.locator('.widget-summary').innerText(), /From SmolLM2-135M-Instruct's published runs .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)\. Real runs, nothing simulated\./);
 
   let renders = await tabTo(page, `#w-${name}-multiple-range`);
   await page.keyboard.press('End');
@@ -58,7 +58,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   const match = await serverMatch(page, name);
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
-  assert.match(match.liveSummary.join(' '), /4 × SE_cl/);
+  assert.match(match.liveSummary.join(' '), /at the level of 4 on the normal curve/);
 
   renders = Number(await widget.getAttribute('data-renders'));
   await page.setInputFiles(`#w-${name}-production`, files('production'));
@@ -76,10 +76,52 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await tabTo(page, '[data-action="compare-runs"]');
   await page.keyboard.press('Enter');
   await settle(page, name, renders);
-  assert.match(await widget.locator('.widget-summary').innerText(), /broken\.jsonl line 1/);
+  // A malformed file: the error beside the inputs (role=alert, the JSON error whole), no chart.
+  const alert = widget.locator('[role="alert"][data-role="load-error"]');
+  assert.match(await alert.innerText(), /broken\.jsonl line 1: no task: name the file samples_<task>_<date>\.jsonl as the harness does$/);
+  assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 0);
+  assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(), 0);
+  await widget.locator('details.for-engineers summary').click();
+  await alert.scrollIntoViewIfNeeded();
+  await screenshot(page, 'two-run-gate-error');
   assert.deepEqual(await axeViolations(page), []);
+  await page.click('[data-action="clear-results"]');
+  assert.equal(await alert.isHidden(), true);
   assert.deepEqual(problems, []);
   await page.close();
+});
+
+test('one gate: each of the four shapes can be chosen and shows its shape, verdict and explanation', async () => {
+  const shapes = {
+    noise: [/^Verdict: ship\. Shape: noise\./, /What it means: the two models differ by less/],
+    knowledge: [/^Verdict: investigate\. Shape: knowledge regression/, /What it means: one group of subjects/],
+    format: [/^Verdict: ship\. Shape: format regression\./, /What it means: the model still picks the right letter/],
+    contamination: [/^Verdict: investigate\. Shape: contamination signature\./, /What it means: the score rose on the public/],
+  };
+  for (const name of ['two-run-gate', 'release-gate']) {
+    const paper = name === 'two-run-gate' ? 'scoring-lesson' : 'mmlu';
+    const page = await context.newPage();
+    const problems = watchConsole(page);
+    await page.goto(`${BASE_URL}/${paper}/widgets/${name}`);
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
+    const widget = widgetOf(page, name);
+    for (const [shape, [verdict, explanation]] of Object.entries(shapes)) {
+      const renders = Number(await widget.getAttribute('data-renders'));
+      await page.selectOption(`#w-${name}-source`, shape);
+      await settle(page, name, renders);
+      const text = await widget.locator('.widget-summary').innerText();
+      assert.match(text, verdict, `${name} ${shape}`);
+      assert.match(text, explanation, `${name} ${shape}`);
+      assert.match(text, /Simulated|Part simulated/, `${name} ${shape} says what is simulated`);
+      assert.ok(await widget.locator('.fig-bar-up, .fig-bar-down').count() >= 14, `${name} ${shape} draws its subjects`);
+      assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(),
+        await widget.locator('.fig-bar-up, .fig-bar-down').count());
+      await widget.locator('svg.widget-figure').scrollIntoViewIfNeeded();
+      if (name === 'two-run-gate') await screenshot(page, `two-run-gate-${shape}`);
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
 });
 
 test('micro against macro: choose the published run by keyboard; the redraw equals the server', async () => {
@@ -91,8 +133,12 @@ test('micro against macro: choose the published run by keyboard; the redraw equa
   await settle(page, name, 0);
   const widget = widgetOf(page, name);
   assert.match(await widget.locator('.widget-summary').innerText(), /Table 1's GPT-3 X-Large/);
-  const renders = await tabTo(page, `#w-${name}-source`);
-  await page.keyboard.press('End'); // the last choice: the live model's published 5-shot run
+  let renders = await tabTo(page, `#w-${name}-source`);
+  await page.keyboard.press('End'); // the last choice: the simulated run where the averages part
+  await settle(page, name, renders);
+  assert.match(await widget.locator('.widget-summary').innerText(), /a simulated run, not real results.*they differ by \+21\.1 points/);
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.keyboard.press('ArrowUp'); // the live model's published 5-shot run
   await settle(page, name, renders);
   const match = await serverMatch(page, name);
   assert.equal(match.liveMarks, match.serverMarks);

@@ -258,7 +258,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.fill('#w-release-gate-results', lines.join('\n'));
     await page.click('[data-action="load-results"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(40 questions\)/);
+    assert.match(await widget.locator('.widget-summary').innerText(), /Your pasted results \(40 questions\)/);
     assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
     // Two runs of `python -m engine mmlu evaluate`, paired question by question.
     renders = Number(await widget.getAttribute('data-renders'));
@@ -266,11 +266,11 @@ test('widgets', { concurrency: 2 }, async (t) => {
       ...evaluateRows('anatomy', [[0.5, true], [0.6, false]])];
     const candidate = [...evaluateRows('virology', [[0.5, false], [0.6, true], [0.7, false]]), // one question fewer
       ...evaluateRows('anatomy', [[0.5, true], [0.6, true]])];
-    await page.setInputFiles('#w-release-gate-baseline-file', { name: 'prod.jsonl', mimeType: 'application/json', buffer: Buffer.from(production.join('\n')) });
-    await page.setInputFiles('#w-release-gate-candidate-file', { name: 'cand.jsonl', mimeType: 'application/json', buffer: Buffer.from(candidate.join('\n')) });
+    await page.setInputFiles('#w-release-gate-production', { name: 'prod.jsonl', mimeType: 'application/json', buffer: Buffer.from(production.join('\n')) });
+    await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl', mimeType: 'application/json', buffer: Buffer.from(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /your loaded results \(5 questions\)/);
+    assert.match(await widget.locator('.widget-summary').innerText(), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
 
     renders = Number(await widget.getAttribute('data-renders'));
     await page.click('[data-action="clear-results"]');

@@ -1,8 +1,10 @@
 """Micro against macro: the same results averaged per question and per subject (or group).
 
 Two kinds of real results: the paper's Table 1 (group scores, weighted by our copy's group sizes)
-and the live model's published runs of the whole test set (per-subject counts). Sizes are what make the two averages
-differ; the figure draws each part's accuracy with its size.
+and the live model's published runs of the whole test set (per-subject counts), where the two averages
+nearly agree; and one simulated run (said so) where they differ by many points, because its large
+subjects are its easy ones. Sizes are what make the two averages differ; the figure draws each
+part's accuracy with its size.
 """
 from __future__ import annotations
 
@@ -32,7 +34,15 @@ def _sources(context: dict) -> tuple[tuple[str, str], ...]:
     runs = context.get("live_scores") or {"runs": []}
     return (tuple((f"table-{i}", f"Table 1: {row['model']}") for i, row in enumerate(context["table_1"]))
             + tuple((f"run-{run['key']}", f"Our model, {run['key']}, by subject")
-                    for run in runs["runs"]))
+                    for run in runs["runs"])
+            + (("simulated-skew", "Simulated: big subjects easy, small ones hard"),))
+
+
+# The simulated example where the two averages part: three large subjects the model finds easy and
+# five small ones it finds hard (made-up sizes and accuracies, said so on the page).
+SKEWED = (("big subject 1", 1500, 0.80), ("big subject 2", 900, 0.75), ("big subject 3", 600, 0.70),
+          ("small subject 1", 100, 0.35), ("small subject 2", 100, 0.30), ("small subject 3", 100, 0.40),
+          ("small subject 4", 100, 0.30), ("small subject 5", 100, 0.35))
 
 
 def params(context: dict) -> tuple[Param, ...]:
@@ -43,6 +53,9 @@ def params(context: dict) -> tuple[Param, ...]:
 def _parts(state: dict, context: dict) -> tuple[list[tuple[str, int, float]], float | None, str]:
     """(name, questions, accuracy) per part, the published average if any, and a description."""
     kind, _, which = state["source"].partition("-")
+    if kind == "simulated":
+        return list(SKEWED), None, ("a simulated run, not real results: three large subjects the model finds easy "
+                                    "and five small ones it finds hard")
     if kind == "run":
         runs = context["live_scores"]
         run = run_of(runs, which)

@@ -1,0 +1,355 @@
+"""The release gate as one widget, for every document that shows it (MMLU's release-gate, the
+scoring lesson's two-run-gate): its settings, its examples and its view. Sans I/O: it runs in the
+reader's browser (Pyodide) as well as on the server.
+
+What a reader can look at (the ``source`` setting):
+
+- ``simulated``: a simulated pair over MMLU's test subjects, with the settings below it;
+- ``live``: the live model's published letter runs, 0-shot (production) against 5-shot (candidate),
+  as they are (benchmarks/mmlu/runs/);
+- one example per dashboard shape (``benchmarks.gate.SHAPES``): ``noise``, ``knowledge``,
+  ``format`` (simulated until generative runs are published), ``contamination`` (the published
+  letter pair as the public set, with a simulated held-out pair on MMLU-Pro's 14 categories, as
+  benchmarks/mmlu_pro/runs/ samples them: no second MMLU-Pro run is published). Each says which
+  parts are simulated.
+
+A reader's own runs come as context, read in the page and sent nowhere: ``runs`` (files per role,
+parsed by ``benchmarks.runs`` exactly as ``python -m engine scoring-lesson gate`` parses them),
+``pasted`` ("subject, production, candidate" lines) or ``results`` (already paired). The report
+is ``benchmarks.gate.compare``'s, the same the command prints; a file that cannot be read gives an
+error (``view["error"]``) and an empty chart, never the example in its place.
+"""
+from __future__ import annotations
+
+import math
+import random
+
+from explainers import checks
+from widgetkit import Param, Widget
+from widgetkit.charts import subject_delta_chart
+from widgetkit.context import MAX_QUESTIONS, paired_results, sizes
+from widgetkit.scene import figure, label
+
+from .gate import compare, report_lines
+from .mmlu.live_runs import live_pairs, model_name, paired_marks, run_of, run_pair
+from .runs import RunFormatError, pair_runs, read_run
+
+ROLES = ("production", "candidate", "generative_production", "generative_candidate",
+         "holdout_production", "holdout_candidate")
+MAX_TEXT = 64 * MAX_QUESTIONS * 16  # characters in all loaded files together (a harness line is long)
+SIMULATED, PUBLISHED = "simulated", "live"
+SHAPE_EXAMPLES = ("noise", "knowledge", "format", "contamination")
+# MMLU-Pro's 14 categories, 100 questions each, as the published MMLU-Pro run samples them.
+HOLDOUT_CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering",
+                      "health", "history", "law", "math", "other", "philosophy", "physics", "psychology")
+# When the server has no subject groups (no MMLU files), the knowledge example groups the subjects
+# itself, in alphabetical quarters, and says so.
+FALLBACK_SIZES = {f"subject {i + 1:02d}": 100 for i in range(57)}
+
+SHAPE_NAMES = {"noise": "noise", "knowledge": "knowledge regression (or gain)", "format": "format regression",
+               "contamination": "contamination signature", "unexplained": "none of the four fits"}
+# What each shape means for the reader, in words a newcomer follows.
+EXPLAIN = {
+    "noise": "What it means: the two models differ by less than the question-to-question luck of one run. "
+             "Ship the candidate.",
+    "knowledge": "What it means: one group of subjects lost (or gained) questions together while the rest "
+                 "held, as when new training data crowded out what the model knew about that group. Look at "
+                 "that group's subjects before shipping.",
+    "format": "What it means: the model still picks the right letter when asked for its probabilities, but "
+              "its written answers are scored wrong. That is usually the prompt's format (a chat template, "
+              "a stop sequence), not lost knowledge: fix the format and score again.",
+    "contamination": "What it means: the score rose on the public questions but not on questions the model "
+                     "cannot have seen. A rise only where the answers are on the internet is a sign the "
+                     "test leaked into training: do not trust the public gain.",
+    "unexplained": "What it means: the change is real, but none of the four shapes fits it: a person "
+                   "should read the subjects that moved.",
+}
+
+
+# -- context checks --------------------------------------------------------------------------
+
+def loaded_runs(name: str, value: object) -> dict:
+    """Files a reader loaded: {role: [[file name, text], ...]} for the roles in ROLES."""
+    runs = checks.mapping(name, value)
+    total = 0
+    for role, files in runs.items():
+        if role not in ROLES:
+            raise ValueError(f"{name} has an unknown role {role!r}; use {', '.join(ROLES)}")
+        if not isinstance(files, list) or not files:
+            raise ValueError(f"{name}.{role} must be a non-empty list of [file name, text] pairs")
+        for i, item in enumerate(files):
+            if not (isinstance(item, list) and len(item) == 2 and all(isinstance(x, str) for x in item)):
+                raise ValueError(f"{name}.{role}[{i}] must be [file name, text]")
+            total += len(item[1])
+    if total > MAX_TEXT:
+        raise ValueError(f"{name} holds more than {MAX_TEXT:,} characters")
+    return runs
+
+
+def pasted_text(name: str, value: object) -> str:
+    """Pasted "subject, production, candidate" lines (parsed by the view, which names a bad line)."""
+    if not isinstance(value, str) or len(value) > 64 * MAX_QUESTIONS:
+        raise ValueError(f"{name} must be text of at most {64 * MAX_QUESTIONS:,} characters")
+    return value
+
+
+def groups_check(name: str, value: object) -> dict:
+    found = checks.mapping(name, value, minimum=0)
+    for subject, group in found.items():
+        checks.text(f"{name}[{subject!r}]", group)
+    return found
+
+
+# -- settings --------------------------------------------------------------------------------
+
+def source_choices(context: dict) -> tuple[tuple[str, str], ...]:
+    pair = run_pair(context.get("live_pairs"))
+    published = ((PUBLISHED, f"our model's runs, {pair[1]} vs {pair[0]}"),) if pair else ()
+    return ((SIMULATED, "simulated (settings below)"), *published,
+            ("noise", "shape: noise (simulated)"),
+            ("knowledge", "shape: knowledge regression (simulated)"),
+            ("format", "shape: format regression (simulated)"),
+            ("contamination", "shape: contamination (part simulated)" if pair
+             else "shape: contamination (simulated)"))
+
+
+def params(context: dict, default: str = SIMULATED) -> tuple[Param, ...]:
+    choices = source_choices(context)
+    if default not in dict(choices):
+        default = SIMULATED
+    return (
+        Param("source", "Which two runs", "choice", default, choices=choices),
+        Param("multiple", "Gate width, in standard errors", "number", 2.0, 1.0, 4.0, 0.5,
+              help="Investigate when the delta is beyond this many standard errors (on the normal curve; "
+                   "Student's t widens it for few subjects)."),
+        Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True),
+        Param("corr", "Correlation between the two models' answers", "number", 0.6, 0.0, 0.95, 0.05),
+        Param("spread", "How much subjects differ in their change", "number", 0.02, 0.0, 0.1, 0.005, percent=True),
+        Param("base", "Production model's accuracy", "number", 0.85, 0.3, 0.95, 0.01, percent=True),
+        Param("draw", "Random draw", "int", 1, 1, 999, 1, help="Another draw of the simulated questions."),
+    )
+
+
+# -- simulation ------------------------------------------------------------------------------
+
+def _irwin_hall(rng: random.Random) -> float:
+    """An approximately standard normal number made from 12 uniforms with arithmetic only, so the
+    browser (Pyodide) and the server draw bit-identical values."""
+    return math.fsum(rng.random() for _ in range(12)) - 6.0
+
+
+def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float, spread: float, draw: int,
+                  shift: dict[str, float] | None = None):
+    """Simulated per-question results of a production and a candidate model (1 right, 0 wrong).
+
+    Each subject gets its own production accuracy (base ± up to 10 points) and its own true change
+    (delta, plus ``shift[subject]`` where given, plus a normal amount with standard deviation
+    ``spread``); within a question the two models' answers have correlation ``corr``. Returns
+    (candidate, baseline, clusters).
+    """
+    rng = random.Random(draw)
+    shift = shift or {}
+    candidate, baseline, clusters = [], [], []
+    for subject in sorted(sizes):
+        p_base = min(0.99, max(0.01, base + 0.1 * (2 * rng.random() - 1)))
+        p_cand = min(0.99, max(0.01, p_base + delta + shift.get(subject, 0.0) + spread * _irwin_hall(rng)))
+        both = p_base * p_cand + corr * (p_base * (1 - p_base) * p_cand * (1 - p_cand)) ** 0.5
+        both = min(max(both, max(0.0, p_base + p_cand - 1)), min(p_base, p_cand))
+        only_base, only_cand = p_base - both, p_cand - both
+        for _ in range(sizes[subject]):
+            u = rng.random()
+            if u < both:
+                b, c = 1, 1
+            elif u < both + only_base:
+                b, c = 1, 0
+            elif u < both + only_base + only_cand:
+                b, c = 0, 1
+            else:
+                b, c = 0, 0
+            baseline.append(b)
+            candidate.append(c)
+            clusters.append(subject)
+    return candidate, baseline, clusters
+
+
+def _pair(sizes: dict[str, int], base: float, delta: float, draw: int, corr: float = 0.6, spread: float = 0.005,
+          shift: dict[str, float] | None = None) -> dict:
+    candidate, baseline, subjects = simulate_pair(sizes, base, delta, corr, spread, draw, shift)
+    return {"subjects": subjects, "baseline": baseline, "candidate": candidate}
+
+
+def subject_sizes(context: dict) -> dict[str, int]:
+    """MMLU's test subjects with their sizes: from the published runs' order, or the dataset's."""
+    if context.get("live_pairs"):
+        return {name: size for name, size in context["live_pairs"]["order"]}
+    return dict(context.get("subject_sizes") or FALLBACK_SIZES)
+
+
+def _groups_for(context: dict, sizes: dict[str, int]) -> tuple[dict[str, str], bool]:
+    """Subject → group, and whether the groups are MMLU's own (False: alphabetical quarters)."""
+    groups = {s: g for s, g in (context.get("subject_groups") or {}).items() if s in sizes}
+    if len(set(groups.values())) >= 2:
+        return groups, True
+    names = sorted(sizes)
+    return {s: f"quarter {1 + 4 * i // len(names)}" for i, s in enumerate(names)}, False
+
+
+def _published(context: dict) -> tuple[dict, str] | None:
+    pairs = context.get("live_pairs")
+    pair = run_pair(pairs)
+    if not pair:
+        return None
+    production, candidate = (run_of(pairs, key) for key in pair)
+    words = (f"{model_name(pairs['model'])}'s published runs (this site's live model, letter scoring) over the "
+             f"whole MMLU test ({production['questions']:,} questions): its {production['key']} run (production) "
+             f"against its {candidate['key']} run (candidate)")
+    return paired_marks(pairs, *pair), words
+
+
+def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None, dict | None, dict, str]:
+    """(main pair, generative pair, held-out pair, groups, description) for a chosen source."""
+    sizes = subject_sizes(context)
+    groups = {s: g for s, g in (context.get("subject_groups") or {}).items() if s in sizes}
+    n = sum(sizes.values())
+    if source == PUBLISHED and _published(context):
+        main, words = _published(context)
+        return main, None, None, groups, f"From {words}. Real runs, nothing simulated."
+    if source == "noise":
+        return (_pair(sizes, 0.6, 0.0, 11), None, None, groups,
+                f"Simulated: two models that truly score the same, over MMLU's {n:,} test questions in "
+                f"{len(sizes)} subjects (only one run's luck separates them).")
+    if source == "knowledge":
+        groups, own = _groups_for(context, sizes)
+        lost = "STEM" if own and "STEM" in groups.values() else sorted(set(groups.values()))[0]
+        shift = {s: -0.12 for s, g in groups.items() if g == lost}
+        where = "MMLU's own subject groups" if own else "the subjects in alphabetical quarters"
+        return (_pair(sizes, 0.6, 0.0, 12, shift=shift), None, None, groups,
+                f"Simulated: a candidate that lost 12 points on every {lost} subject and nothing elsewhere, over "
+                f"MMLU's {n:,} test questions ({where}).")
+    if source == "format":
+        return (_pair(sizes, 0.6, 0.0, 13), _pair(sizes, 0.55, -0.08, 14), None, groups,
+                f"Simulated (no generative run is published yet): letter scoring unchanged over MMLU's {n:,} test "
+                f"questions, while the candidate's written answers (generative scoring) drop by 8 points, as a "
+                f"broken chat template or stop sequence would make them.")
+    if source == "contamination":
+        holdout = _pair({c: 100 for c in HOLDOUT_CATEGORIES}, 0.15, 0.0, 15)
+        found = _published(context)
+        public = compare(found[0]) if found else None
+        if public and public["verdict"] == "investigate" and public["delta"] > 0:
+            main, words = found
+            return (main, None, holdout, groups,
+                    f"Part simulated. Public set: {words}, real. Held-out set: simulated, 1,400 MMLU-Pro questions "
+                    f"(100 in each of its 14 categories, as our published MMLU-Pro run samples them) on which the "
+                    f"candidate did not move; only one MMLU-Pro run is published, so this pairing shows what the "
+                    f"signature looks like, not a finding about our model (its 5-shot gain comes from the "
+                    f"examples in the prompt).")
+        return (_pair(sizes, 0.6, 0.03, 16), None, holdout, groups,
+                f"Simulated: the candidate rose 3 points on MMLU's {n:,} public test questions but not on 1,400 "
+                f"held-out MMLU-Pro questions (100 in each of its 14 categories).")
+    candidate, baseline, subjects = simulate_pair(sizes, state["base"], state["delta"], state["corr"],
+                                                  state["spread"], state["draw"])
+    return ({"subjects": subjects, "baseline": baseline, "candidate": candidate}, None, None, groups,
+            f"Simulated: a run over MMLU's {n:,} test questions with the settings below (draw {state['draw']}).")
+
+
+# -- a reader's own runs ---------------------------------------------------------------------
+
+def parse_pasted(text: str) -> dict:
+    """Pasted "subject, production, candidate" lines (1 right, 0 wrong), as a paired run."""
+    subjects, baseline, candidate = [], [], []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = [p.strip() for p in line.replace(";", ",").replace("\t", ",").split(",")]
+        if len(parts) != 3 or not parts[0] or parts[1] not in ("0", "1") or parts[2] not in ("0", "1"):
+            raise RunFormatError(f"pasted line {number} should look like “anatomy, 1, 0” (subject, production, "
+                                 f"candidate), got {line.strip()[:80]!r}")
+        subjects.append(parts[0])
+        baseline.append(int(parts[1]))
+        candidate.append(int(parts[2]))
+    if len(subjects) < 2:
+        raise RunFormatError("paste at least two lines, one question each")
+    return {"subjects": subjects, "baseline": baseline, "candidate": candidate}
+
+
+def loaded_pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
+    """The main pair and the optional generative and held-out pairs from a reader's files."""
+    def pair(prefix: str) -> dict | None:
+        production, candidate = runs.get(f"{prefix}production"), runs.get(f"{prefix}candidate")
+        if bool(production) != bool(candidate):
+            raise RunFormatError(f"load both the {prefix.replace('_', ' ')}production and candidate runs, or neither")
+        if not production:
+            return None
+        return pair_runs(read_run([tuple(f) for f in production]), read_run([tuple(f) for f in candidate]))
+
+    main = pair("")
+    if main is None:
+        raise RunFormatError("load a production run and a candidate run")
+    return main, pair("generative_"), pair("holdout_")
+
+
+# -- the view --------------------------------------------------------------------------------
+
+def band_label(report: dict) -> str:
+    """The band's name in the chart's key: how many of which error it spans."""
+    error = "paired" if report["gate_se_basis"] == "paired" else "clustered"
+    return f"± {report['critical']:.2f} {error} standard errors"
+
+
+def error_view(message: str, width: int) -> dict:
+    """A file or paste that cannot be read: the error, and an empty chart (never the example)."""
+    text = f"Could not read your runs: {message}"
+    return {
+        "summary": [text, "Nothing is drawn until both runs can be read; fix the file or choose another."],
+        "figure": figure(width, 60, "No chart: the loaded runs could not be read",
+                         [label(width / 2, 34, "No chart: see the error above the chart", "fig-caption")]),
+        "numbers": {"error": message},
+        "rows": [],
+        "error": text,
+    }
+
+
+def view(state: dict, context: dict) -> dict:
+    multiple = state["multiple"]
+    groups = context.get("subject_groups") or {}
+    try:
+        if context.get("runs"):
+            main, generative, holdout = loaded_pairs(context["runs"])
+            source = "Your loaded runs."
+        elif context.get("pasted") is not None:
+            main, generative, holdout = parse_pasted(context["pasted"]), None, None
+            source = f"Your pasted results ({len(main['subjects']):,} questions)."
+        elif context.get("results"):
+            main, generative, holdout = context["results"], None, None
+            source = f"Your loaded results ({len(main['subjects']):,} questions)."
+        else:
+            main, generative, holdout, groups, source = example(state["source"], state, context)
+        report = compare(main, groups, generative, holdout, multiple)
+    except (RunFormatError, ValueError) as error:
+        return error_view(str(error), state["width"])
+    verdict = "investigate" if report["verdict"] == "investigate" else "ship"
+    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source, *report_lines(report),
+               EXPLAIN[report["shape"]]]
+    rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
+            for r in report["subject_rows"]]
+    return {
+        "summary": summary,
+        "figure": subject_delta_chart(report["subject_rows"], report["delta"], report["band"], multiple, verdict,
+                                      state["width"], band_label(report)),
+        "rows": rows,
+        "numbers": {key: report[key] for key in (
+            "n", "delta", "naive_se", "paired_se", "clustered_se", "clustered_se_cr1", "subjects", "df",
+            "few_subjects", "gate_se", "gate_se_basis", "critical", "band", "p_value", "verdict", "shape",
+            "dropped")},
+    }
+
+
+def gate_widget(name: str, title: str, blurb: str, default: str = SIMULATED, height: int = 1000) -> Widget:
+    """The gate as a document's widget ``name``; ``default``: the source shown first."""
+    return Widget(
+        name=name, title=title, blurb=blurb, height=height,
+        params=lambda context: params(context, default), view=view,
+        accepts={"live_pairs": live_pairs, "subject_sizes": sizes, "subject_groups": groups_check,
+                 "runs": loaded_runs, "pasted": pasted_text, "results": paired_results},
+        script=True,
+    )
