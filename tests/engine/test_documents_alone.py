@@ -17,7 +17,7 @@ import pytest
 from engine import create_app
 from widgetkit.registry import mount_document
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted(p.parent.name for p in (ROOT / "content").glob("*/paper.toml"))
 # The live forms each document serves beside its widgets (their GET shows the form).
 LIVE_FORMS = {"mmlu": ["/mmlu/run"], "mmlu-pro": ["/mmlu-pro/run"], "scoring-lesson": ["/scoring-lesson/overlap"]}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BROWSER_DIR = REPO_ROOT / "tests" / "browser"
 REPORTS = REPO_ROOT / "tests" / "artifacts" / "browser"
 FILES = sorted(BROWSER_DIR.glob("*.test.mjs"))

@@ -19,7 +19,7 @@ from engine.wheel import build_wheel
 pytestmark = pytest.mark.slow  # starts Pyodide under Node
 
 TESTS_DIR = Path(__file__).resolve().parent
-REPO_ROOT = TESTS_DIR.parent
+REPO_ROOT = TESTS_DIR.parents[1]
 
 
 @pytest.mark.parametrize("module", ["test_explainers", "test_widgetkit"])

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 DOCUMENTS = sorted(p.parent for p in (ROOT / "content").glob("*/paper.toml"))
 

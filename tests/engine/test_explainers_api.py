@@ -14,7 +14,7 @@ from engine.config import default_config
 from engine.documents import load_documents
 from engine.wheel import build_wheel
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_index_lists_public_functions_and_runtime(client):

@@ -9,8 +9,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from documents.scoring_lesson.widgets.two_run_gate import WIDGET
-from test_numbers import evaluate, formats_to, ledger_values, names_a_primary_source, page_and_ledger, stated_numbers
-from test_snippets import run_snippet
 
 from benchmarks.gate import compare
 from benchmarks.mmlu.live_runs import paired_marks, run_pair
@@ -19,11 +17,10 @@ from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.data_checks import overlap_with_test, split_counts
 from benchmarks.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
 from benchmarks.server.runfile import read_rows
-from content_helpers import real_app
 from engine.__main__ import main as engine_main
 from widgetkit import run_view
 
-HARNESS = Path(__file__).resolve().parent / "fixtures" / "harness_samples"
+HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness_samples"
 # The gate's example: the live model's published whole-test runs, 0-shot (production) and 5-shot.
 EXAMPLE = [published_runs.RUNS_DIR / f"smollm2-135m-instruct-{k}shot.jsonl.gz" for k in (0, 5)]
 
@@ -249,31 +246,28 @@ def test_widget_names_a_bad_line_and_keeps_the_example():
 
 # -- the page --------------------------------------------------------------------------------
 
-APP = real_app()
-HTML, LEDGER = page_and_ledger(APP, "scoring-lesson")
+# The lesson's numbers and snippets are checked with every document's (tests/documents/test_numbers.py,
+# tests/documents/test_snippets.py, parametrised over content/).
+@pytest.fixture(scope="module")
+def APP(real_app):
+    return real_app
 
 
-def test_every_number_on_the_lesson_is_in_its_ledger():
-    known = ledger_values(LEDGER)
-    missing = sorted({(n, c) for n, c in stated_numbers(HTML) if n not in known})
-    assert not missing, missing
-    assert all(names_a_primary_source(e["source"]) for e in LEDGER["cited"])
-    for entry in LEDGER["computed"]:
-        assert formats_to(evaluate(entry["expr"]), entry["value"]), entry
+@pytest.fixture(scope="module")
+def HTML(real_app):
+    return real_app.test_client().get("/scoring-lesson/").get_data(as_text=True)
 
 
-def test_the_lesson_has_the_ladder_widget_and_sources():
+def test_the_lesson_has_the_ladder_widget_and_sources(APP, HTML):
     paper = APP.extensions["content"].paper("scoring-lesson")
     assert len(paper.sections) >= 7
     for section in paper.sections:
         if section.id != "glossary":
             assert 'class="rung' in section.html, section.id
     assert 'data-widget="two-run-gate"' in HTML and 'id="sources"' in HTML and "<math" in HTML
-    for snippet in paper.refs.snippets:
-        assert run_snippet(snippet.code) >= 1
 
 
-def test_counts_stated_on_the_page_are_recounted_from_the_files():
+def test_counts_stated_on_the_page_are_recounted_from_the_files(HTML):
     counts = split_counts(mmlu_data_dir())
     assert counts["sizes"] == {"dev": 285, "val": 1531, "test": 14042}
     assert counts["duplicates"]["test"] == 105 and counts["repeated_questions"]["test"] == 173
@@ -294,7 +288,7 @@ def test_overlap_finds_a_pasted_test_question_and_misses_a_paraphrase():
         overlap_with_test(root, "  ")
 
 
-def test_the_lesson_widget_page_and_embed_render():
+def test_the_lesson_widget_page_and_embed_render(APP):
     client = APP.test_client()
     for url in ("/scoring-lesson/widgets/two-run-gate", "/embed/scoring-lesson/two-run-gate?multiple=3",
                 "/api/widgets/scoring-lesson/two-run-gate?multiple=9", "/scoring-lesson/widgets/micro-macro",
@@ -305,7 +299,7 @@ def test_the_lesson_widget_page_and_embed_render():
         assert response.status_code == 200, url
 
 
-def test_micro_macro_on_table_1_and_the_published_run():
+def test_micro_macro_on_table_1_and_the_published_run(APP):
     client = APP.test_client()
     table = client.get("/api/widgets/scoring-lesson/micro-macro?source=table-0").get_json()
     assert table["numbers"]["micro"] == pytest.approx(0.439, abs=0.0005)  # Table 1 reweighted by our sizes
@@ -321,7 +315,7 @@ def test_micro_macro_on_table_1_and_the_published_run():
     assert run["numbers"]["macro"] == pytest.approx(float(np.mean([np.mean(v) for v in by_subject.values()])))
 
 
-def test_overlap_page_counts_checks_and_escapes():
+def test_overlap_page_counts_checks_and_escapes(APP):
     client = APP.test_client()
     page = client.get("/scoring-lesson/overlap").get_data(as_text=True)
     assert "14,042" in page and "105" in page

@@ -250,7 +250,7 @@ def test_a_new_paper_is_one_folder_with_its_own_widget():
     import io
     import zipfile
 
-    from tests.content_helpers import fixture_app
+    from content_helpers import fixture_app
 
     app = fixture_app()
     client = app.test_client()
@@ -276,7 +276,7 @@ def test_no_engine_file_names_a_paper_or_a_widget():
     paper-agnostic: what is MMLU's lives in content/mmlu/ and benchmarks/mmlu/."""
     from pathlib import Path
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     names = re.compile("|".join(["mmlu", "hendrycks", *MMLU_WIDGETS, *(w.replace("-", "_") for w in MMLU_WIDGETS)]), re.I)
     found = []
     for folder in ("engine", "widgetkit", "livescoring", "templates", "static/js", "static/css"):

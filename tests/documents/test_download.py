@@ -16,7 +16,7 @@ from benchmarks.mmlu.server import data_dir
 from engine.config import default_config
 
 SHARED = data_dir(default_config())
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture()

@@ -22,7 +22,7 @@ from engine.config import default_config
 from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 
-PUBLISHED = Path(__file__).resolve().parent.parent / "benchmarks" / "mmlu" / "runs"
+PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "mmlu" / "runs"
 RUNS = Path(os.environ.get("MMLU_RUNS_DIR") or PUBLISHED)
 FILES = sorted([*RUNS.glob("*.jsonl.gz"), *RUNS.glob("*.jsonl")]) if RUNS.is_dir() else []
 SAMPLE = 6
