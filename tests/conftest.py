@@ -1,7 +1,8 @@
 """Shared fixtures, one of each expensive thing per session (per xdist worker):
 
 - `real_app` / `fixture_app`: one app per content folder (the real content/, and tests/fixtures/content
-  with the demo document); `app` and `client` are the real one. Nothing builds an app at import.
+  with the demo document), left as built; `app` and `client`: one more real app that tests may change
+  (its model may wake). Nothing builds an app at import.
 - `loaded_model`: the real language model, loaded once; `app_with_model(config, loaded_model)` gives an
   app whose scoring service already holds it (no second load).
 - `live_server`: one `python app.py` for the browser tests and the pressure test; every test that uses
@@ -72,8 +73,12 @@ def fixture_app():
 
 
 @pytest.fixture(scope="session")
-def app(real_app):
-    return real_app
+def app():
+    """A second app on the real content/, for tests that may change its state (wake its model, fill
+    its caches): `real_app` stays as built, for the content checks."""
+    from engine import create_app
+
+    return create_app({"TESTING": True})
 
 
 @pytest.fixture()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.widgets import view_of
 from content_helpers import fixture_app
+from engine.widgets import view_of
 from widgetkit.layout import DEFAULT_WIDTH, MAX_WIDTH, MIN_WIDTH, drawn_width, text_width, wrap
 from widgetkit.scene import text_boxes
 

@@ -21,7 +21,6 @@ import tomllib
 from html.parser import HTMLParser
 
 import pytest
-
 from conftest import CONTENT, documents
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}

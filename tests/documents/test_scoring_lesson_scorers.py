@@ -16,9 +16,8 @@ from benchmarks.mmlu.server import data_dir as mmlu_data_dir
 from benchmarks.mmlu.server import harness_tasks as harness
 from benchmarks.mmlu.server import three_scorers as page
 from benchmarks.mmlu.server.reader import MMLUData
-from content_helpers import real_app
 from engine import create_app
-from tests.conftest import run_form_token
+from tests.conftest import app_with_model, run_form_token
 
 SHOT = Question(subject="high_school_us_history", split="dev", index=0, question="  What?  ",
                 choices=("w", "x", "y", "z"), answer="B")
@@ -149,7 +148,11 @@ def test_decisions_side_by_side():
 
 # -- the widget: gallery, lesson, page, embed, oEmbed ------------------------------------------
 
-APP = real_app()
+@pytest.fixture(scope="module")
+def APP(real_app):
+    return real_app
+
+
 PAGE = "/scoring-lesson/widgets/three-scorers"
 EMBED = "/embed/scoring-lesson/three-scorers"
 
@@ -164,7 +167,7 @@ def post(client, url=PAGE, **fields):
     return client.post(url, data={**fields, **run_form_token(client, url)})
 
 
-def test_the_widget_is_in_the_gallery_and_inline_in_the_lesson():
+def test_the_widget_is_in_the_gallery_and_inline_in_the_lesson(APP):
     client = APP.test_client()
     gallery = client.get("/scoring-lesson/widgets/").get_data(as_text=True)
     assert f'<a href="http://localhost{PAGE}">Same question, three scorers</a>' in gallery
@@ -178,7 +181,7 @@ def test_the_widget_is_in_the_gallery_and_inline_in_the_lesson():
     assert old.status_code == 301 and old.headers["Location"] == PAGE
 
 
-def test_the_widget_page_and_the_embed():
+def test_the_widget_page_and_the_embed(APP):
     client = APP.test_client()
     page = client.get(PAGE)
     html = page.get_data(as_text=True)
@@ -201,7 +204,7 @@ def test_the_widget_page_and_the_embed():
 
 
 @pytest.mark.parametrize("url", [PAGE, EMBED])
-def test_oembed_for_the_widget(url):
+def test_oembed_for_the_widget(APP, url):
     client = APP.test_client()
     answer = client.get(f"/oembed?url=http://localhost{url}&format=json&maxheight=500").get_json()
     assert answer["type"] == "rich" and answer["title"] == "Same question, three scorers" and answer["height"] == 500
@@ -218,7 +221,7 @@ def field_error(html: str, field: str) -> str:
 
 
 @pytest.mark.parametrize("url", [PAGE, EMBED])
-def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
+def test_bad_input_is_refused_at_its_field_before_the_model_runs(APP, url):
     client = APP.test_client()
     bad = post(client, url, subject="<b>nope</b>", number="1", shots="0")
     html = widget_of(bad.get_data(as_text=True))
@@ -241,7 +244,7 @@ def test_bad_input_is_refused_at_its_field_before_the_model_runs(url):
     assert APP.extensions["scoring"].state == "not loaded"
 
 
-def test_a_form_from_another_site_is_refused():
+def test_a_form_from_another_site_is_refused(APP):
     client = APP.test_client()
     token = run_form_token(client, EMBED)
     response = client.post(EMBED, data={"subject": "astronomy", "number": "1", "shots": "0", **token},
@@ -259,10 +262,8 @@ def test_the_widget_says_when_the_model_cannot_load(tmp_path):
 # -- the real model -----------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def live_app():
-    app = create_app({"TESTING": True, "SCORER_LOAD_AT_START": True, "SCORER_THREADS": 1, "SCORER_TIMEOUT_S": 300})
-    assert app.extensions["scoring"].wait_ready(600), app.extensions["scoring"].status()["message"]
-    return app
+def live_app(loaded_model):
+    return app_with_model({"SCORER_TIMEOUT_S": 300}, loaded_model)
 
 
 def harness_loglikelihood(loaded, context: str, continuation: str) -> float:

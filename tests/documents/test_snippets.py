@@ -11,8 +11,8 @@ import html
 import re
 
 import pytest
-
 from conftest import documents
+
 from content_helpers import fixture_paper, paper_of
 from engine.markdown_ext import split_result
 

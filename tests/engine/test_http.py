@@ -107,8 +107,8 @@ def test_the_model_state_is_never_frozen_into_a_cached_page(tmp_path):
 
 
 def test_two_apps_in_one_process_keep_their_own_pages():
-    from engine import create_app
     from content_helpers import FIXTURE_CONFIG
+    from engine import create_app
 
     real, fixture = create_app({"TESTING": True}), create_app(FIXTURE_CONFIG)
     assert "Measuring Massive Multitask" in real.test_client().get("/").get_data(as_text=True)

@@ -14,8 +14,16 @@ from hypothesis import HealthCheck, settings
 
 from engine import create_app
 
-APP = create_app({"TESTING": True, "SCORER_MODEL": "/nonexistent/model-for-the-fuzzer"})
-schema = schemathesis.openapi.from_wsgi("/api/openapi.json", APP)
+
+@pytest.fixture(scope="module")
+def api_schema():
+    """The API's own description, read from an app without a model (built when the fuzzer runs, not
+    at import)."""
+    app = create_app({"TESTING": True, "SCORER_MODEL": "/nonexistent/model-for-the-fuzzer"})
+    return schemathesis.openapi.from_wsgi("/api/openapi.json", app)
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
 
 
 def test_every_api_route_is_described(client):

@@ -17,15 +17,14 @@ from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
 from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
-from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 
 pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def loaded():
-    return load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+def loaded(loaded_model):
+    return loaded_model
 
 
 @pytest.fixture(scope="module")

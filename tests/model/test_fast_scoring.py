@@ -20,7 +20,7 @@ from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import evaluate
 from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
-from livescoring.model import ModelSettings, load
+from livescoring.model import ModelSettings
 from livescoring.pool import twin
 from livescoring.scorer import Scorer
 from livescoring.worker import READY, ScoringService
@@ -30,9 +30,8 @@ TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def loaded():
-    config = default_config()
-    return load(ModelSettings.from_config({**config, "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+def loaded(loaded_model):
+    return loaded_model
 
 
 @pytest.fixture(scope="module")

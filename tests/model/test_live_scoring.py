@@ -18,11 +18,10 @@ from benchmarks.mmlu import prompt
 from benchmarks.mmlu.prompt import format_shot
 from benchmarks.mmlu.server.evaluate import evaluate
 from benchmarks.server.reading import reading
-from engine import create_app
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
 from livescoring.scorer import PromptTooLong, Scorer
-from tests.conftest import run_form_token
+from tests.conftest import app_with_model, run_form_token
 
 pytestmark = pytest.mark.model
 
@@ -51,13 +50,9 @@ EXPECTED_5_SHOT = (
 
 
 @pytest.fixture(scope="module")
-def scoring_app():
-    """An app whose one scoring service has loaded the real default model (single-thread CPU)."""
-    app = create_app({"TESTING": True, "SCORER_LOAD_AT_START": True, "SCORER_THREADS": 1,
-                      "SCORER_QUEUE_SIZE": 1, "SCORER_TIMEOUT_S": 300})
-    service = app.extensions["scoring"]
-    assert service.wait_ready(600), service.status()["message"]
-    return app
+def scoring_app(loaded_model):
+    """An app whose one scoring service holds the real default model (single-thread CPU)."""
+    return app_with_model({"SCORER_QUEUE_SIZE": 1, "SCORER_TIMEOUT_S": 300}, loaded_model)
 
 
 @pytest.fixture(scope="module")

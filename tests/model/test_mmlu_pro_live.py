@@ -10,19 +10,14 @@ import pytest
 
 from benchmarks.mmlu_pro import prompt
 from benchmarks.mmlu_pro.answer import extract_answer
-from engine import create_app
-from tests.conftest import run_form_token
+from tests.conftest import app_with_model, run_form_token
 
 pytestmark = pytest.mark.model
 
 
 @pytest.fixture(scope="module")
-def client():
-    app = create_app({"TESTING": True, "SCORER_LOAD_AT_START": True, "SCORER_THREADS": 1,
-                      "SCORER_QUEUE_SIZE": 1, "SCORER_TIMEOUT_S": 300})
-    service = app.extensions["scoring"]
-    assert service.wait_ready(600), service.status()["message"]
-    return app.test_client()
+def client(loaded_model):
+    return app_with_model({"SCORER_QUEUE_SIZE": 1, "SCORER_TIMEOUT_S": 300}, loaded_model).test_client()
 
 
 @pytest.mark.parametrize("shots", [0, 5])

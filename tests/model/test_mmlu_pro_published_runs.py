@@ -17,7 +17,6 @@ from benchmarks.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data
 from benchmarks.mmlu_pro.server.reader import MMLUProData
 from benchmarks.server.runfile import read_rows
 from engine.config import default_config
-from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 
 PER_CATEGORY = 100
@@ -38,9 +37,8 @@ def rows():
 
 
 @pytest.fixture(scope="module")
-def scorer():
-    config = default_config()
-    return Scorer(load(ModelSettings.from_config({**config, "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1})))
+def scorer(loaded_model):
+    return Scorer(loaded_model)
 
 
 def test_the_published_run_holds_the_stated_sample_once_each(rows, data):

@@ -19,7 +19,6 @@ from benchmarks.mmlu.live_runs import PARAMETERS
 from benchmarks.mmlu.server import data_dir, published_runs
 from benchmarks.mmlu.server.reader import MMLUData
 from engine.config import default_config
-from livescoring.model import ModelSettings, load
 from livescoring.scorer import Scorer
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "mmlu" / "runs"
@@ -39,9 +38,8 @@ def data():
 
 
 @pytest.fixture(scope="module")
-def scorer():
-    config = default_config()
-    return Scorer(load(ModelSettings.from_config({**config, "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1})))
+def scorer(loaded_model):
+    return Scorer(loaded_model)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])

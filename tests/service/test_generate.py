@@ -115,16 +115,15 @@ def test_one_generation_at_a_time():
 
 
 @pytest.mark.model
-def test_greedy_generation_equals_transformers_generate():
+def test_greedy_generation_equals_transformers_generate(loaded_model):
     import torch
 
     from benchmarks.mmlu import prompt
     from benchmarks.mmlu.server import data_dir
     from benchmarks.mmlu.server.reader import MMLUData
     from engine.config import default_config
-    from livescoring.model import ModelSettings, load
 
-    model = load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+    model = loaded_model
     assert model.dtype == "float32"
     q = MMLUData(data_dir(default_config())).question("astronomy", "test", 3)
     plain = prompt.build_prompt(q.subject, q.question, q.choices)

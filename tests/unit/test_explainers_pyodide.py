@@ -11,12 +11,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import needs_pyodide
 
 from engine.config import default_config
 from engine.documents import load_documents
 from engine.wheel import build_wheel
 
-pytestmark = pytest.mark.slow  # starts Pyodide under Node
+pytestmark = [pytest.mark.slow, needs_pyodide]  # starts Pyodide under Node
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO_ROOT = TESTS_DIR.parents[1]
