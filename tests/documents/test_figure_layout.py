@@ -8,8 +8,8 @@ measures the same in Chromium, at 320, 360, 768 and 1280 px.
 from __future__ import annotations
 
 import pytest
+from conftest import documents
 
-from content_helpers import fixture_app
 from engine.widgets import view_of
 from widgetkit.layout import DEFAULT_WIDTH, MAX_WIDTH, MIN_WIDTH, drawn_width, text_width, wrap
 from widgetkit.scene import text_boxes
@@ -51,34 +51,37 @@ def problems(fig: dict) -> list[str]:
     return found
 
 
-def every_view():
-    from engine import create_app
-
-    for app in (create_app({"TESTING": True}), fixture_app()):
-        with app.app_context():
-            for paper in app.extensions["documents"].values():
-                for widget in paper.widgets.values():
-                    if widget.driver == "live":
-                        continue
-                    for state in [{}, *CROWDED.get(widget.name, [])]:
-                        for width in WIDTHS:
-                            yield f"{paper.slug}/{widget.name} {state} at {width}", view_of(
-                                paper, widget, {**state, "width": str(width)})
+def every_view(app, slug: str):
+    with app.app_context():
+        paper = app.extensions["documents"][slug]
+        for widget in paper.widgets.values():
+            if widget.driver == "live":
+                continue
+            for state in [{}, *CROWDED.get(widget.name, [])]:
+                for width in WIDTHS:
+                    yield f"{paper.slug}/{widget.name} {state} at {width}", view_of(
+                        paper, widget, {**state, "width": str(width)})
 
 
-def test_every_figure_fits_its_width_with_no_text_clipped_or_overlapping():
+# One test per document (the real ones found in content/, and the fixture's demo), so xdist can
+# share them out; each names the widget it must at least have drawn.
+DRAWN = {"mmlu": "scaling-plot", "mmlu-pro": "category-bars", "scoring-lesson": "two-run-gate", "demo": "coin-flips"}
+
+
+@pytest.mark.parametrize("slug", [*documents(), "demo"])
+def test_every_figure_fits_its_width_with_no_text_clipped_or_overlapping(slug, real_app, fixture_app):
     seen, found = set(), []
-    for name, view in every_view():
+    for name, view in every_view(fixture_app if slug == "demo" else real_app, slug):
         seen.add(name.split(" ")[0])
         assert view["width"] == int(name.rsplit(" ", 1)[1])
         assert view["figure"]["width"] <= view["width"], f"{name}: drawn wider than asked"
         found += [f"{name}: {problem}" for problem in problems(view["figure"])]
-    assert {"mmlu/scaling-plot", "mmlu-pro/category-bars", "scoring-lesson/two-run-gate", "demo/coin-flips"} <= seen
+    assert seen and (slug not in DRAWN or f"{slug}/{DRAWN[slug]}" in seen), seen
     assert not found, "\n".join(found)
 
 
-def test_the_width_is_not_a_setting():
-    app = fixture_app()
+def test_the_width_is_not_a_setting(fixture_app):
+    app = fixture_app
     with app.app_context():
         paper = app.extensions["documents"]["demo"]
         view = view_of(paper, paper.widgets["coin-flips"], {"flips": "40", "width": "300"})

@@ -106,11 +106,8 @@ def test_the_model_state_is_never_frozen_into_a_cached_page(tmp_path):
         assert 'data-state="failed"' in after.get_data(as_text=True), url
 
 
-def test_two_apps_in_one_process_keep_their_own_pages():
-    from content_helpers import FIXTURE_CONFIG
-    from engine import create_app
-
-    real, fixture = create_app({"TESTING": True}), create_app(FIXTURE_CONFIG)
+def test_two_apps_in_one_process_keep_their_own_pages(real_app, fixture_app):
+    real, fixture = real_app, fixture_app
     assert "Measuring Massive Multitask" in real.test_client().get("/").get_data(as_text=True)
     listed = fixture.test_client().get("/").get_data(as_text=True)
     assert "A Demonstration Paper" in listed and "Measuring Massive Multitask" not in listed
