@@ -4,7 +4,7 @@ benchmarks/mmlu/live_runs.py).
 The summary is checked against numpy on runs written here over a two-subject copy of the real data
 (so every figure has a known answer), and a published folder that is not complete is refused. The
 widgets' live sources are checked on that summary; the real published runs, where present, are
-checked in tests/test_published_runs.py.
+checked in tests/model/test_published_runs.py.
 """
 from __future__ import annotations
 

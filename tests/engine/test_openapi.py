@@ -1,6 +1,6 @@
 """The JSON API's OpenAPI description (/api/openapi.json) and a schema-driven fuzzer using it.
 
-Beside tests/test_fuzz.py's hypothesis strategies, schemathesis generates requests from the
+Beside tests/engine/test_fuzz.py's hypothesis strategies, schemathesis generates requests from the
 document itself, valid and invalid ones, for every operation: none may get a 5xx (the
 documented 503 of a missing model excepted), and every 4xx is JSON with an error message.
 """

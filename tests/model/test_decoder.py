@@ -1,6 +1,6 @@
 """The scorer's two decoders compute the same thing: the lean Llama one against transformers' own.
 
-tests/test_fast_scoring.py holds the scorer (on the lean decoder, SmolLM2 being a Llama) to the
+tests/model/test_fast_scoring.py holds the scorer (on the lean decoder, SmolLM2 being a Llama) to the
 full-prompt reference path; here the decoders are compared directly, layer caches included, on a
 real prefix and rows of different lengths (packed one after another by the lean decoder, padded
 by transformers'), and the scorer on transformers' decoder is held to the reference too, so a

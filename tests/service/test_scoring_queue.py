@@ -3,7 +3,7 @@
 The queue's rules (micro-batches, one client's share, callers that give up) and the batch file's
 rules (only complete lines count, --resume, no silent overwrite, errors before any work) do not
 depend on what the model says, so a scorer that answers from a counter stands in for it here; the
-model's numbers are checked in tests/test_fast_scoring.py.
+model's numbers are checked in tests/model/test_fast_scoring.py.
 """
 from __future__ import annotations
 

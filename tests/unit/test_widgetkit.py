@@ -1,7 +1,7 @@
 """Unit tests for widgetkit/ and the MMLU paper's browser-side data: settings, views, the worker's entry point.
 
-Like tests/test_explainers.py, this file runs twice: under pytest in CPython, and inside Pyodide
-under Node against the served wheel (tests/test_explainers_pyodide.py), so it uses only the
+Like tests/unit/test_explainers.py, this file runs twice: under pytest in CPython, and inside Pyodide
+under Node against the served wheel (tests/unit/test_explainers_pyodide.py), so it uses only the
 standard library and plain asserts, and proves that the browser holds the same widgets.
 """
 from __future__ import annotations
