@@ -43,6 +43,7 @@ needs_pyodide = pytest.mark.skipif(
     reason="node_modules/pyodide is missing: run `npm ci` (tests/run.sh does) for the Pyodide tests")
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
     # Everything that talks to the one live server runs on one xdist worker (--dist loadgroup),
     # so the server (and the model inside it) starts once, while the other worker runs the rest.

@@ -1,4 +1,4 @@
-"""Run tests/unit/test_explainers.py and tests/unit/test_widgetkit.py inside Pyodide under Node, against the wheel the site serves.
+"""Run tests/unit/test_explainers.py and test_widgetkit.py inside Pyodide under Node, against the wheel the site serves.
 
 This is the proof that the browser runs the same maths and the same widgets as the server: the
 same test files, the same source (packed by engine.wheel), a different Python (WebAssembly).

@@ -10,10 +10,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const repo = path.resolve(here, '..', '..');
+const repo = path.resolve(here, '..', '..', '..');
 const [wheelPath, testPath] = process.argv.slice(2);
 if (!wheelPath || !testPath) {
-  console.error('usage: node tests/pyodide/run_in_pyodide.mjs WHEEL TEST_FILE');
+  console.error('usage: node tests/unit/pyodide/run_in_pyodide.mjs WHEEL TEST_FILE');
   process.exit(2);
 }
 
