@@ -91,10 +91,21 @@ def client(app):
 @pytest.fixture(scope="session")
 def loaded_model():
     """The real default model (CPU, one thread), loaded once per session (per worker)."""
+    import fcntl
+
     from engine.config import default_config
     from livescoring.model import ModelSettings, load
 
-    return load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+    settings = ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1})
+    if settings.cache_dir is None:
+        return load(settings)
+    # On a clean machine the first load converts the GGUF into the cache: one worker converts while
+    # the other waits, then reads the converted copy (the product's cache is safe without this, but
+    # two conversions at once cost both cores).
+    Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)
+    with open(Path(settings.cache_dir) / ".tests-loading.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return load(settings)
 
 
 def app_with_model(config: dict, loaded):
