@@ -1,6 +1,6 @@
 """Run deploy/'s nginx in front of a local app, and the slow clients that attack it.
 
-Used by tests/test_proxy.py and bench/slow_clients.py. Attackers connect from another loopback
+Used by tests/engine/test_proxy.py and bench/slow_clients.py. Attackers connect from another loopback
 address (127.0.0.2, …; all of 127/8 is loopback on Linux) than the reader (127.0.0.1), so
 nginx's per-address limits tell them apart as they would tell clients apart on the internet.
 """

@@ -3,7 +3,7 @@
 The math core's part is generated from the public functions' signatures (explainers.registry),
 so it cannot drift from them; every other blueprint describes its own routes in an ``openapi``
 attribute (a dict of OpenAPI path items), collected here, so the engine names no paper.
-tests/test_openapi.py feeds the document to schemathesis, which generates requests from it.
+tests/engine/test_openapi.py feeds the document to schemathesis, which generates requests from it.
 """
 from __future__ import annotations
 

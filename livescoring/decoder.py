@@ -26,8 +26,8 @@ values per layer, which a one-row pass with no reads keeps as a prefix's cache.
   computes, so no padding mask is needed).
 
 Neither changes a number the reference path computes by more than float rounding:
-tests/test_fast_scoring.py holds the scorer on either to transformers' full-prompt forward within
-1e-5, and tests/test_decoder.py holds the two decoders to each other.
+tests/model/test_fast_scoring.py holds the scorer on either to transformers' full-prompt forward within
+1e-5, and tests/model/test_decoder.py holds the two decoders to each other.
 """
 from __future__ import annotations
 

@@ -1,7 +1,21 @@
-"""Shared fixtures: the Flask app for in-process tests, and one real server for browser tests."""
+"""Shared fixtures, one of each expensive thing per session (per xdist worker):
+
+- `real_app` / `fixture_app`: one app per content folder (the real content/, and tests/fixtures/content
+  with the demo document), left as built; `app` and `client`: one more real app that tests may change
+  (its model may wake). Nothing builds an app at import.
+- `loaded_model`: the real language model, loaded once; `app_with_model(config, loaded_model)` gives an
+  app whose scoring service already holds it (no second load).
+- `live_server`: one `python app.py` for the browser tests and the pressure test; every test that uses
+  it is put in one xdist group, so only one worker starts it.
+- `documents()`: the slugs of the documents found (content/*/paper.toml), for parametrising.
+
+The suite runs on both cores (tests/run.sh: `-n 2 --dist loadgroup`).
+"""
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -10,15 +24,59 @@ from widgetkit.registry import mount_document
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
+CONTENT = REPO_ROOT / "content"
+PYODIDE = REPO_ROOT / "node_modules" / "pyodide"
 
 # The documents' Python is imported as documents.<slug> (widgetkit/registry.py): mounted here too, so
 # test modules can import a document's widgets and figures as the app does.
-for _toml in sorted((REPO_ROOT / "content").glob("*/paper.toml")):
+for _toml in sorted(CONTENT.glob("*/paper.toml")):
     mount_document(_toml.parent.name, _toml.parent)
+
+
+def documents() -> list[str]:
+    """The slugs of the documents in content/, as served (the folder names)."""
+    return sorted(p.parent.name for p in CONTENT.glob("*/paper.toml"))
+
+
+needs_pyodide = pytest.mark.skipif(
+    not (PYODIDE / "package.json").is_file(),
+    reason="node_modules/pyodide is missing: run `npm ci` (tests/run.sh does) for the Pyodide tests")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+def pytest_collection_modifyitems(config, items):
+    # Everything that talks to the one live server runs on one xdist worker (--dist loadgroup),
+    # so the server (and the model inside it) starts once, while the other worker runs the rest.
+    for item in items:
+        if "live_server" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("live_server"))
+
+
+def worker_id() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+# -- the apps ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def real_app():
+    """The site on the real content/ (shared: do not change its config in a test)."""
+    from content_helpers import real_app
+
+    return real_app()
+
+
+@pytest.fixture(scope="session")
+def fixture_app():
+    """The site on tests/fixtures/content (the demo document)."""
+    from content_helpers import fixture_app
+
+    return fixture_app()
 
 
 @pytest.fixture(scope="session")
 def app():
+    """A second app on the real content/, for tests that may change its state (wake its model, fill
+    its caches): `real_app` stays as built, for the content checks."""
     from engine import create_app
 
     return create_app({"TESTING": True})
@@ -29,14 +87,54 @@ def client(app):
     return app.test_client()
 
 
+# -- the model --------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def loaded_model():
+    """The real default model (CPU, one thread), loaded once per session (per worker)."""
+    import fcntl
+
+    from engine.config import default_config
+    from livescoring.model import ModelSettings, load
+
+    settings = ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1})
+    if settings.cache_dir is None:
+        return load(settings)
+    # On a clean machine the first load converts the GGUF into the cache: one worker converts while
+    # the other waits, then reads the converted copy (the product's cache is safe without this, but
+    # two conversions at once cost both cores).
+    try:
+        Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)
+        lock = open(Path(settings.cache_dir) / ".tests-loading.lock", "w")  # noqa: SIM115 - closed below
+    except OSError:  # a read-only cache dir: load without the lock
+        return load(settings)
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return load(settings)
+
+
+def app_with_model(config: dict, loaded):
+    """A new real app whose scoring service is ready with `loaded` (the session's model), as if
+    SCORER_LOAD_AT_START had loaded it: the service's worker thread runs, the model is not loaded again."""
+    from engine import create_app
+
+    app = create_app({"TESTING": True, "SCORER_THREADS": 1, **config, "SCORER_LOAD_AT_START": False})
+    service = app.extensions["scoring"]
+    with mock.patch("livescoring.worker.load", lambda settings: loaded):
+        service.start()
+        assert service.wait_ready(600), service.status()["message"]
+    return app
+
+
+# -- the live server --------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def live_server():
     """Start `python app.py` (the production server) on a free port; yield its base URL.
 
-    The server's output goes to tests/artifacts/server.log (named in the error if it does not start).
+    The server's output goes to tests/artifacts/server[-<worker>].log (named in the error if it does not start).
     """
+    name = "server.log" if worker_id() == "main" else f"server-{worker_id()}.log"
     # One torch thread: the browser and the tests themselves need the machine's other core.
-    with running_server(log_path=ARTIFACTS / "server.log", env={"SCORER_THREADS": "1"}) as server:
+    with running_server(log_path=ARTIFACTS / name, env={"SCORER_THREADS": "1"}) as server:
         yield server.url
 
 

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 if ! command -v chromium >/dev/null || ! [ -x /usr/sbin/nginx ]; then
   apt-get update -qq
-  # nginx: tests/test_proxy.py runs deploy/'s configuration in front of the app
+  # nginx: tests/engine/test_proxy.py runs deploy/'s configuration in front of the app
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core nginx >/dev/null
 fi
 npm ci --no-audit --no-fund --loglevel=error

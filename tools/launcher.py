@@ -57,6 +57,8 @@ class Server:
     def pid(self) -> int:
         return self.process.pid
 
+PORT_TRIES = 3  # running_server's attempts when the free port it picked is taken before the bind
+
 
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
@@ -123,25 +125,38 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
     answers 2xx, at most `timeout` seconds; otherwise stops the server and raises
     ServerDidNotStart naming the log file.
     """
-    port = port or free_port()
     if log_path is None:
         fd, name = tempfile.mkstemp(prefix="annotated-server-", suffix=".log")
         os.close(fd)
         log_path = name
     log_path = Path(log_path)
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "app.py", "--port", str(port)]
-    if threads:
-        command += ["--threads", str(threads)]
-    base = f"http://127.0.0.1:{port}"
-    with open(log_path, "w") as log:
-        process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
+    for attempt in range(1, PORT_TRIES + 1):
+        chosen = port or free_port()
+        command = [sys.executable, "app.py", "--port", str(chosen)]
+        if threads:
+            command += ["--threads", str(threads)]
+        base = f"http://127.0.0.1:{chosen}"
+        with open(log_path, "w") as log:
+            process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
+                                       stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_until_ready(base + ready_path, process, log_path, timeout)
-            yield Server(base, process, log_path)
-        finally:
+        except ServerDidNotStart:
             stop(process)
+            # A free port can be taken between free_port() and the server's bind (parallel test
+            # workers, other programs): with no port asked for, try another.
+            if port is None and attempt < PORT_TRIES and "Address already in use" in _log_tail(log_path):
+                continue
+            raise
+        except BaseException:
+            stop(process)
+            raise
+        break
+    try:
+        yield Server(base, process, log_path)
+    finally:
+        stop(process)
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:

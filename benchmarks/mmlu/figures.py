@@ -2,7 +2,7 @@
 
 Values are percentages exactly as printed in the paper; every figure carries the part of the paper
 it comes from. A figure the paper reports but our sources do not give is None, never a guess (Table 1 group
-scores are checked against the question-weighted Average in tests/test_paper_data.py).
+scores are checked against the question-weighted Average in tests/documents/test_paper_data.py).
 Examples marked illustrative are the page's own worked examples, not the paper's data.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ from explainers import checks
 
 MAX_BINS = 10  # the calibration widget's largest number of confidence groups
 # The default model's size, counted from its packaged weights (the tied input and output embeddings
-# once); tests/test_published_runs.py counts them again. The model card rounds it to "135M".
+# once); tests/model/test_published_runs.py counts them again. The model card rounds it to "135M".
 PARAMETERS = 134_515_008
 
 

@@ -21,7 +21,7 @@ question also ending "Answer: Let's think step by step." and a blank line, sent 
 message with ``max_tokens=4000`` and no stop sequence. ``api_prompt`` writes it.
 
 This site strips whitespace from the test options (see ``dataset.py``); given the file's own
-options, both builders write the authors' bytes (``tests/test_mmlu_pro_prompt.py``).
+options, both builders write the authors' bytes (``tests/documents/test_mmlu_pro_prompt.py``).
 
 The letter prompt is this site's own direct-answer variant of the same layout, for scoring by the
 probabilities of the ten letters (livescoring's ``letter`` method compares " A" … " J" after

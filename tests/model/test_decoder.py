@@ -1,0 +1,132 @@
+"""The scorer's two decoders compute the same thing: the lean Llama one against transformers' own.
+
+tests/model/test_fast_scoring.py holds the scorer (on the lean decoder, SmolLM2 being a Llama) to the
+full-prompt reference path; here the decoders are compared directly, layer caches included, on a
+real prefix and rows of different lengths (packed one after another by the lean decoder, padded
+by transformers'), and the scorer on transformers' decoder is held to the reference too, so a
+model of another family is scored just as exactly.
+"""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.server import data_dir
+from benchmarks.mmlu.server.reader import MMLUData
+from engine.config import default_config
+from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
+from livescoring.scorer import Scorer
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def loaded(loaded_model):
+    return loaded_model
+
+
+@pytest.fixture(scope="module")
+def data():
+    return MMLUData(data_dir(default_config()))
+
+
+def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded):
+    assert isinstance(decoder_for(loaded.model), LlamaDecoder)
+    assert isinstance(Scorer(loaded).decoder, LlamaDecoder)
+    other = copy.copy(loaded.model)
+    other.config = copy.deepcopy(loaded.model.config)
+    other.config.attention_bias = True  # a configuration the lean decoder does not write out
+    assert isinstance(decoder_for(other), TransformersDecoder)
+    other.config = copy.deepcopy(loaded.model.config)
+    other.config.model_type = "gpt2"
+    assert isinstance(decoder_for(other), TransformersDecoder)
+
+
+def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded, data):
+    import torch
+
+    lean, reference = LlamaDecoder(loaded.model), TransformersDecoder(loaded.model)
+    encode = Scorer(loaded).encode
+    shots = data.questions("astronomy", "dev")[:5]
+    header = "".join(p.text for p in prompt.prompt_parts("astronomy", "q", ["a", "b", "c", "d"], shots)
+                     if p.kind in ("header", "shot"))
+    prefix_ids = [encode(header)]
+    questions = data.questions("astronomy", "test")[:3]
+    own = [encode(f"{q.question}\nA. {q.choices[0]}\nAnswer:") for q in questions]
+    assert len(set(map(len, own))) == len(own)  # rows of different lengths: packed in one, padded in the other
+    start = len(prefix_ids[0])
+    every_prefix_token = [(0, p) for p in range(start)]
+    real_tokens = [(i, p) for i, ids in enumerate(own) for p in range(len(ids))]  # every real token of every row
+    with torch.inference_mode():
+        lean_hidden, lean_layers = lean(prefix_ids, 0, reads=every_prefix_token)
+        ref_hidden, ref_layers = reference(prefix_ids, 0, reads=every_prefix_token)
+        assert lean_hidden.shape == (start, loaded.model.config.hidden_size)
+        assert torch.allclose(lean_hidden, ref_hidden, atol=1e-4, rtol=1e-4)
+        assert len(lean_layers) == len(ref_layers) == loaded.model.config.num_hidden_layers
+        cache_only, cache_layers = lean(prefix_ids, 0)  # a prefix's own pass reads nothing
+        assert cache_only.shape[0] == 0
+        for (lk, lv), (rk, rv), (ck, cv) in zip(lean_layers, ref_layers, cache_layers, strict=True):
+            assert lk.shape == rk.shape == (1, loaded.model.config.num_key_value_heads, start, lean.head_dim)
+            assert torch.allclose(lk, rk, atol=1e-4, rtol=1e-4) and torch.allclose(lv, rv, atol=1e-4, rtol=1e-4)
+            assert torch.equal(lk, ck) and torch.equal(lv, cv)
+        lean_rows, _ = lean(own, start, lean_layers, reads=real_tokens)
+        ref_rows, _ = reference(own, start, ref_layers, reads=real_tokens)
+        last_only, _ = lean(own, start, lean_layers, reads=[(i, len(ids) - 1) for i, ids in enumerate(own)])
+        backwards = real_tokens[::-1]  # reads in any order come back in that order
+        backwards_rows, _ = lean(own, start, lean_layers, reads=backwards)
+    assert torch.allclose(lean_rows, ref_rows, atol=1e-4, rtol=1e-4)
+    ends = [real_tokens.index((i, len(ids) - 1)) for i, ids in enumerate(own)]
+    assert torch.allclose(last_only, lean_rows[ends], atol=1e-5, rtol=1e-5)
+    assert not torch.allclose(lean_rows[ends[0]], lean_rows[ends[1]])
+    assert torch.allclose(backwards_rows, lean_rows.flip(0), atol=1e-5, rtol=1e-5)
+
+
+def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
+    scorer, reference = Scorer(loaded, batch_rows=4), Scorer(loaded, reuse_prefix=False)
+    scorer.decoder = TransformersDecoder(loaded.model)
+    questions = data.questions("world_religions", "test")[:2]
+    requests = [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
+                 "shots": data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
+    for fast, slow in zip(scorer.score_many(requests), map(lambda r: reference.score(**r), requests), strict=True):
+        assert fast["prediction"] == slow["prediction"]
+        assert fast["probabilities"] == pytest.approx(slow["probabilities"], abs=1e-5)
+
+
+def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded, data):
+    """The prefix cache is bounded by bytes, so an entry may not keep more memory alive than it counts."""
+    scorer = Scorer(loaded)
+    q = data.questions("astronomy", "test")[0]
+    scorer.score(prompt, "astronomy", q.question, q.choices, data.questions("astronomy", "dev")[:5])
+    (entry,) = scorer.prefixes.entries.values()
+    held = sum(t.untyped_storage().nbytes() for pair in entry.layers for t in pair)
+    heads, dim = loaded.model.config.num_key_value_heads, loaded.model.config.head_dim
+    assert held == entry.nbytes == scorer.prefixes.nbytes
+    assert held == 2 * len(entry.layers) * heads * len(entry.token_ids) * dim * 4  # float32 keys and values only
+    assert not any(t.requires_grad for pair in entry.layers for t in pair)
+
+
+def test_attention_with_its_log_sum_exp_is_the_same_on_the_cpu_kernel_and_written_out():
+    """The lean decoder combines attention to the prefix and to a row's own tokens by their
+    log-sum-exps: torch's CPU kernel on the CPU, the written-out arithmetic on other devices."""
+    import torch
+    import torch.nn.functional as F
+
+    generator = torch.Generator().manual_seed(0)
+    q, keys, values = (torch.randn(1, 3, n, 64, generator=generator) for n in (24, 40, 40))
+    mask = torch.full((24, 40), float("-inf")).triu(17)  # query i sees keys 0 … 16 + i
+    for given in (None, mask):
+        kernel_out, kernel_lse = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+            q, keys, values, attn_mask=given)
+        out, lse = written_out_attention(q, keys, values, given)
+        assert torch.allclose(out, kernel_out, atol=1e-5) and torch.allclose(lse, kernel_lse, atol=1e-5)
+        assert torch.allclose(out, F.scaled_dot_product_attention(q, keys, values, attn_mask=given), atol=1e-5)
+        scores = q @ keys.transpose(-1, -2) / 8 + (0 if given is None else given)
+        assert torch.allclose(lse, torch.logsumexp(scores, dim=-1), atol=1e-5)
+    # Two sets of keys combined by their log-sum-exps are attention to both at once.
+    first, first_lse = written_out_attention(q, keys[:, :, :16], values[:, :, :16])
+    second, second_lse = written_out_attention(q, keys[:, :, 16:], values[:, :, 16:], mask[:, 16:])
+    both = torch.logaddexp(first_lse, second_lse)[..., None]
+    combined = first * (first_lse[..., None] - both).exp() + second * (second_lse[..., None] - both).exp()
+    assert torch.allclose(combined, F.scaled_dot_product_attention(q, keys, values, attn_mask=mask), atol=1e-5)

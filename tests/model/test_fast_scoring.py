@@ -1,0 +1,177 @@
+"""Prefix reuse and batching change no number: the real model, fast paths against the reference path.
+
+The reference is the scorer with ``reuse_prefix=False``: each question alone, one forward pass over
+its whole prompt, logits at every position, as lm-evaluation-harness runs it. The fast path keeps
+the shared prefix's key/value cache, runs several questions per pass (right-padded, masked) and
+applies the language-model head only where a log-probability is read. Every comparison allows
+1e-5 in a probability and requires the same prediction.
+"""
+from __future__ import annotations
+
+import json
+import random
+import threading
+from types import SimpleNamespace
+
+import pytest
+
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.server import data_dir
+from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.mmlu.server.reader import MMLUData
+from engine.config import default_config
+from livescoring.model import ModelSettings
+from livescoring.pool import twin
+from livescoring.scorer import Scorer
+from livescoring.worker import READY, ScoringService
+
+pytestmark = pytest.mark.model
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def loaded(loaded_model):
+    return loaded_model
+
+
+@pytest.fixture(scope="module")
+def data():
+    return MMLUData(data_dir(default_config()))
+
+
+@pytest.fixture(scope="module")
+def reference(loaded) -> Scorer:
+    return Scorer(loaded, reuse_prefix=False)
+
+
+def sample(data, count: int, seed: int) -> list:
+    """Real test questions from random subjects (seeded, so a failure can be rerun)."""
+    rng = random.Random(seed)
+    subjects = rng.sample(sorted(data.subjects), count)
+    return [rng.choice(data.questions(s, "test")) for s in subjects]
+
+
+def request(data, q, shots: int, method: str = "letter") -> dict:
+    return {"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
+            "shots": data.questions(q.subject, "dev")[:shots], "method": method, "key": q.answer}
+
+
+def assert_same(fast: dict, slow: dict) -> None:
+    assert fast["prediction"] == slow["prediction"]
+    for letter, p in slow["probabilities"].items():
+        assert abs(fast["probabilities"][letter] - p) <= TOLERANCE, (letter, fast["probabilities"], slow["probabilities"])
+    assert abs(fast["vocabulary_share"] - slow["vocabulary_share"]) <= TOLERANCE
+    assert fast["prompt"] == slow["prompt"] and fast["token_counts"] == slow["token_counts"]
+    assert [t["token"] for t in fast["top_next_tokens"]] == [t["token"] for t in slow["top_next_tokens"]]
+
+
+@pytest.mark.parametrize("shots", [0, 5])
+def test_prefix_reuse_and_batching_equal_the_full_prompt_path(loaded, reference, data, shots):
+    questions = sample(data, 6, seed=12 + shots)
+    # Two more questions of the first subject, so a batch shares a cached prefix.
+    questions += data.questions(questions[0].subject, "test")[:2]
+    requests = [request(data, q, shots) for q in questions]
+    slow = [reference.score(**r) for r in requests]
+    one_by_one = Scorer(loaded, batch_rows=1)
+    for r, expected in zip(requests, slow, strict=True):
+        assert_same(one_by_one.score(**r), expected)  # the prefix reused, one question per pass
+    batched = Scorer(loaded, batch_rows=8).score_many(requests)
+    for got, expected in zip(batched, slow, strict=True):
+        assert_same(got, expected)
+
+
+def test_a_batch_mixing_subjects_shots_methods_and_lengths_equals_each_alone(loaded, reference, data):
+    questions = sample(data, 4, seed=7)
+    requests = [request(data, q, shots, method) for q, shots, method in
+                zip(questions * 2, [0, 5, 2, 5, 5, 0, 1, 3], ["letter"] * 4 + ["option"] * 4, strict=True)]
+    together = Scorer(loaded, batch_rows=16).score_many(requests)
+    for r, got in zip(requests, together, strict=True):
+        alone = reference.score(**r)
+        assert_same(got, alone)
+        for a, b in zip(got["options"], alone["options"], strict=True):
+            assert a["tokens"] == b["tokens"]
+            assert abs(a["logprob"] - b["logprob"]) <= 1e-4  # a sum over up to dozens of tokens
+
+
+def test_the_token_split_never_changes_tokenisation(loaded, data):
+    """The shared text's own tokens can differ from the whole prompt's at the seam (BPE merges
+    across it); only the common token prefix is reused, and the prompt's tokens stay the same."""
+    q = data.question("astronomy", "test", 0)
+    scorer = Scorer(loaded)
+    result = scorer.score(**request(data, q, 5))
+    (entry,) = scorer.prefixes.entries.values()
+    whole = scorer.encode(result["prompt"]["text"])
+    assert result["token_counts"]["prompt"] == len(whole)
+    shared = scorer.encode("".join(p["text"] for p in result["prompt"]["parts"] if p["kind"] in ("header", "shot")))
+    assert list(entry.token_ids) == shared
+
+
+def test_ten_options_are_lettered_a_to_j_and_scored_the_same_way(loaded, reference):
+    """The MMLU-Pro shape: ten options, through any prompt format object."""
+    def prompt_parts(subject, question, choices, shots):
+        text = "".join(f"{letter}. {c}\n" for letter, c in zip("ABCDEFGHIJ", choices, strict=True))
+        return [SimpleNamespace(kind="header", text=f"Questions about {subject}.\n\n"),
+                SimpleNamespace(kind="question", text=question + "\n" + text + "Answer:")]
+    fmt = SimpleNamespace(prompt_parts=prompt_parts)
+    choices = [str(n) for n in range(10, 20)]
+    requests = [{"prompt_format": fmt, "subject": "arithmetic", "question": f"What is {a} + 10?", "choices": choices,
+                 "shots": (), "method": "letter", "key": "ABCDEFGHIJ"[a]} for a in (3, 7)]
+    fast = Scorer(loaded).score_many(requests)
+    for r, got in zip(requests, fast, strict=True):
+        assert list(got["probabilities"]) == list("ABCDEFGHIJ")
+        assert_same(got, reference.score(**r))
+
+
+def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
+    questions = sample(data, 3, seed=3) + list(data.questions("virology", "test")[:5])
+    requests = [request(data, q, 5 if i % 2 else 0) for i, q in enumerate(questions)]
+    alone = Scorer(loaded, batch_rows=1)
+    expected = [alone.score(**r) for r in requests]
+    service = ScoringService(ModelSettings(), queue_size=16, timeout_s=300, micro_batch=8)
+    service.scorer, service.state = Scorer(loaded, batch_rows=8), READY
+    sizes, real = [], service.scorer.score_many
+
+    def counted(batch, stop=None):
+        sizes.append(len(batch))
+        return real(batch, stop)
+    service.scorer.score_many = counted
+    answers: dict = {}
+    threads = [threading.Thread(target=lambda i=i, r=r: answers.__setitem__(i, service.score(**r)))
+               for i, r in enumerate(requests)]
+    for t in threads:
+        t.start()
+    while len(service.waiting) < len(requests):
+        threading.Event().wait(0.01)
+    threading.Thread(target=service._serve, daemon=True).start()  # all eight are waiting when it starts
+    for t in threads:
+        t.join()
+    assert sizes == [8]
+    for i, want in enumerate(expected):
+        assert_same(answers[i], want)
+
+
+def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
+    """evaluate --workers 2: two scorers on the one model, side by side, change no number."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as the command runs them: one torch thread per worker
+    try:
+        runs = {}
+        for workers in (1, 2):
+            out = tmp_path / f"workers-{workers}.jsonl"
+            summary = evaluate(Scorer(loaded), data, ["astronomy", "virology"], shots=5, limit=3, out=out,
+                               progress=False, workers=workers)
+            assert summary["questions"] == 6
+            runs[workers] = {(r["subject"], r["index"]): r for r in map(json.loads, out.read_text().splitlines())}
+    finally:
+        torch.set_num_threads(threads)
+    assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 6
+    first = Scorer(loaded)
+    second = twin(first)  # what the second worker scores with
+    assert second.decoder is first.decoder and second.loaded.model is first.loaded.model
+    assert second.loaded.tokenizer is not first.loaded.tokenizer and second.prefixes is not first.prefixes
+    for key, one in runs[1].items():
+        two = runs[2][key]
+        assert two["prediction"] == one["prediction"] and two["key"] == one["key"]
+        assert two["probabilities"] == pytest.approx(one["probabilities"], abs=TOLERANCE)

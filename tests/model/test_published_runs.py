@@ -1,0 +1,86 @@
+"""The live model's published runs (benchmarks/mmlu/runs/*.jsonl.gz) are complete and reproducible.
+
+Each published file must hold every test question exactly once, from one method and one shot
+count (a partial run is never published as if it were complete), and a random sample of its rows,
+re-scored now with the batch command's scorer, must give the same prediction and every
+probability within 1e-5. ``MMLU_RUNS_DIR`` points the test at another folder of runs (``.jsonl``
+or ``.jsonl.gz``), for example a run still in progress, which is then only re-scored.
+"""
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+
+from benchmarks.mmlu import prompt
+from benchmarks.mmlu.live_runs import PARAMETERS
+from benchmarks.mmlu.server import data_dir, published_runs
+from benchmarks.mmlu.server.reader import MMLUData
+from engine.config import default_config
+from livescoring.scorer import Scorer
+
+PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "mmlu" / "runs"
+RUNS = Path(os.environ.get("MMLU_RUNS_DIR") or PUBLISHED)
+FILES = sorted([*RUNS.glob("*.jsonl.gz"), *RUNS.glob("*.jsonl")]) if RUNS.is_dir() else []
+SAMPLE = 6
+
+pytestmark = [pytest.mark.model, pytest.mark.skipif(not FILES, reason=f"no runs in {RUNS}")]
+
+
+read_rows = published_runs.read_rows
+
+
+@pytest.fixture(scope="module")
+def data():
+    return MMLUData(data_dir(default_config()))
+
+
+@pytest.fixture(scope="module")
+def scorer(loaded_model):
+    return Scorer(loaded_model)
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_published_run_is_complete(path, data):
+    if RUNS != PUBLISHED:
+        pytest.skip("not a published folder: completeness is required only of published runs")
+    rows = read_rows(path)
+    keys = [(r["subject"], r["index"]) for r in rows]
+    expected = {(s, q.index) for s in data.subjects for q in data.questions(s, "test")}
+    assert len(keys) == len(set(keys)) and set(keys) == expected
+    assert len({(r["method"], r["split"], r["model"]) for r in rows}) == 1
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
+    rows = read_rows(path)
+    for row in random.Random(path.name).sample(rows, min(SAMPLE, len(rows))):
+        q = data.question(row["subject"], row["split"], row["index"])
+        again = scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:row["shots"]],
+                             row["method"], q.answer)
+        assert again["prediction"] == row["prediction"], row
+        for letter, p in row["probabilities"].items():
+            assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])
+        assert again["shots_used"] == row["shots"]
+
+
+@pytest.mark.skipif(RUNS != PUBLISHED, reason="only the published runs are drawn by the widgets")
+def test_the_widgets_draw_the_published_files(data):
+    """What the site serves (benchmarks/mmlu/server/published_runs.py) against a plain count of the files."""
+    context = published_runs.widget_context(data)
+    by_shots = {read_rows(path)[0]["shots"]: read_rows(path) for path in FILES}
+    assert [run["shots"] for run in context["live_scores"]["runs"]] == sorted(by_shots)
+    for run, calibration in zip(context["live_scores"]["runs"], context["live_calibration"]["runs"], strict=True):
+        rows = by_shots[run["shots"]]
+        assert run["correct"] == sum(r["correct"] for r in rows) and run["questions"] == len(rows) == 14042
+        assert calibration["average_confidence"] == pytest.approx(sum(r["confidence"] for r in rows) / len(rows))
+        for subject, (right, n) in run["subjects"].items():
+            mine = [r["correct"] for r in rows if r["subject"] == subject]
+            assert (right, n) == (sum(mine), len(mine))
+
+
+def test_the_size_the_scaling_plot_states_is_the_models(scorer):
+    model = scorer.loaded.model
+    assert sum(p.numel() for p in model.parameters()) == PARAMETERS
