@@ -88,6 +88,7 @@ class Tip:
     title: str
     text: Markup
     href: str
+    more: str = "Glossary entry"  # the words of the link to ``href``
 
 
 @dataclass
