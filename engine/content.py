@@ -16,10 +16,12 @@ rendered on request and again after any of its files changes.
 """
 from __future__ import annotations
 
+import html
 import re
 import threading
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from dataclasses import replace as replace_fields
 from pathlib import Path
 
 from flask import Flask, current_app
@@ -46,6 +48,7 @@ class Section:
     html: Markup
     source: Path
     quote_by: str = ""  # who wrote the quote, when not the document's cite_as (year)
+    quote_cite: int = 0  # the number of the quote's source in the Sources list (0: none)
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,9 @@ class RenderedDocument:
     # The glossary as the paper's own "glossary" section lists it (definitions without popovers).
     glossary_terms: list[Entry]
     glossary_symbols: list[Entry]
+
+    # Where the prose cites each source: number → [(anchor id, section number, section title)].
+    citations: dict[int, list[tuple[str, str, str]]] = field(default_factory=dict)
 
     @property
     def sources(self) -> list[dict]:
@@ -169,9 +175,70 @@ def render_paper(folder: Document, glossary: Glossary, glossary_url: str) -> Ren
             quote=front.get("quote", ""), quote_source=front.get("quote_source", ""),
             quote_link=front.get("quote_link", ""), html=html, source=path, quote_by=front.get("quote_by", ""),
         ))
+    sections, citations = mark_citations(sections, meta.get("sources", []), folder.folder / "paper.toml")
     plain = PageRefs(glossary, glossary_url, diagrams_dir, tracked=False)
     terms, symbols = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")
-    return RenderedDocument(folder.slug, meta, sections, refs, refs.tips(), terms, symbols)
+    tips = refs.tips() + source_tips(meta.get("sources", []), plain)
+    return RenderedDocument(folder.slug, meta, sections, refs, tips, terms, symbols, citations)
+
+
+# -- citations ---------------------------------------------------------------------------------
+_EXTERNAL_LINK = re.compile(r'<a href="(?P<url>https?://[^"]+)">')
+
+
+def source_key(url: str) -> str:
+    """An address as a citation matches it to a source: no fragment or trailing slash, arXiv's PDF as its abstract."""
+    url = url.split("#", 1)[0].rstrip("/")
+    if "arxiv.org/" in url:
+        url = re.sub(r"v\d+$", "", url.replace("arxiv.org/pdf/", "arxiv.org/abs/"))
+    return url
+
+
+def mark_citations(sections: list[Section], sources: list[dict], toml: Path) -> tuple[list[Section], dict]:
+    """Make every link to a work in the prose, and every quote's source, a citation: a trigger for its
+    source's preview (popovers.js), with an anchor the Sources list links back to. A link to a work
+    that is not in ``[[sources]]`` is a content error: every citation must have its preview."""
+    numbers = {source_key(source["url"]): number for number, source in enumerate(sources, 1)}
+    citations: dict[int, list[tuple[str, str, str]]] = {}
+    if not sources:  # a document without a Sources list (the test fixture) has no previews to give
+        return sections, citations
+
+    def cite(url: str, section: Section, quote: bool = False) -> tuple[int, str]:
+        number = numbers.get(source_key(url))
+        if number is None:
+            raise ContentError(f"{section.source}: cites {url}, which is not in {toml}'s [[sources]]")
+        if quote:  # its anchor is the quote's own (quote-<section id>), listed by the template
+            return number, f"quote-{section.id}"
+        uses = citations.setdefault(number, [])
+        anchor = f"cite-{number}-{len(uses) + 1}"
+        uses.append((anchor, section.number, section.title))
+        return number, anchor
+
+    marked = []
+    for section in sections:
+        quote_cite = cite(section.quote_link, section, quote=True)[0] if section.quote and section.quote_link else 0
+
+        def replace(match: re.Match, section=section) -> str:
+            number, anchor = cite(html.unescape(match["url"]), section)
+            return (f'<a href="{match["url"]}" class="cite" id="{anchor}" data-tip="tip-source-{number}" '
+                    f'aria-describedby="tip-source-{number}-text">')
+
+        marked.append(replace_fields(section, html=Markup(_EXTERNAL_LINK.sub(replace, section.html)),
+                                     quote_cite=quote_cite))
+    return marked, citations
+
+
+def source_tips(sources: list[dict], plain: PageRefs) -> list[Tip]:
+    """One preview per source: the work (authors, year, venue, identifier, as its title gives them) with its
+    link, and what this page takes from it."""
+    tips = []
+    for number, source in enumerate(sources, 1):
+        text = Markup('<p class="tip-work"><a href="{0}" tabindex="-1">{1}</a></p>').format(source["url"], source["url"])
+        if source.get("note"):
+            text += Markup('<p class="tip-uses"><strong>This page takes:</strong> {0}</p>').format(source["note"])
+        tips.append(Tip(f"tip-source-{number}", Markup("[{0}] {1}").format(number, source["title"]), text,
+                        f"#source-{number}", more=f"Source {number} in the list"))
+    return tips
 
 
 def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,

@@ -36,6 +36,8 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 from markupsafe import Markup, escape
 
+from widgetkit.snippets import split_result  # noqa: F401 - one definition for the page, the tests and the editor
+
 from .mathml import MathSyntaxError, to_mathml
 
 
@@ -86,6 +88,7 @@ class Tip:
     title: str
     text: Markup
     href: str
+    more: str = "Glossary entry"  # the words of the link to ``href``
 
 
 @dataclass
@@ -188,14 +191,7 @@ class PageRefs:
 
 
 # -- Python snippets -------------------------------------------------------------------------
-RESULT_LINE = re.compile(r"^(?P<expression>.*?\S)\s+# → (?P<result>.*)$")
 _PYTHON_FENCE = re.compile(r"^```[ ]*python[ ]*\n(?P<code>.*?)\n```[ ]*$", re.M | re.S)
-
-
-def split_result(line: str) -> tuple[str, str] | None:
-    """``(expression, shown repr)`` for a line ``expression  # → repr``, else None."""
-    match = RESULT_LINE.match(line)
-    return (match.group("expression"), match.group("result").strip()) if match else None
 
 
 def _snippet_html(code: str) -> str:

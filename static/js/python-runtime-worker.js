@@ -5,13 +5,16 @@
 // the main thread, so the page never freezes. Talk to it through python-runtime.js.
 //
 // Messages in:  {id, calls: [{fn, args} | {view: 'paper/widget', state, context}, ...]}
+//               {id, snippet: code, page: the snippet as published} (a reader's edited snippet)
 // Messages out: {type: 'ready', timings} | {type: 'failed', error}
 //               {id, results: [{result} | {error, kind}, ...]} | {id, error}
+//               {id, ran: {results, output, error, page, same}} (widgetkit/snippets.py's run_snippet)
 //               {type: 'snapshot', made}, then {type: 'snapshot', made, stored, bytes}, or {type: 'snapshot', error}
 //               (the memory snapshot made and stored for the next visit; times in ms since the epoch)
 
 const workerStarted = performance.now();
 const timings = {};
+let python = null; // the Pyodide instance, once started
 
 async function fetchOk(url) {
   const response = await fetch(url, { credentials: 'same-origin' });
@@ -83,6 +86,7 @@ async function fromSnapshot(loadPyodide, indexURL, key, wheel) {
     const snapshot = await readSnapshot(key);
     if (!snapshot) return null;
     const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
+    python = pyodide;
     // The snapshot holds Python's memory, not its files: modules first imported later (a paper's
     // widget views) need the wheel's files again, and the import system must look afresh.
     unpackWheel(pyodide, wheel);
@@ -117,6 +121,7 @@ async function loadRuntime() {
     return restored;
   }
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: canSnapshot });
+  python = pyodide;
   timings.pyodide_ms = performance.now() - workerStarted;
   unpackWheel(pyodide, wheel);
   const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
@@ -151,9 +156,15 @@ runtime.then(
 );
 
 self.addEventListener('message', async (event) => {
-  const { id, calls } = event.data || {};
+  const { id, calls, snippet } = event.data || {};
   try {
     const runBatch = await runtime;
+    if (typeof snippet === 'string') { // a reader's snippet: no snapshot after it (its state is not the page's)
+      putOffSnapshot = () => {};
+      const run = python.pyimport('widgetkit.snippets').run_snippet_json;
+      self.postMessage({ id, ran: JSON.parse(run(snippet, event.data.page ?? null)) });
+      return;
+    }
     // One JSON string each way: a whole batch crosses the JavaScript/Python boundary once.
     const results = JSON.parse(runBatch(JSON.stringify(calls)));
     self.postMessage({ id, results });

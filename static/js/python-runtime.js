@@ -17,6 +17,9 @@
 // ExplainerError whose message names the argument, the same words the JSON API uses.
 // explainers.status is 'loading', 'ready' or 'failed'. Until the worker is ready, show the
 // server-rendered values (or ask viaServer); if it fails, the page keeps working without it.
+// explainers.runSnippet(code, {page, timeoutMs}) runs a reader's edited snippet (the page's "Edit
+// and run"); past the time limit the worker is stopped and a fresh one started (restart()), and the
+// promise rejects with kind 'Timeout'.
 // explainers.timings: when the worker was created, ready and first answered, its own start-up
 // figures (worker), and when it saved its memory snapshot for the next visit (snapshot).
 
@@ -36,18 +39,54 @@ class ExplainersClient {
     this.timings = { created_ms: performance.now() };
     this._pending = new Map();
     this._nextId = 1;
+    this._workerUrl = workerUrl;
+    this.restarts = 0;
+    this._start();
+  }
+
+  _start() {
     this.ready = new Promise((resolve, reject) => {
       this._settleReady = { resolve, reject };
     });
     this.ready.catch(() => {}); // a page that never awaits `ready` should not log an unhandled rejection
+    let worker;
     try {
-      this._worker = new Worker(workerUrl, { type: 'module' });
+      worker = new Worker(this._workerUrl, { type: 'module' });
     } catch (error) {
       this._fail(String(error));
       return;
     }
-    this._worker.addEventListener('message', (event) => this._receive(event.data));
-    this._worker.addEventListener('error', (event) => this._fail(event.message || 'the explainers worker failed to start'));
+    this._worker = worker;
+    // A replaced worker's late messages are ignored.
+    worker.addEventListener('message', (event) => { if (this._worker === worker) this._receive(event.data); });
+    worker.addEventListener('error', (event) => {
+      if (this._worker === worker) this._fail(event.message || 'the explainers worker failed to start');
+    });
+  }
+
+  /** Stop the worker (a runaway computation) and start a fresh one; what was waiting rejects with `reason`. */
+  restart(reason = 'Python was restarted') {
+    if (this._worker) this._worker.terminate();
+    this._worker = null;
+    for (const { reject } of this._pending.values()) reject(new ExplainerError(reason, { kind: 'Timeout' }));
+    this._pending.clear();
+    this.status = 'loading';
+    this.restarts += 1;
+    this._start();
+  }
+
+  /** Run a reader's snippet (`page`: the snippet as published, for the comparison); see widgetkit/snippets.py. */
+  async runSnippet(code, { page = null, timeoutMs = 10000 } = {}) {
+    await this.ready;
+    return new Promise((resolve, reject) => {
+      const id = this._nextId++;
+      const timer = setTimeout(() => {
+        this.restart(`stopped after ${timeoutMs / 1000} s`);
+      }, timeoutMs);
+      const settle = (fn) => (value) => { clearTimeout(timer); fn(value); };
+      this._pending.set(id, { resolve: settle(resolve), reject: settle(reject), calls: [] });
+      this._worker.postMessage({ id, snippet: code, page });
+    });
   }
 
   _fail(message) {
@@ -78,6 +117,10 @@ class ExplainersClient {
     const waiting = this._pending.get(message.id);
     if (!waiting) return;
     this._pending.delete(message.id);
+    if (message.ran) {
+      waiting.resolve(message.ran);
+      return;
+    }
     if (message.error) {
       waiting.reject(new ExplainerError(message.error, { kind: 'WorkerError' }));
       return;

@@ -114,7 +114,30 @@ function markScrollers() {
   }
 }
 
+// Every snippet gets "Edit and run"; the editor (CodeMirror) and Python load only when it is pressed.
+function initSnippets() {
+  for (const snippet of document.querySelectorAll('.snippet')) {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'snippet-edit';
+    button.textContent = 'Edit and run';
+    button.addEventListener('click', async () => {
+      button.disabled = true;
+      button.textContent = 'Loading the editor…';
+      try {
+        await (await import('./snippet-editor.js')).openEditor(snippet, { announce });
+        button.remove();
+      } catch (error) {
+        button.disabled = false;
+        button.textContent = 'Edit and run (the editor did not load; try again)';
+      }
+    });
+    snippet.querySelector('.snippet-label').append(' ', button);
+  }
+}
+
 initPopovers();
+initSnippets();
 initThemeToggle();
 initCopyButtons();
 markScrollers();

@@ -91,3 +91,29 @@ def test_multi_line_statements_run_before_a_stated_result():
 
 def test_a_snippet_with_no_stated_result_is_caught():
     assert run_snippet("x = 1\ny = x + 1") == 0
+
+
+ALL_DOCUMENTS = ["mmlu", "mmlu-pro", "scoring-lesson"]
+
+
+@pytest.mark.parametrize("slug", ALL_DOCUMENTS)
+def test_the_editors_runner_agrees_with_the_page_on_every_snippet(slug):
+    """The reader's "Edit and run" (widgetkit.snippets, in Pyodide) runs the same text: unedited, every
+    snippet gives exactly the results the page shows, with no error."""
+    from widgetkit.snippets import run_snippet as run_in_editor
+    snippets = paper_of(real_app(), slug).refs.snippets
+    assert snippets
+    for snippet in snippets:
+        ran = run_in_editor(snippet.code)
+        assert ran["error"] is None and ran["same"], (snippet.section_id, ran)
+        assert len(ran["results"]) == len(ran["page"]) >= 1
+
+
+def test_the_editors_runner_reports_changes_and_errors():
+    from widgetkit.snippets import run_snippet as run_in_editor
+    page = "n = 100\nn * 2  # → 200"
+    changed = run_in_editor("n = 1000\nn * 2  # → 200", page)
+    assert not changed["same"] and changed["results"][0]["actual"] == "2000" and changed["page"][0]["shown"] == "200"
+    broken = run_in_editor("n = 100\nx = n / 0\nn * 2  # → 200", page)
+    assert broken["error"] == {"message": "ZeroDivisionError: division by zero", "line": 2}
+    assert run_in_editor("print('hi')\n1 + 1  # → 2")["output"] == "hi\n"

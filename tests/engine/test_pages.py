@@ -351,3 +351,33 @@ def test_the_two_papers_link_each_other(client_module):
     pro = client_module.get("/mmlu-pro/").get_data(as_text=True)
     assert '<a href="/mmlu-pro/">MMLU-Pro, annotated</a>' in mmlu
     assert '<a href="/mmlu/">MMLU page</a>' in pro and '<a href="/mmlu/#what-happened-next">' in pro
+
+
+@pytest.mark.parametrize("slug", ["mmlu", "mmlu-pro", "scoring-lesson"])
+def test_every_citation_has_a_preview_and_the_sources_link_both_ways(slug):
+    """Every link to a work in the prose and every quote's "Original" is a citation: it names a source's
+    preview (a hidden tooltip with the work and what the page takes from it), and the numbered Sources
+    list links back to each citation."""
+    page = real_app().test_client().get(f"/{slug}/").get_data(as_text=True)
+    prose = page.split('<section class="paper-section paper-sources"')[0]
+    bodies = re.findall(r'<div class="section-body">(.*?)</section>', prose, re.S)
+    prose_links = [link for body in bodies for link in re.findall(r'<a href="https?://(?!localhost)[^"]+"[^>]*>', body)]
+    quotes = re.findall(r'<figcaption>.*?</figcaption>', page, re.S)
+    quote_links = [link for caption in quotes for link in re.findall(r'<a href="https?://[^"]+"[^>]*>', caption)]
+    citations = prose_links + quote_links
+    assert citations, "the page cites something"
+    sources = re.findall(r'<li id="source-(\d+)">', page)
+    assert sources == [str(n) for n in range(1, len(sources) + 1)] and '<ol class="source-list">' in page
+    for link in citations:
+        tip = re.search(r'data-tip="(tip-source-(\d+))" aria-describedby="tip-source-\2-text"', link)
+        assert tip, f"a citation without a preview: {link}"
+        assert f'<div class="tip" id="{tip[1]}" role="tooltip" hidden>' in page
+        anchor = re.search(r'id="((?:cite|quote)-[^"]+)"', link)
+        if anchor:  # the prose's citations and the quotes' sources are linked back from their source
+            assert f'href="#{anchor[1]}"' in page, anchor[1]
+    for back in re.findall(r'class="cite-back" href="#([^"]+)"', page):
+        assert f'id="{back}"' in page, back
+    for number in sources:
+        preview = re.search(rf'<div class="tip" id="tip-source-{number}" role="tooltip" hidden>(.*?)</div>\s*</div>',
+                            page, re.S)
+        assert preview and 'class="tip-work"' in preview[1] and f'href="#source-{number}"' in preview[1]

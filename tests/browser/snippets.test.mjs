@@ -1,0 +1,139 @@
+// "Edit and run" on every document's snippets, in headless Chromium: nothing of the editor or of
+// Pyodide is fetched before a reader opens a snippet; an edited snippet runs in the page's Python
+// worker and shows its new result against the page's; an endless loop is stopped within the limit
+// and the page stays usable; an exception reads as a Python error; Reset restores the text; axe
+// passes with the editor and its result; dark mode at 320 px; without JavaScript the snippet is text.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, BASE_URL, axeViolations, screenshot, watchConsole } from './lib.mjs';
+
+const RUN_LIMIT_S = 10; // static/js/snippet-editor.js's RUN_LIMIT_MS
+const LATE = /\/vendor\/|\/pyodide\/|snippet-editor|python-runtime|\.whl$/;
+// One edit per document: the text changed, and the first result the edited snippet should show.
+const EDITS = {
+  mmlu: { from: 'p, n = 0.25, 100', to: 'p, n = 0.25, 1000', result: '0.0137', page: '0.0433' },
+  'mmlu-pro': { from: 'options=10', to: 'options=5', result: '0.68', page: '0.64' },
+  'scoring-lesson': { from: '57, 5', to: '60, 5', result: '300', page: '285' },
+};
+let browser;
+
+before(async () => { browser = await launch(); });
+after(async () => { await browser?.close(); });
+
+async function reader(options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+  const page = await context.newPage();
+  const problems = watchConsole(page);
+  const requests = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('response', (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
+  return { context, page, problems, requests };
+}
+
+const editorText = async (snippet) => (await snippet.locator('.cm-line').allTextContents()).join('\n');
+const verdict = (snippet) => snippet.locator('.snippet-verdict').textContent();
+
+async function replaceCode(page, snippet, code) {
+  await snippet.locator('.cm-content').click();
+  await page.keyboard.press('ControlOrMeta+a');
+  await page.keyboard.press('Delete');
+  await page.keyboard.insertText(code);
+}
+
+async function runAndWait(snippet, timeout = 180000) {
+  await snippet.getByRole('button', { name: 'Run', exact: true }).click();
+  await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout });
+  return verdict(snippet);
+}
+
+for (const [slug, edit] of Object.entries(EDITS)) {
+  test(`${slug}: edit a snippet, run it, see the new result; Reset; nothing loads before`, { timeout: 300000 }, async () => {
+    const { context, page, problems, requests } = await reader();
+    await page.goto(`${BASE_URL}/${slug}/`);
+    await page.waitForLoadState('networkidle');
+    const snippets = page.locator('.snippet');
+    const count = await snippets.count();
+    assert.ok(count >= 1);
+    assert.equal(await page.locator('.snippet-edit').count(), count, 'every snippet has "Edit and run"');
+    await page.mouse.move(600, 400);
+    await page.keyboard.press('Tab');
+    assert.deepEqual(requests.filter((url) => LATE.test(url)), [], 'no editor or Pyodide file before a snippet is opened');
+
+    const snippet = page.locator('.snippet').filter({ hasText: edit.from }).first();
+    const original = await snippet.locator('pre code').textContent();
+    await snippet.getByRole('button', { name: 'Edit and run' }).click();
+    await snippet.locator('.cm-content').waitFor();
+    assert.equal(await editorText(snippet), original, 'the editor starts with the text the page shows (and the tests run)');
+    assert.ok(requests.some((url) => url.includes('/vendor/@codemirror/view@')), 'CodeMirror came from /vendor/');
+    assert.equal(await snippet.locator('pre').isHidden(), true);
+
+    assert.match(await runAndWait(snippet), /^Same as the page/);
+    await replaceCode(page, snippet, original.replace(edit.from, edit.to));
+    assert.match(await runAndWait(snippet), /^You changed the inputs/);
+    const first = snippet.locator('.snippet-results li').filter({ hasText: edit.result }).first();
+    assert.match(await first.textContent(), new RegExp(`→ ${edit.result} \\(the page: ${edit.page}\\)`));
+    assert.equal(await snippet.locator('.snippet-output').getAttribute('aria-live'), 'polite');
+    assert.deepEqual(await axeViolations(page), [], 'axe: the editor and its result');
+    await screenshot(page, `snippet-${slug}-edited`);
+
+    await snippet.getByRole('button', { name: 'Reset' }).click();
+    assert.equal(await editorText(snippet), original, 'Reset restores the page text');
+    assert.match(await verdict(snippet), /^Reset/);
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+}
+
+test('an endless loop is stopped within the limit, the page stays usable; an exception reads as an error', { timeout: 300000 }, async () => {
+  const { context, page, problems } = await reader();
+  await page.goto(`${BASE_URL}/mmlu/`);
+  const snippet = page.locator('.snippet').first();
+  await snippet.getByRole('button', { name: 'Edit and run' }).click();
+  await snippet.locator('.cm-content').waitFor();
+  assert.match(await runAndWait(snippet), /^Same as the page/); // Python is up: the limit is the run's own
+
+  await replaceCode(page, snippet, 'x = 0\nwhile True:\n    x += 1');
+  const started = Date.now();
+  await snippet.getByRole('button', { name: 'Run', exact: true }).click();
+  // While it loops, the page answers: the theme toggle works.
+  await page.waitForTimeout(1500);
+  const t0 = Date.now();
+  await page.locator('#theme-toggle').click();
+  assert.ok(Date.now() - t0 < 3000, 'the page answers during the loop');
+  await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout: (RUN_LIMIT_S + 20) * 1000 });
+  const took = (Date.now() - started) / 1000;
+  assert.match(await verdict(snippet), /^Stopped: the code ran longer than 10 s .*Python was restarted/);
+  assert.ok(took < RUN_LIMIT_S + 10, `stopped after ${took} s`);
+
+  await replaceCode(page, snippet, 'n = 100\nratio = n / 0\nratio  # → 1');
+  assert.equal(await runAndWait(snippet), 'Python error on line 2: ZeroDivisionError: division by zero');
+  await snippet.getByRole('button', { name: 'Reset' }).click();
+  assert.match(await runAndWait(snippet), /^Same as the page/, 'the fresh worker runs the snippet');
+  assert.deepEqual(problems, []);
+  await context.close();
+});
+
+test('dark mode at 320 px: the editor fits and passes axe; without JavaScript the snippet is text', { timeout: 300000 }, async () => {
+  const { context, page, problems } = await reader({ viewport: { width: 320, height: 700 }, colorScheme: 'dark', hasTouch: true, isMobile: true });
+  await page.goto(`${BASE_URL}/scoring-lesson/`);
+  const snippet = page.locator('.snippet').first();
+  await snippet.getByRole('button', { name: 'Edit and run' }).tap();
+  await snippet.locator('.cm-content').waitFor();
+  await runAndWait(snippet);
+  await snippet.scrollIntoViewIfNeeded();
+  assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 320), 'no sideways scroll at 320 px');
+  const colours = await snippet.locator('.cm-editor').evaluate((el) => getComputedStyle(el).backgroundColor);
+  assert.equal(colours, 'rgb(28, 31, 35)', 'the editor takes the dark code background');
+  assert.deepEqual(await axeViolations(page), []);
+  await screenshot(page, 'snippet-dark-320');
+  assert.deepEqual(problems, []);
+  await context.close();
+
+  const plain = await reader({ javaScriptEnabled: false });
+  await plain.page.goto(`${BASE_URL}/mmlu/`);
+  assert.equal(await plain.page.locator('.snippet-edit').count(), 0);
+  assert.match(await plain.page.locator('.snippet pre code').first().textContent(), /round\(SE, 4\)  # → 0\.0433/);
+  await plain.context.close();
+});
