@@ -70,7 +70,9 @@ function grid() {
     add('paired_delta', { candidate, baseline });
     add('paired_standard_error', { candidate, baseline });
     add('independent_standard_error', { candidate, baseline });
-    add('clustered_standard_error', { candidate, baseline, clusters });
+    add('clustered_standard_error', { candidate, baseline, clusters, correction: i % 2 ? 'CR1' : 'CR0' });
+    add('student_t_cdf', { x: 6 * random() - 3, df: 1 + i * 7 });
+    add('student_t_quantile', { q: 0.01 + 0.98 * random(), df: 1 + i * 7 });
     add('subject_deltas', { candidate, baseline, clusters });
     add('gate_verdict', { candidate, baseline, clusters, multiple: 1 + random() });
 
