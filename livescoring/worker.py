@@ -35,7 +35,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from .model import ModelSettings, ModelUnavailable, check_available, load
-from .scorer import Scorer, ScoringCancelled
+from .scorer import Scorer, ScoringCancelled, return_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -263,6 +263,7 @@ class ScoringService:
             self.generating.remove(job)
             self._release(job.client)
             self._changed.notify_all()
+        return_freed_memory()  # a generation's cache and prompt pass: tens to hundreds of MiB, in pieces
 
     def _admit_generations(self) -> None:
         """Start waiting generations, oldest first, while fewer than MAX_GENERATIONS run; a client
