@@ -55,11 +55,14 @@ LETTERS = "ABCDEFGHIJ"  # up to ten options
 SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
 PREFIX_CACHE_BYTES = 256 * 2**20  # SmolLM2-135M holds 46 KiB of keys and values per token in float32
 BATCH_ROWS = 8  # rows per forward pass; bench/scoring.py measures the choice
-# Tokens one packed forward pass may run (a row longer than this runs alone). A pass's activations grow
-# with its tokens (at float32, about 40 KiB per token at once in SmolLM2's widest layer, the MLP): eight
-# rows of a long 5-shot question's own ~800 tokens made passes of 6,400 tokens (issue 26's memory).
-# Short questions still fill BATCH_ROWS rows; bench/scoring.py's speed is unchanged.
+# Tokens one packed forward pass may run in the server (ScoringService; a row longer than this runs
+# alone). A pass's activations grow with its tokens (at float32, about 40 KiB per token at once in
+# SmolLM2's widest layer, the MLP): eight rows of a long 5-shot question's own ~800 tokens made passes
+# of 6,400 tokens (issue 26's memory). Short questions still fill BATCH_ROWS rows. Which rows share a
+# pass moves a probability by float rounding only (as the server's micro-batches already do, within
+# 1e-5 of the reference), so Scorer's own default is no bound: the batch command's rows are unchanged.
 PASS_TOKENS = 2048
+TRIM_AFTER_TOKENS = 2048  # a call that ran this many tokens gives its freed memory back (return_freed_memory)
 
 
 class PromptTooLong(ValueError):
@@ -189,11 +192,11 @@ class Scorer:
     """Holds a loaded model; every call is pure inference under torch.inference_mode()."""
 
     def __init__(self, loaded, reuse_prefix: bool = True, batch_rows: int = BATCH_ROWS,
-                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES, decoder=None, pass_tokens: int = PASS_TOKENS):
+                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES, decoder=None, pass_tokens: int = 0):
         self.loaded = loaded
         self.reuse_prefix = reuse_prefix
         self.batch_rows = max(1, batch_rows)
-        self.pass_tokens = max(1, pass_tokens)
+        self.pass_tokens = max(0, pass_tokens)  # 0: no bound but batch_rows
         self.prefixes = PrefixCache(prefix_cache_bytes)
         self.decoder = decoder or decoder_for(loaded.model)  # read-only: scorers on one model may share it
 
@@ -333,13 +336,15 @@ class Scorer:
         return [logprobs[pos] if token is None else logprobs[pos, token].item() for pos, token in row.reads]
 
     def batches(self, rows: list[_Row], reused: int) -> list[list[_Row]]:
-        """``rows`` in order, cut into forward passes of at most ``batch_rows`` rows and at most
-        ``pass_tokens`` tokens run (each row's tokens after the ``reused`` prefix; a longer row alone)."""
+        """``rows`` in order, cut into forward passes of at most ``batch_rows`` rows and (where
+        ``pass_tokens`` is set) at most that many tokens run (each row's tokens after the ``reused``
+        prefix; a longer row alone)."""
         batches: list[list[_Row]] = []
         tokens = 0
         for row in rows:
             own = max(1, len(row.tokens) - reused)
-            if batches and len(batches[-1]) < self.batch_rows and tokens + own <= self.pass_tokens:
+            if (batches and len(batches[-1]) < self.batch_rows
+                    and (not self.pass_tokens or tokens + own <= self.pass_tokens)):
                 batches[-1].append(row)
                 tokens += own
             else:
@@ -375,7 +380,7 @@ class Scorer:
                     ran += sum(max(1, len(row.tokens) - reused) for row in batch)
                     for row, got in zip(batch, values, strict=True):
                         results[(row.question, row.continuation)] = got
-        if ran >= self.pass_tokens:
+        if ran >= TRIM_AFTER_TOKENS:
             return_freed_memory()
         for index, p in enumerate(prepared):
             (p.next_logprobs,) = results[(index, None)]
