@@ -61,8 +61,8 @@ BATCH_ROWS = 8  # rows per forward pass; bench/scoring.py measures the choice
 # of 6,400 tokens (issue 26's memory). Short questions still fill BATCH_ROWS rows. Which rows share a
 # pass moves a probability by float rounding only (as the server's micro-batches already do, within
 # 1e-5 of the reference), so Scorer's own default is no bound: the batch command's rows are unchanged.
+# A bounded scorer also gives its freed memory back after a call that ran that many tokens or more.
 PASS_TOKENS = 2048
-TRIM_AFTER_TOKENS = 2048  # a call that ran this many tokens gives its freed memory back (return_freed_memory)
 
 
 class PromptTooLong(ValueError):
@@ -380,7 +380,7 @@ class Scorer:
                     ran += sum(max(1, len(row.tokens) - reused) for row in batch)
                     for row, got in zip(batch, values, strict=True):
                         results[(row.question, row.continuation)] = got
-        if ran >= TRIM_AFTER_TOKENS:
+        if self.pass_tokens and ran >= self.pass_tokens:  # the server's scorer: back to its resting size
             return_freed_memory()
         for index, p in enumerate(prepared):
             (p.next_logprobs,) = results[(index, None)]
