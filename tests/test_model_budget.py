@@ -83,3 +83,11 @@ def test_the_budget_rule():
     assert budget.work(1000, new_tokens=10) == 1000 + 10 * budget.GENERATED_TOKEN_CHARS
     assert budget.max_new_tokens(15_000, 16_000, 512) == 50 and budget.max_new_tokens(17_000, 16_000, 512) == 0
     assert budget.most_that_fit(lambda n: 1000 * n, 3500, 5) == 3 and budget.most_that_fit(lambda n: 9, 5, 5) is None
+
+
+def test_with_no_worked_examples_to_drop_the_refusal_names_max_tokens(tmp_path):
+    app = create_app({"TESTING": True, "SCORER_MODEL": str(tmp_path / "none"), "SCORER_MAX_WORK_CHARS": 8000})
+    response = app.test_client().post("/api/mmlu-pro/generate", json={**NORMAL, "shots": 0, "max_tokens": 512})
+    body = response.get_json()
+    assert response.status_code == 413 and body["field"] == "max_tokens", body
+    assert "To fit: ask for at most" in body["error"] and "worked example" not in body["error"].split("To fit:")[1]
