@@ -1,12 +1,13 @@
 """The model's decoder stack run over a cached prefix: the forward pass of the scorer's fast path.
 
 ``decoder_for(model)`` returns one of two objects with the same call,
-``decoder(rows, start, past, reads) -> (hidden, layers)``: ``rows`` are lists of token ids, of
-any lengths, each placed at positions ``start``, ``start + 1``, … on top of ``past`` (per layer
-(keys, values) of one prefix, [1, heads, ≥ start, head_dim], shared by every row); a token
+``decoder(rows, start, past, reads, keep=True) -> (hidden, layers)``: ``rows`` are lists of token
+ids, of any lengths, each placed at positions ``start``, ``start + 1``, … on top of ``past`` (per
+layer (keys, values) of one prefix, [1, heads, ≥ start, head_dim], shared by every row); a token
 attends to the prefix and to the tokens before it in its row. Back come the last hidden states
 at ``reads``, (row, token) pairs in any order [len(reads), width], and this pass's own keys and
-values per layer, which a one-row pass with no reads keeps as a prefix's cache.
+values per layer, which a one-row pass with no reads keeps as a prefix's cache (``keep=False``:
+none, so a scoring pass holds one layer's at a time, not every layer's for every packed token).
 
 * ``LlamaDecoder``, for the Llama family (SmolLM2 is one): the same arithmetic as transformers'
   ``LlamaModel`` (float32 RMSNorm, rotary embeddings from the model's own ``inv_freq``, grouped
@@ -54,7 +55,7 @@ class TransformersDecoder:
     def __init__(self, model):
         self.model = model
 
-    def __call__(self, rows, start: int, past=None, reads=()):
+    def __call__(self, rows, start: int, past=None, reads=(), keep: bool = True):
         import torch
         from transformers import DynamicCache
 
@@ -68,6 +69,8 @@ class TransformersDecoder:
         ]) if past else DynamicCache()
         out = self.model.model(input_ids=ids, position_ids=positions, cache=cache, use_cache=True)
         hidden = out.last_hidden_state[[r for r, _ in reads], [p for _, p in reads]]
+        if not keep:
+            return hidden, []
         return hidden, [(layer.keys[:, :, start:], layer.values[:, :, start:]) for layer in out.cache.layers]
 
 
@@ -149,7 +152,7 @@ class LlamaDecoder:
         out = out.reshape(kv_heads, group, n, head_dim).permute(2, 0, 1, 3).reshape(n, heads, head_dim)
         return out, lse.reshape(kv_heads, group, n).permute(2, 0, 1).reshape(n, heads)
 
-    def __call__(self, rows, start: int, past=None, reads=()):
+    def __call__(self, rows, start: int, past=None, reads=(), keep: bool = True):
         import torch
         import torch.nn.functional as F
 
@@ -203,7 +206,8 @@ class LlamaDecoder:
                 queries = read_queries
             k = self._rotate(k.view(-1, kv_heads, head_dim), cos, sin).transpose(0, 1).unsqueeze(0)
             v = v.view(-1, kv_heads, head_dim).transpose(0, 1).unsqueeze(0)  # [1, kv_heads, tokens, head_dim]
-            own.append((k, v))
+            if keep:  # copies of their own: v is a view of this layer's whole q, k, v product, 5 times its size
+                own.append((k.contiguous(), v.contiguous()))
             if i == last and not reads:  # a prefix's pass: only its keys and values are kept
                 return x.new_zeros((0, x.shape[-1])), own
             parts = [self._attend(q[first:end], k[:, :, offsets[r]:offsets[r + 1]], v[:, :, offsets[r]:offsets[r + 1]],

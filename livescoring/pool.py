@@ -21,7 +21,8 @@ def twin(scorer):
     """Another scorer on the same model weights and decoder, with its own tokenizer and prefix cache."""
     loaded = dataclasses.replace(scorer.loaded, tokenizer=copy.deepcopy(scorer.loaded.tokenizer))
     return type(scorer)(loaded, reuse_prefix=scorer.reuse_prefix, batch_rows=scorer.batch_rows,
-                        prefix_cache_bytes=scorer.prefixes.max_bytes, decoder=scorer.decoder)
+                        prefix_cache_bytes=scorer.prefixes.max_bytes, decoder=scorer.decoder,
+                        pass_tokens=scorer.pass_tokens)
 
 
 def score_jobs(scorers: Sequence, jobs: Sequence[list[dict]], on_scored: Callable[[list[dict], list[dict]], None]) -> None:

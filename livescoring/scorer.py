@@ -55,6 +55,14 @@ LETTERS = "ABCDEFGHIJ"  # up to ten options
 SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
 PREFIX_CACHE_BYTES = 256 * 2**20  # SmolLM2-135M holds 46 KiB of keys and values per token in float32
 BATCH_ROWS = 8  # rows per forward pass; bench/scoring.py measures the choice
+# Tokens one packed forward pass may run in the server (ScoringService; a row longer than this runs
+# alone). A pass's activations grow with its tokens (at float32, about 40 KiB per token at once in
+# SmolLM2's widest layer, the MLP): eight rows of a long 5-shot question's own ~800 tokens made passes
+# of 6,400 tokens (issue 26's memory). Short questions still fill BATCH_ROWS rows. Which rows share a
+# pass moves a probability by float rounding only (as the server's micro-batches already do, within
+# 1e-5 of the reference), so Scorer's own default is no bound: the batch command's rows are unchanged.
+# A bounded scorer also gives its freed memory back after a call that ran that many tokens or more.
+PASS_TOKENS = 2048
 
 
 class PromptTooLong(ValueError):
@@ -140,6 +148,38 @@ class PrefixCache:
             self.nbytes -= evicted.nbytes
 
 
+def return_freed_memory() -> None:
+    """Give the heap's free pages back to the system (glibc's malloc_trim; elsewhere nothing).
+
+    A long pass frees hundreds of MiB of activations in pieces glibc keeps for reuse; without this the
+    server stays at its highest point (issue 26). Called after passes that ran many tokens, where it
+    costs milliseconds against seconds."""
+    global _malloc_trim
+    if _malloc_trim is None:
+        import ctypes
+        import ctypes.util
+
+        try:
+            _malloc_trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _malloc_trim = False
+    if _malloc_trim:
+        _malloc_trim(0)
+
+
+_malloc_trim = None
+
+
+def _owning(tensor):
+    """``tensor`` if it is contiguous and owns exactly its storage, else a contiguous copy that does."""
+    import torch
+
+    if (tensor.is_contiguous() and tensor.storage_offset() == 0
+            and tensor.untyped_storage().nbytes() == tensor.numel() * tensor.element_size()):
+        return tensor
+    return tensor.clone(memory_format=torch.contiguous_format)
+
+
 def common_prefix_length(a, b) -> int:
     n = min(len(a), len(b))
     for i in range(n):
@@ -152,10 +192,11 @@ class Scorer:
     """Holds a loaded model; every call is pure inference under torch.inference_mode()."""
 
     def __init__(self, loaded, reuse_prefix: bool = True, batch_rows: int = BATCH_ROWS,
-                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES, decoder=None):
+                 prefix_cache_bytes: int = PREFIX_CACHE_BYTES, decoder=None, pass_tokens: int = 0):
         self.loaded = loaded
         self.reuse_prefix = reuse_prefix
         self.batch_rows = max(1, batch_rows)
+        self.pass_tokens = max(0, pass_tokens)  # 0: no bound but batch_rows
         self.prefixes = PrefixCache(prefix_cache_bytes)
         self.decoder = decoder or decoder_for(loaded.model)  # read-only: scorers on one model may share it
 
@@ -254,9 +295,9 @@ class Scorer:
             return None
         with torch.inference_mode():
             _, layers = self.decoder([ids], 0)
-        # Copies of their own: a view would keep the whole pass's projection alive, uncounted.
-        layers = [(k.clone(memory_format=torch.contiguous_format), v.clone(memory_format=torch.contiguous_format))
-                  for k, v in layers]
+        # Tensors that own exactly their memory: a view would keep the whole pass's projection alive,
+        # uncounted (the lean decoder already returns such tensors; transformers' returns views).
+        layers = [(_owning(k), _owning(v)) for k, v in layers]
         nbytes = sum(k.untyped_storage().nbytes() + v.untyped_storage().nbytes() for k, v in layers)
         entry = _Prefix(tuple(ids), layers, nbytes)
         self.prefixes.put(text, entry)
@@ -273,7 +314,8 @@ class Scorer:
             reused = min(min(common_prefix_length(prefix.token_ids, r.tokens) for r in rows),
                          min(r.reads[0][0] for r in rows))
         reads = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
-        hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None, reads)
+        hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None, reads,
+                                 keep=False)
         logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
         values, n = [], 0
         for r in rows:
@@ -293,6 +335,23 @@ class Scorer:
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         return [logprobs[pos] if token is None else logprobs[pos, token].item() for pos, token in row.reads]
 
+    def batches(self, rows: list[_Row], reused: int) -> list[list[_Row]]:
+        """``rows`` in order, cut into forward passes of at most ``batch_rows`` rows and (where
+        ``pass_tokens`` is set) at most that many tokens run (each row's tokens after the ``reused``
+        prefix; a longer row alone)."""
+        batches: list[list[_Row]] = []
+        tokens = 0
+        for row in rows:
+            own = max(1, len(row.tokens) - reused)
+            if (batches and len(batches[-1]) < self.batch_rows
+                    and (not self.pass_tokens or tokens + own <= self.pass_tokens)):
+                batches[-1].append(row)
+                tokens += own
+            else:
+                batches.append([row])
+                tokens = own
+        return batches
+
     def _run(self, prepared: list[_Prepared], stop: Callable[[], bool] | None) -> None:
         """Fill each question's token log-probabilities, batching rows that share a prefix."""
         import torch
@@ -302,20 +361,27 @@ class Scorer:
             for row in self._rows(index, p):
                 groups.setdefault(p.shared_text if self.reuse_prefix else "", []).append(row)
         results: dict[tuple[int, int | None], list] = {}
+        ran = 0  # tokens through the model in this call
         with torch.inference_mode():
             for shared_text, rows in groups.items():
                 if self.reuse_prefix:
+                    fresh = shared_text not in self.prefixes.entries
                     prefix = self._prefix(shared_text)
+                    reused = len(prefix.token_ids) if prefix is not None else 0
+                    ran += reused if fresh else 0
                     rows = sorted(rows, key=lambda r: len(r.tokens))  # neighbours in length pad little
-                    batches = [rows[i:i + self.batch_rows] for i in range(0, len(rows), self.batch_rows)]
+                    batches = self.batches(rows, reused)
                 else:
-                    batches = [[row] for row in rows]
+                    reused, batches = 0, [[row] for row in rows]
                 for batch in batches:
                     if stop is not None and stop():
                         raise ScoringCancelled("every caller of this batch gave up waiting")
                     values = self._forward(batch, prefix) if self.reuse_prefix else [self._forward_full(batch[0])]
+                    ran += sum(max(1, len(row.tokens) - reused) for row in batch)
                     for row, got in zip(batch, values, strict=True):
                         results[(row.question, row.continuation)] = got
+        if self.pass_tokens and ran >= self.pass_tokens:  # the server's scorer: back to its resting size
+            return_freed_memory()
         for index, p in enumerate(prepared):
             (p.next_logprobs,) = results[(index, None)]
             p.token_logprobs = [

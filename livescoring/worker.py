@@ -35,7 +35,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from .model import ModelSettings, ModelUnavailable, check_available, load
-from .scorer import Scorer, ScoringCancelled
+from .scorer import PASS_TOKENS, Scorer, ScoringCancelled, return_freed_memory
 
 log = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ class ScoringService:
     # -- the worker thread ----------------------------------------------------------------------
     def _run(self) -> None:
         try:
-            self.scorer = Scorer(load(self.settings), batch_rows=self.micro_batch)
+            self.scorer = Scorer(load(self.settings), batch_rows=self.micro_batch, pass_tokens=PASS_TOKENS)
         except Exception as error:  # noqa: BLE001 - any failure leaves the site up and says why
             log.exception("live scoring model failed to load")
             self._fail(str(error) if isinstance(error, ModelUnavailable) else f"The model failed to load: {error}")
@@ -263,6 +263,7 @@ class ScoringService:
             self.generating.remove(job)
             self._release(job.client)
             self._changed.notify_all()
+        return_freed_memory()  # a generation's cache and prompt pass: tens to hundreds of MiB, in pieces
 
     def _admit_generations(self) -> None:
         """Start waiting generations, oldest first, while fewer than MAX_GENERATIONS run; a client

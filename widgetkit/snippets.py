@@ -5,7 +5,7 @@ the lines before each such line in one fresh namespace, then evaluates the expre
 its ``repr``. The page's own results come from the snippet as published (``page_code``), so an
 edited snippet is compared with what the page printed, not with the reader's edited comments.
 
-tests/test_snippets.py runs every snippet of every document through this function too, so the
+tests/documents/test_snippets.py runs every snippet of every document through this function too, so the
 editor's Run and the tests agree.
 """
 from __future__ import annotations

@@ -93,15 +93,13 @@ def test_a_snippet_with_no_stated_result_is_caught():
     assert run_snippet("x = 1\ny = x + 1") == 0
 
 
-ALL_DOCUMENTS = ["mmlu", "mmlu-pro", "scoring-lesson"]
-
-
-@pytest.mark.parametrize("slug", ALL_DOCUMENTS)
-def test_the_editors_runner_agrees_with_the_page_on_every_snippet(slug):
+@pytest.mark.parametrize("slug", SLUGS)
+def test_the_editors_runner_agrees_with_the_page_on_every_snippet(slug, real_app):
     """The reader's "Edit and run" (widgetkit.snippets, in Pyodide) runs the same text: unedited, every
     snippet gives exactly the results the page shows, with no error."""
     from widgetkit.snippets import run_snippet as run_in_editor
-    snippets = paper_of(real_app(), slug).refs.snippets
+
+    snippets = paper_of(real_app, slug).refs.snippets
     assert snippets
     for snippet in snippets:
         ran = run_in_editor(snippet.code)

@@ -466,6 +466,9 @@ def _idle(base: str, timeout: float = 20) -> bool:
 
 
 LONG_COT = {"category": "history", "index": 0, "shots": 5, "max_tokens": 512}
+# The work budget refuses LONG_COT now (tests/engine/test_model_budget.py); these servers run without it, so
+# the request runs as the attack sent it.
+NO_BUDGET = {"SCORER_MAX_WORK_CHARS": "0"}
 
 
 @pytest.mark.model
@@ -475,7 +478,7 @@ def test_a_pipelined_request_and_a_reset_leave_generation_working():
     before its first item, the generator's ``finally`` never ran, and every later generation was a
     429 until restart. Then finding 3: the no-JavaScript chain-of-thought form stops when its reader
     leaves. Against waitress alone (no nginx in front)."""
-    with running_server(threads=12, env={"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"}) as server:
+    with running_server(threads=12, env={"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1", **NO_BUDGET}) as server:
         base, port = server.url, int(server.url.rsplit(":", 1)[1])
         _wait_for_model(base)
         for attempt in range(3):  # the reset lands while the prompt runs, or just after: either way
@@ -520,7 +523,7 @@ def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(tmp_path):
     grace = 6
     process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "12"], cwd=REPO_ROOT,
                                env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1",
-                                    "SERVER_SHUTDOWN_GRACE_S": str(grace)},
+                                    "SERVER_SHUTDOWN_GRACE_S": str(grace), **NO_BUDGET},
                                stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, redirect, request, url_for
 
+from benchmarks.server import budget
 from engine.security import form_token_valid
 
 from . import harness_tasks as harness
@@ -40,7 +41,6 @@ SIDES = ("plain", "chat")
 # 5 shots (7 subjects: the history passages, law, …) and 416 at 3 shots; the costliest,
 # high_school_european_history at 5 shots, would have cost about 180 CPU-s (issue 26).
 FORM_WORK_FACTOR = 2
-GENERATED_TOKEN_CHARS = 20  # a new token is a forward pass of its own: about as dear as 20 prompt characters
 CHAT_TURN_CHARS = 32  # what the chat template adds around each turn ("<|im_start|>user\n" … "<|im_end|>\n")
 STOPPED = {
     "stop": "at a stop sequence (a line break or “</s>”)",
@@ -139,9 +139,9 @@ def form_work(arguments: dict, shots: int | None = None) -> int:
     for task, method in (("mmlu", "letter"), ("mmlu_continuation", "option"), ("mmlu_generative", None)):
         text = HarnessPrompt(task).text(subject, question, choices, examples)
         if method is None:
-            read = len(text) + PAGE_MAX_NEW_TOKENS * GENERATED_TOKEN_CHARS
+            read = budget.work(len(text), new_tokens=PAGE_MAX_NEW_TOKENS)
         else:
-            read = len(text) + 2 * sum(len(c) for c in Scorer.continuation_texts(method, choices))
+            read = budget.work(len(text), sum(len(c) for c in Scorer.continuation_texts(method, choices)))
         work += 2 * read + CHAT_TURN_CHARS * (2 * len(examples) + 2)  # plain, then chat (system, turns, question)
     return work
 

@@ -7,6 +7,7 @@ options are checked together, so the form can mark every empty or overlong one a
 """
 from __future__ import annotations
 
+from benchmarks.server import budget
 from benchmarks.server.failures import Problem
 from livescoring.scorer import METHODS, Scorer
 
@@ -40,13 +41,12 @@ def work_chars(arguments: dict) -> tuple[int, int, int]:
     """(work, prompt characters, continuation characters) of a score request.
 
     The model reads the prompt once, then each continuation after it; a continuation's
-    characters count twice because each is read against the whole prompt (measured on CPU with
-    SmolLM2: about 1.2 to 1.4 ms per work character either way). For method letter the
-    continuations are " A" … " D".
+    characters count twice because each is read against the whole prompt (benchmarks/server/budget.py,
+    the rule every model route uses). For method letter the continuations are " A" … " D".
     """
     text = prompt.build_prompt(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
     continuations = sum(len(c) for c in Scorer.continuation_texts(arguments["method"], arguments["choices"]))
-    return len(text) + 2 * continuations, len(text), continuations
+    return budget.work(len(text), continuations), len(text), continuations
 
 
 def check_budget(arguments: dict, limit: int) -> None:
@@ -59,7 +59,7 @@ def check_budget(arguments: dict, limit: int) -> None:
     if limit <= 0:
         return
     work, prompt_chars, continuation_chars = work_chars(arguments)
-    if work <= limit:
+    if budget.within(work, limit):
         return
     own = arguments.get("index") is None
     ways = ["shorten the question or the choices" if own else "pick a shorter question",

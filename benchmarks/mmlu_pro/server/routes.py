@@ -11,6 +11,10 @@
                                               paper's extraction reads and whether it is the key)
     GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
                                               from 1, as the page does); POST scores the chosen question
+Each request that starts the model (score, generate, and the page's POST in either mode) is first
+held to the work budget of benchmarks/server/budget.py (the prompt's characters, the letters it
+compares, the new tokens it may write): over it, a 413 names what fits (fewer worked examples, fewer
+new tokens), before the model is loaded or queued.
 Categories may be written with "-" for the space ("computer-science"). The API's ``index`` counts a
 category's questions from 0. A score result carries ``reading`` (benchmarks/server/reading.py): whether the
 prediction was a coin toss, and why, in words.
@@ -22,12 +26,13 @@ import random
 
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
 
-from benchmarks.server import live
+from benchmarks.server import budget, live
 from benchmarks.server.failures import Problem, ScoreFailed
 from benchmarks.server.reading import in_words
 from engine.security import form_token_valid, require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate
+from livescoring.scorer import Scorer
 
 from .. import answer, prompt
 from ..data import LETTERS, SPLITS
@@ -137,10 +142,59 @@ def _whole(value, name: str, high: int) -> int:
     return value
 
 
+def check_budget(q, shots: int, new_tokens: int = 0, tokens_field: str | None = None) -> None:
+    """Raise ScoreFailed(413) when this run would cost more than one request may (budget.py's rule):
+    the letter prompt and its ten letters, or (``new_tokens`` > 0) the chain-of-thought prompt and the
+    tokens it may write. The message names the shots, and the new tokens where the request chose them
+    (``tokens_field``: the API's max_tokens), that would fit."""
+    most = budget.limit()
+    reasoning = new_tokens > 0
+    letters = 0 if reasoning else sum(len(c) for c in Scorer.continuation_texts("letter", q.options))
+
+    def prompt_chars(k: int) -> int:
+        return len(prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
+                                       chain_of_thought=reasoning))
+
+    def cost(k: int) -> int:
+        return budget.work(prompt_chars(k), letters, new_tokens)
+
+    spent = cost(shots)
+    if budget.within(spent, most):
+        return
+    fixes, words, field = [], [], "shots"
+    fits = budget.most_that_fit(cost, most, shots - 1) if shots else None
+    if fits is not None:
+        if fits == 0:
+            fixes.append("use no worked examples (shots 0)")
+            words.append("choose 0 worked examples")
+        else:
+            examples = f"{fits} worked example{'s' if fits != 1 else ''}"
+            fixes.append(f"use {examples} or fewer (shots)")
+            words.append(f"choose {examples} or fewer")
+    tokens = budget.max_new_tokens(prompt_chars(shots), most, new_tokens - 1) if tokens_field else 0
+    if tokens >= 1:
+        fixes.append(f"ask for at most {tokens} new tokens ({tokens_field})")
+        field = field if fits is not None else tokens_field
+    if reasoning and not tokens_field:
+        words.append("score the option letters without reasoning first")
+    if not fixes:
+        fixes.append("pick a shorter question")
+        words.append("choose a shorter question (another number, or another category)")
+    run = (f"a chain of thought after a {prompt_chars(shots):,}-character prompt, writing up to {new_tokens} new "
+           f"tokens at about {budget.GENERATED_TOKEN_CHARS} characters each" if reasoning else
+           f"a {prompt_chars(shots):,}-character prompt plus twice the {letters} characters of the letters it compares")
+    message = (f"This request would have the model read about {spent:,} characters ({run}, with {shots} worked "
+               f"example{'s' if shots != 1 else ''}); the limit per request is {most:,}. To fit: {'; or '.join(fixes)}.")
+    said = (f"This is more than the model may read for one answer here: about {spent:,} characters, and the limit "
+            f"is {most:,}. To fit: {'; or '.join(words)}.")
+    raise ScoreFailed(413, message, problems=(Problem(field, message, said),))
+
+
 def score_question(category, index, shots) -> dict:
     """Score one real test question with the letter prompt; the result gains the question itself."""
     q = _question(category, index)
     shots = _whole(shots, "shots", prompt.MAX_SHOTS)
+    check_budget(q, shots)  # before the queue: a request too costly to run never loads the model
     result = live.score(prompt_format=prompt, subject=q.category, question=q.question, choices=list(q.options),
                         shots=list(dataset().shots(q.category, shots)), method="letter", key=q.answer)
     return result | {"question": question_json(q), **in_words(result)}
@@ -169,14 +223,17 @@ def _question(category, index):
     return rows[_whole(index, "index", len(rows) - 1)]
 
 
-def start_generation(category, index, shots, max_tokens):
+def start_generation(category, index, shots, max_tokens, tokens_field: str | None = "max_tokens"):
     """The paper's chain-of-thought run of one test question: (question, prompt, shots used, events).
 
-    Worked examples are dropped from the end while the prompt does not fit, as the authors' code does."""
+    Budgeted first (check_budget; ``tokens_field`` names the request's field for the new tokens, None
+    where the reader cannot choose them). Worked examples are dropped from the end while the prompt
+    does not fit, as the authors' code does."""
     q = _question(category, index)
     shots = _whole(shots, "shots", prompt.MAX_SHOTS)
     if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= generate.MAX_NEW_TOKENS:
         raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {generate.MAX_NEW_TOKENS}", "max_tokens")
+    check_budget(q, shots, max_tokens, tokens_field)  # before the model is loaded or queued
     for k in range(shots, -1, -1):
         text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
                                    chain_of_thought=True)
@@ -226,7 +283,7 @@ def generate_answer():
 
 def written_answer(category, index, shots) -> dict:
     """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
-    q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS)
+    q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS, tokens_field=None)
     written, last = live.written(events)
     return finished(q, written, last) | {"text": written, "shots_used": used}
 

@@ -1,0 +1,63 @@
+"""Issue 26: every route that scores on the model is cancelled when its client leaves and shares the
+queue fairly per client: each passes the reader's address (``client``) and waitress's
+``waitress.client_disconnected`` (``gone``) to the model's queue, which stops the work of a reader
+who left (tests/service/test_generate.py and tests/service/test_scoring_queue.py test the queue itself; the
+generation routes are tested in tests/engine/test_hostile.py)."""
+from __future__ import annotations
+
+import pytest
+
+from engine import create_app
+from livescoring.worker import QueueFull
+from tests.conftest import run_form_token
+
+
+class Recording:
+    """Stands in for the model queue's ``score``: records what a route asks of it, then says the queue is full."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __call__(self, **kwargs):
+        self.calls.append(kwargs)
+        raise QueueFull(7)
+
+
+def gone() -> bool:
+    return False
+
+
+@pytest.fixture()
+def app():
+    app = create_app({"TESTING": True})
+    app.extensions["scoring"].score = Recording()  # the real service otherwise (its state, its page)
+    return app
+
+
+def routes(client):
+    """(what, send) for each scoring route: the JSON APIs and the forms without JavaScript."""
+    # On the client itself: its form tokens are for its address.
+    client.environ_base.update({"waitress.client_disconnected": gone, "REMOTE_ADDR": "192.0.2.9"})
+    mmlu_form = {"subject": "astronomy", "source": "real", "split": "test", "number": "1", "shots": "0",
+                 "method": "letter"}
+    pro_form = {"category": "history", "number": "1", "shots": "0"}
+    return [
+        ("/api/score", lambda: client.post("/api/score", json={"subject": "astronomy", "index": 0, "shots": 0})),
+        ("/mmlu/run", lambda: client.post("/mmlu/run", data={**mmlu_form, **run_form_token(client)})),
+        ("/api/mmlu-pro/score", lambda: client.post("/api/mmlu-pro/score", json={"category": "history", "index": 0,
+                                                                                 "shots": 0})),
+        ("/mmlu-pro/run", lambda: client.post("/mmlu-pro/run", data={**pro_form, **run_form_token(
+            client, "/mmlu-pro/run?category=history&number=1")})),
+    ]
+
+
+def test_every_scoring_route_passes_its_client_and_whether_it_left(app):
+    client = app.test_client()
+    recording = app.extensions["scoring"].score
+    for what, send in routes(client):
+        recording.calls.clear()
+        response = send()
+        assert response.status_code == 429 and response.headers["Retry-After"] == "7", what
+        (call,) = recording.calls
+        assert call["client"] == "192.0.2.9", (what, call["client"])
+        assert call["gone"] is gone, what
