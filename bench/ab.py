@@ -8,6 +8,7 @@ so both see the same machine at the same time; each figure's median and their ra
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import statistics
 import subprocess
@@ -19,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.common import hardware  # noqa: E402
+from benchmarks.mmlu.server import data_dir  # noqa: E402
 
 # (figure, pattern on bench/scoring.py's output, whether higher is better)
 FIGURES = (
@@ -33,7 +35,9 @@ def measure(tree: Path, questions: int, threads: int) -> dict[str, float]:
     """One run of the tree's own bench/scoring.py (no cold load, no service or full-test figure)."""
     command = [sys.executable, "bench/scoring.py", "--skip-cold", "--seconds", "0", "--sample-every", "0",
                "--questions", str(questions), "--batch", "8", "--batch-sizes", "8", "--threads", str(threads)]
-    out = subprocess.run(command, cwd=tree, capture_output=True, text=True, check=True).stdout
+    # The base's worktree is not beside ../shared: both read this tree's data folder.
+    env = {**os.environ, "MMLU_DATA_DIR": str(data_dir())}
+    out = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True, check=True).stdout
     found = {}
     for name, pattern, _ in FIGURES:
         match = pattern.search(out)
