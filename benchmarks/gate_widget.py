@@ -104,13 +104,13 @@ def groups_check(name: str, value: object) -> dict:
 
 def source_choices(context: dict) -> tuple[tuple[str, str], ...]:
     pair = run_pair(context.get("live_pairs"))
-    published = ((PUBLISHED, f"our model's runs, {pair[1]} vs {pair[0]}"),) if pair else ()
+    # Labels short enough to show whole in a 320 px screen's select (tests/browser/live-form.test.mjs).
+    published = ((PUBLISHED, f"our runs, {pair[1]} vs {pair[0]}"),) if pair else ()
     return ((SIMULATED, "simulated (settings below)"), *published,
-            ("noise", "shape: noise (simulated)"),
-            ("knowledge", "shape: knowledge regression (simulated)"),
-            ("format", "shape: format regression (simulated)"),
-            ("contamination", "shape: contamination (part simulated)" if pair
-             else "shape: contamination (simulated)"))
+            ("noise", "noise, simulated"),
+            ("knowledge", "knowledge drop, simulated"),
+            ("format", "format drop, simulated"),
+            ("contamination", "contamination, part real" if pair else "contamination, simulated"))
 
 
 def params(context: dict, default: str = SIMULATED) -> tuple[Param, ...]:

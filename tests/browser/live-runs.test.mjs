@@ -73,9 +73,9 @@ const [ZERO, FIVE] = [published(0), published(5)];
 const LAST = '5-shot'; // the last run a select offers
 
 const CASES = [
-  { name: 'release-gate', select: '#w-release-gate-source', option: /our model/,
+  { name: 'release-gate', select: '#w-release-gate-source', option: /our runs/,
     expected: ([zero, five]) => [`paired delta ${signed(100 * (share(five) - share(zero)))} points`],
-    about: /published runs, 5-shot \(candidate\) against 0-shot \(production\), on all 14,042 test questions/ },
+    about: /published runs .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)/ },
   { name: 'calibration-bars', select: '#w-calibration-bars-source', option: new RegExp(LAST),
     expected: (runs) => [`accuracy ${share(runs.at(-1)).toFixed(2)}`],
     about: new RegExp(`SmolLM2-135M-Instruct, ${LAST}, on all 14,042 test questions`) },
@@ -118,7 +118,7 @@ test('the published runs, chosen by keyboard, drawn in the browser as the server
     assert.equal(label, `SmolLM2-135M (our runs), 135M parameters, 0-shot: ${(100 * share(RUN_ROWS[0])).toFixed(1)}%`);
     for (const scheme of ['light', 'dark']) { // each series its own colour, seen against the background (WCAG 1.4.11: 3:1)
       await page.emulateMedia({ colorScheme: scheme });
-      const colours = await page.$$eval('#w-scaling-plot circle.fig-legend', (dots) => dots.map((dot) => getComputedStyle(dot).fill));
+      const colours = await page.$$eval('#w-scaling-plot svg.widget-figure:not(.widget-figure-print) circle.fig-legend', (dots) => dots.map((dot) => getComputedStyle(dot).fill));
       const background = await page.$eval('#w-scaling-plot', (el) => getComputedStyle(el).backgroundColor);
       assert.equal(colours.length, 4, 'three of the paper\'s series and ours');
       assert.equal(new Set(colours).size, 4, `${scheme}: ${colours.join(', ')}`);

@@ -35,7 +35,7 @@ def _sources(context: dict) -> tuple[tuple[str, str], ...]:
     return (tuple((f"table-{i}", f"Table 1: {row['model']}") for i, row in enumerate(context["table_1"]))
             + tuple((f"run-{run['key']}", f"Our model, {run['key']}, by subject")
                     for run in runs["runs"])
-            + (("simulated-skew", "Simulated: big subjects easy, small ones hard"),))
+            + (("simulated-skew", "simulated: big subjects easy"),))
 
 
 # The simulated example where the two averages part: three large subjects the model finds easy and

@@ -278,6 +278,8 @@ class Widget {
         this.printSvg.setAttribute('height', fig.height);
         this.printSvg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
         this.printSvg.replaceChildren(buildMarks(fig.marks));
+        // A copy for paper: nothing in it takes the keyboard's focus (the screen's figure does).
+        this.printSvg.querySelectorAll('[tabindex]').forEach((mark) => mark.removeAttribute('tabindex'));
         this.svg.dataset.printCopy = 'true';
       }, () => {});
     }, PRINT_DELAY_MS);
