@@ -89,6 +89,32 @@ def limit_malloc_arenas() -> None:
         pass
 
 
+PAGE_NICENESS = 5  # request threads run this much nicer than the model's worker (Linux: per thread)
+
+
+def yielding_to_the_model(app):
+    """The WSGI app, served by threads that each lower their own CPU priority on their first request.
+
+    Pages and the model share the cores: with the same priority, sixteen readers fetching pages slowed
+    a live question about eight times (issue 26), as the model's torch threads waited for cores. A
+    request thread only reads files, renders and waits for the queue; the model's worker (made at
+    start-up, at the process's priority: livescoring/worker.py) then gets the cores first, and pages
+    take what it leaves. Where threads have no priority of their own (not Linux), nothing changes."""
+    lowered = threading.local()
+
+    def wsgi(environ, start_response):
+        if not getattr(lowered, "done", False):
+            lowered.done = True
+            try:
+                thread = threading.get_native_id()
+                os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + PAGE_NICENESS)
+            except (AttributeError, OSError):
+                pass
+        return app(environ, start_response)
+
+    return wsgi
+
+
 def busy(server) -> bool:
     """Whether any request is still being worked on or its answer still being sent."""
     if server.task_dispatcher.active_count or server.task_dispatcher.queue:
@@ -104,7 +130,7 @@ def serve(app, host: str, port: int, threads: int) -> None:
 
     config = app.config
     server = waitress.create_server(
-        app, host=host, port=port, threads=threads, ident="annotated-papers",
+        yielding_to_the_model(app), host=host, port=port, threads=threads, ident="annotated-papers",
         connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
         max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
         cleanup_interval=min(30, config["SERVER_CHANNEL_TIMEOUT_S"]),

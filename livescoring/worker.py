@@ -149,6 +149,12 @@ class ScoringService:
         self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
         self.abandoned = 0  # generations stopped because their reader left
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
+        # The worker thread is made now, by whoever makes the service (the server's main thread), and
+        # waits for start(): a thread inherits its maker's CPU priority, and the server lowers its
+        # request threads' (app.py), one of which may be the first to ask for the model.
+        self._go = threading.Event()
+        self.worker = threading.Thread(target=self._run, name="scoring-worker", daemon=True)
+        self.worker.start()
 
     # -- state ---------------------------------------------------------------------------------
     def status(self) -> dict:
@@ -173,7 +179,7 @@ class ScoringService:
                 self._fail(str(error))
                 return
             self.state, self.message = LOADING, "Warming up: loading the model."
-            threading.Thread(target=self._run, name="scoring-worker", daemon=True).start()
+            self._go.set()
 
     def _fail(self, message: str) -> None:
         self.state, self.message = FAILED, message
@@ -186,6 +192,7 @@ class ScoringService:
 
     # -- the worker thread ----------------------------------------------------------------------
     def _run(self) -> None:
+        self._go.wait()
         try:
             self.scorer = Scorer(load(self.settings), batch_rows=self.micro_batch, pass_tokens=PASS_TOKENS)
         except Exception as error:  # noqa: BLE001 - any failure leaves the site up and says why

@@ -1,0 +1,60 @@
+"""Pages yield the cores to the model (issue 26, item 11): request threads lower their own CPU
+priority (app.py), and the model's worker thread keeps the priority of the thread that made the
+service, whichever request thread later asks for the model."""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+
+import pytest
+
+from app import PAGE_NICENESS, yielding_to_the_model
+from livescoring.model import ModelSettings
+from livescoring.worker import ScoringService
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is Linux's")
+
+
+def priority(thread_id: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, thread_id)
+
+
+def in_a_thread(work):
+    found = {}
+    thread = threading.Thread(target=lambda: found.update(work()))
+    thread.start()
+    thread.join()
+    return found
+
+
+def test_a_request_thread_lowers_its_own_priority_once_and_serves_the_request():
+    calls = []
+    wsgi = yielding_to_the_model(lambda environ, start: calls.append(environ) or [b"ok"])
+    mine = priority(threading.get_native_id())
+
+    def two_requests():
+        first = wsgi({"n": 1}, None)
+        after_one = priority(threading.get_native_id())
+        wsgi({"n": 2}, None)
+        return {"first": first, "after_one": after_one, "after_two": priority(threading.get_native_id())}
+
+    found = in_a_thread(two_requests)
+    assert found["first"] == [b"ok"] and [c["n"] for c in calls] == [1, 2]
+    assert found["after_one"] == found["after_two"] == mine + PAGE_NICENESS
+    assert priority(threading.get_native_id()) == mine  # the serving process's other threads keep theirs
+
+
+def test_the_models_worker_keeps_its_makers_priority_when_a_lowered_thread_starts_it(tmp_path):
+    settings = ModelSettings.from_config({"SCORER_MODEL": str(tmp_path / "no-model"), "SCORER_DEVICE": "cpu",
+                                          "SCORER_DTYPE": "auto", "SCORER_THREADS": 1,
+                                          "MODEL_CACHE_DIR": tmp_path, "SCORER_MAX_CONTEXT": 0})
+    service = ScoringService(settings)  # made here, as the server makes it at start-up
+    mine = priority(threading.get_native_id())
+
+    def lowered_request_starts_the_model():
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), mine + PAGE_NICENESS)
+        service.start()
+        return {"worker": priority(service.worker.native_id)}
+
+    assert in_a_thread(lowered_request_starts_the_model)["worker"] == mine
