@@ -50,6 +50,8 @@ import explainers
 from .decoder import decoder_for
 
 METHODS = ("letter", "option")
+GENERATIVE = "generative"  # greedy generation; the caller reads the answer from the text (its benchmark's filter)
+GENERATE_MAX_NEW_TOKENS = 256  # lm-evaluation-harness's max_gen_toks for Hugging Face models
 TOP_NEXT_TOKENS = 5
 LETTERS = "ABCDEFGHIJ"  # up to ten options
 SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
@@ -335,9 +337,105 @@ class Scorer:
     def score_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
         """Score several questions (dicts of :meth:`score`'s arguments) together; each result is
         what :meth:`score` returns for it alone. ``stop`` is asked between forward passes."""
-        prepared = [self._prepare(r) for r in requests]
+        generations = {i for i, r in enumerate(requests) if r.get("method") == GENERATIVE}
+        prepared = [self._prepare(r) for i, r in enumerate(requests) if i not in generations]
         self._run(prepared, stop)
-        return [self._result(p) for p in prepared]
+        scored = iter([self._result(p) for p in prepared])
+        return [self._generate(r, stop) if i in generations else next(scored) for i, r in enumerate(requests)]
+
+    # -- generation ---------------------------------------------------------------------------
+    def fit_generation(self, prompt_format, subject: str, question: str, choices, shots, max_new_tokens: int):
+        """The prompt with as many of the requested shots as leave room for ``max_new_tokens``
+        (dropped from the end, as :meth:`fit_prompt` does): (parts, token ids)."""
+        limit = self.loaded.context_length
+        for k in range(len(shots), -1, -1):
+            parts = prompt_format.prompt_parts(subject, question, choices, shots[:k])
+            ids = self.encode("".join(p.text for p in parts))
+            if len(ids) + max_new_tokens <= limit:
+                return parts, ids
+        raise PromptTooLong(f"the question and its choices with {max_new_tokens} new tokens take more than the "
+                            f"model's context of {limit} tokens even with no worked examples; shorten them")
+
+    def _generate(self, request: dict, stop: Callable[[], bool] | None = None) -> dict:
+        """Greedy generation after the prompt, as lm-evaluation-harness's ``generate_until`` runs it
+        on a Hugging Face model (greedy, one sequence): stop at the model's end-of-text token, at the
+        first of the request's ``until`` strings (the text is cut there), or after ``max_new_tokens``.
+
+        The fast path reuses the shared prefix's cached keys and values (the header and worked
+        examples, as scoring does) and runs the question's own tokens, then one token per pass on
+        top of its own growing cache (livescoring/decoder.py); the reference path
+        (``reuse_prefix=False``) is transformers' own forward with its cache, over the whole prompt."""
+        import torch
+
+        started = time.perf_counter()
+        max_new = int(request.get("max_new_tokens", GENERATE_MAX_NEW_TOKENS))
+        until = tuple(s for s in request.get("until", ()) if s)
+        shots = list(request.get("shots", ()))
+        parts, ids = self.fit_generation(request["prompt_format"], request["subject"], request["question"],
+                                         request["choices"], shots, max_new)
+        tokenizer, model = self.loaded.tokenizer, self.loaded.model
+        written: list[int] = []
+        text, reason = "", "length"
+        with torch.inference_mode():
+            if self.reuse_prefix:
+                shared = "".join(p.text for p in parts[:next((i for i, p in enumerate(parts)
+                                                               if p.kind not in SHARED_PART_KINDS), len(parts))])
+                prefix = self._prefix(shared)
+                reused = min(common_prefix_length(prefix.token_ids, ids), len(ids) - 1) if prefix else 0
+                hidden, own = self.decoder([ids[reused:]], reused, prefix.layers if reused else None,
+                                           [(0, len(ids) - reused - 1)])
+                past = ([(torch.cat([pk[:, :, :reused], k], dim=2), torch.cat([pv[:, :, :reused], v], dim=2))
+                         for (pk, pv), (k, v) in zip(prefix.layers, own, strict=True)] if reused else own)
+
+                def logits_after(token: int):
+                    nonlocal past
+                    hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
+                    past = [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
+                            for (k0, v0), (k, v) in zip(past, new, strict=True)]
+                    return model.lm_head(hidden)[0]
+
+                logits = model.lm_head(hidden)[0]
+            else:
+                out = model(input_ids=torch.tensor([ids], device=self.loaded.device), use_cache=True, logits_to_keep=1)
+
+                def logits_after(token: int):
+                    nonlocal out
+                    out = model(input_ids=torch.tensor([[token]], device=self.loaded.device), cache=out.cache,
+                                use_cache=True)
+                    return out.logits[0, -1]
+
+                logits = out.logits[0, -1]
+            while len(written) < max_new:
+                if stop is not None and stop():
+                    raise ScoringCancelled("every caller of this batch gave up waiting")
+                token = int(logits.argmax())
+                if token == tokenizer.eos_token_id:
+                    reason = "end of text"
+                    break
+                written.append(token)
+                text = tokenizer.decode(written, skip_special_tokens=True)
+                cut = min((text.find(s) for s in until if s in text), default=-1)
+                if cut >= 0:
+                    text, reason = text[:cut], "stop"
+                    break
+                if len(written) < max_new:
+                    logits = logits_after(token)
+        shots_used = sum(1 for part in parts if part.kind == "shot")
+        return {
+            "method": GENERATIVE,
+            "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
+                      "threads": self.loaded.threads, "context_length": self.loaded.context_length},
+            "subject": request["subject"],
+            "shots_requested": len(shots),
+            "shots_used": shots_used,
+            "prompt": {"text": "".join(part.text for part in parts),
+                       "parts": [{"kind": part.kind, "text": part.text} for part in parts]},
+            "generated": text,
+            "stopped": reason,
+            "tokens": written,
+            "token_counts": {"prompt": len(ids), "generated": len(written)},
+            "model_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
 
     def _result(self, p: _Prepared) -> dict:
         import torch
