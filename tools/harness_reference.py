@@ -65,7 +65,7 @@ def model_folder() -> Path:
     return found[-1].parent
 
 
-def write_data(folder: Path) -> dict[str, dict[str, str]]:
+def write_data(folder: Path, subjects=SUBJECTS, questions: int = QUESTIONS) -> dict[str, dict[str, str]]:
     """Each subject's chosen test questions and its dev split, as JSON Lines in cais/mmlu's fields."""
     from benchmarks.mmlu.server import data_dir
     from benchmarks.mmlu.server.reader import MMLUData
@@ -73,9 +73,9 @@ def write_data(folder: Path) -> dict[str, dict[str, str]]:
 
     data = MMLUData(data_dir(default_config()))
     files = {}
-    for subject in SUBJECTS:
+    for subject in subjects:
         files[subject] = {}
-        for split, docs in (("test", data.questions(subject, "test")[:QUESTIONS]),
+        for split, docs in (("test", data.questions(subject, "test")[:questions]),
                             ("dev", data.questions(subject, "dev"))):
             path = folder / f"{subject}_{split}.jsonl"
             path.write_text("".join(json.dumps({"question": d.question, "subject": subject, "choices": list(d.choices),
@@ -85,14 +85,15 @@ def write_data(folder: Path) -> dict[str, dict[str, str]]:
     return files
 
 
-def write_tasks(folder: Path, files: dict[str, dict[str, str]]) -> list[str]:
+def write_tasks(folder: Path, files: dict[str, dict[str, str]], methods=tuple(TASKS)) -> list[str]:
     """One YAML per (method, subject), including the harness's own template; the task names."""
     import lm_eval
 
     templates = Path(lm_eval.__file__).parent / "tasks" / "mmlu"
     names = []
-    for method, (template, overrides) in TASKS.items():
-        for subject in SUBJECTS:
+    for method in methods:
+        template, overrides = TASKS[method]
+        for subject in files:
             title = subject.replace("_", " ")
             description = (f"The following are questions (with answers) about {title}.\n\n" if method == "continuation"
                            else f"The following are multiple choice questions (with answers) about {title}.\n\n")
@@ -135,6 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("tests/fixtures/harness_reference"))
     parser.add_argument("--shots", type=int, nargs="+", default=list(SHOTS))
     parser.add_argument("--sides", nargs="+", default=list(SIDES), choices=SIDES)
+    parser.add_argument("--subjects", nargs="+", default=list(SUBJECTS))
+    parser.add_argument("--questions", type=int, default=QUESTIONS, help="the first N test questions of each subject")
+    parser.add_argument("--methods", nargs="+", default=list(TASKS), choices=list(TASKS))
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -145,7 +149,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harness-reference-") as tmp:
         folder = Path(tmp)
-        names = write_tasks(folder, write_data(folder))
+        names = write_tasks(folder, write_data(folder, args.subjects, args.questions), args.methods)
         manager = TaskManager(include_path=str(folder))
         for shots in args.shots:
             for side in args.sides:
@@ -154,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
                     model="hf", model_args=f"pretrained={model_dir},dtype=float32,device=cpu", tasks=names,
                     num_fewshot=shots, batch_size=1, log_samples=True, apply_chat_template=chat,
                     fewshot_as_multiturn=chat, task_manager=manager, bootstrap_iters=0)
-                tasks: dict[str, list] = {method: [] for method in TASKS}
+                tasks: dict[str, list] = {method: [] for method in args.methods}
                 for name, samples in result["samples"].items():
                     method = name.removeprefix("local_mmlu_").split("_", 1)[0]
                     tasks[method] += records(samples)
@@ -163,8 +167,9 @@ def main(argv: list[str] | None = None) -> int:
                 reference = {"lm_eval": lm_eval.__version__ if hasattr(lm_eval, "__version__") else "0.4.13",
                              "model_args": "pretrained=<converted smollm2-135m-instruct folder>,dtype=float32,device=cpu",
                              "batch_size": 1, "num_fewshot": shots, "apply_chat_template": chat,
-                             "fewshot_as_multiturn": chat, "subjects": list(SUBJECTS), "questions_per_subject": QUESTIONS,
-                             "tasks": {m: {"harness_template": TASKS[m][0], "overrides": TASKS[m][1]} for m in TASKS},
+                             "fewshot_as_multiturn": chat, "subjects": args.subjects, "questions_per_subject": args.questions,
+                             "tasks": {m: {"harness_template": TASKS[m][0], "overrides": TASKS[m][1]}
+                                       for m in args.methods},
                              "samples": tasks}
                 path = args.out / f"{shots}shot-{side}.json"
                 path.write_text(json.dumps(reference, indent=1, ensure_ascii=False) + "\n")
