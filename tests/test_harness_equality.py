@@ -29,8 +29,6 @@ from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server import evaluate as shared
 from engine.config import default_config
 
-pytestmark = pytest.mark.model
-
 FIXTURES = Path(__file__).parent / "fixtures" / "harness_reference"
 METHODS = ("letter", "option", "generative")
 LOGLIKELIHOOD_TOLERANCE = 1e-4
@@ -93,6 +91,7 @@ def compare(reference: dict, method: str, rows: list[dict], results: dict) -> in
     return len(samples)
 
 
+@pytest.mark.model
 @pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
 def test_evaluate_gives_the_harness_answers_per_question(loaded, path):
     reference = json.loads(path.read_text())
@@ -114,6 +113,7 @@ def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_a
     assert settings == {(0, False), (0, True), (5, False), (5, True)}
 
 
+@pytest.mark.model
 def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(loaded, tmp_path):
     pytest.importorskip("lm_eval", reason="lm_eval is not installed (pip install lm_eval==0.4.13; CI does not need it)")
     from tools import harness_reference
@@ -124,3 +124,27 @@ def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(loade
         reference = json.loads(path.read_text())
         for method in METHODS:
             assert compare(reference, method, *run_ours(loaded, reference, method)) == 1
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("template", ["plain", "chat"])
+def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loaded, template):
+    """The batch command's generation (the shared header and worked examples' cached keys and
+    values, then the question's own tokens) writes token for token what transformers' own forward
+    over the whole prompt writes, on the reference questions at 0 and 5 shots."""
+    from livescoring.scorer import Scorer
+
+    task = MMLUTask(MMLUData(data_dir(default_config())))
+    prompt_format, delimiter = task.prompt_format("generative", template, loaded.tokenizer)
+    fast, full = Scorer(loaded), Scorer(loaded, reuse_prefix=False)
+    compared = 0
+    for shots in (0, 5):
+        questions = {subject: task.questions(subject, "test")[:3] for subject in ("abstract_algebra", "astronomy")}
+        for job in shared.batches(task, questions, shots, "generative", 8, prompt_format, delimiter):
+            for ours, reference in zip(fast.score_many(job), full.score_many(job), strict=True):
+                assert ours["prompt"] == reference["prompt"] and ours["shots_used"] == shots
+                assert (ours["tokens"], ours["generated"], ours["stopped"]) == \
+                    (reference["tokens"], reference["generated"], reference["stopped"])
+                compared += 1
+        assert fast.prefixes.entries  # the shared prefix was cached and reused
+    assert compared == 12
