@@ -19,8 +19,10 @@ What it does:
   ``mmlu`` (lm_eval/tasks/mmlu/default/_default_template_yaml: our ``letter``),
   ``mmlu_generative`` (lm_eval/tasks/mmlu/generative/_default_template_yaml: our ``generative``),
   ``mmlu_continuation`` (lm_eval/tasks/mmlu/continuation/_continuation_template_yaml), and
-  ``option``: the ``mmlu`` template with ``doc_to_choice: "{{choices}}"``, each option's text scored
-  after the lettered prompt, which is our ``option`` method (no harness task scores exactly that);
+  ``option``: the ``mmlu`` template with ``doc_to_choice: "{{choices}}"`` (each option's text scored
+  after the lettered prompt) and the worked examples' choices kept as the letters
+  (``fewshot_config.doc_to_choice``, so an example's answer reads "B" as in ``mmlu``), which is our
+  ``option`` method (no harness task scores exactly that);
 * runs ``lm_eval.simple_evaluate`` with ``model="hf"``, ``model_args="pretrained=<the converted
   model folder>,dtype=float32,device=cpu"``, ``batch_size=1``, ``log_samples=True`` and a
   ``TaskManager`` over that folder of YAMLs, at 0 and 5 shots, plain and with
@@ -50,7 +52,11 @@ SHOTS = (0, 5)
 SIDES = ("plain", "chat")
 TASKS = {  # ours: (the harness's template, overrides)
     "letter": ("default/_default_template_yaml", {}),
-    "option": ("default/_default_template_yaml", {"doc_to_choice": "{{choices}}"}),
+    # The worked examples keep the mmlu task's letters (their answers are "B", not the option's text):
+    # the few-shot choices are the letters, the question's the options' text.
+    "option": ("default/_default_template_yaml", {"doc_to_choice": "{{choices}}",
+                                                  "fewshot_config": {"sampler": "first_n",
+                                                                     "doc_to_choice": ["A", "B", "C", "D"]}}),
     "continuation": ("continuation/_continuation_template_yaml", {}),
     "generative": ("generative/_default_template_yaml", {}),
 }
@@ -139,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subjects", nargs="+", default=list(SUBJECTS))
     parser.add_argument("--questions", type=int, default=QUESTIONS, help="the first N test questions of each subject")
     parser.add_argument("--methods", nargs="+", default=list(TASKS), choices=list(TASKS))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other methods' records of an existing output file of the same setting")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -172,6 +180,10 @@ def main(argv: list[str] | None = None) -> int:
                                        for m in args.methods},
                              "samples": tasks}
                 path = args.out / f"{shots}shot-{side}.json"
+                if args.merge and path.exists():
+                    before = json.loads(path.read_text())
+                    reference["samples"] = {**before["samples"], **reference["samples"]}
+                    reference["tasks"] = {**before["tasks"], **reference["tasks"]}
                 path.write_text(json.dumps(reference, indent=1, ensure_ascii=False) + "\n")
                 print(f"wrote {path}", file=sys.stderr)
     return 0
