@@ -114,8 +114,9 @@ def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_a
 
 
 @pytest.mark.model
-def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(loaded, tmp_path):
+def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(request, tmp_path):
     pytest.importorskip("lm_eval", reason="lm_eval is not installed (pip install lm_eval==0.4.13; CI does not need it)")
+    loaded = request.getfixturevalue("loaded")  # only once the harness is known to be there
     from tools import harness_reference
 
     harness_reference.main(["--shots", "0", "--sides", "plain", "chat", "--subjects", "astronomy", "--questions", "1",
