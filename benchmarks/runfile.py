@@ -7,19 +7,30 @@ Only complete lines count: a line without its final newline is not a question. E
   the one of :data:`GROUP_FIELDS` the row holds), ``split`` and ``index`` (0-based within its
   group and split); a benchmark may add its own identity fields before them (MMLU-Pro's
   ``question_id``);
-* the run's **settings**: ``method`` (``letter`` or ``option``) and ``split``; a benchmark may add
-  fields about the question after ``method`` (MMLU-Pro's ``options``, the number of options);
+* the run's **settings**: ``method`` (``letter``, ``option`` or ``generative``), ``template``
+  (``plain``: the prompt as text; ``chat``: built as lm-evaluation-harness's
+  ``--apply_chat_template`` builds it, in the model's chat template) and ``split``; a benchmark may
+  add fields about the question after them (MMLU-Pro's ``options``, the number of options);
 * the **result**, :data:`RESULT_FIELDS`: ``shots`` (worked examples used: fewer than asked when the
   prompt did not fit), ``probabilities`` ({letter: probability}), ``prediction``, ``key``,
   ``correct`` (true/false), ``confidence`` (the prediction's probability), ``vocabulary_share``
   (the probability the K continuations hold among all next tokens) and ``model`` (its name).
 
-Field order in a written row: identity, ``method``, the benchmark's extra fields, the result.
+A ``generative`` row (the harness's ``mmlu_generative``: greedy generation, its filter, exact
+match) has no letter probabilities: ``probabilities``, ``confidence`` and ``vocabulary_share`` are
+null, ``options`` gives the number of options, ``prediction`` is the letter the filtered response
+matches (null if none), and after ``correct`` come :data:`GENERATIVE_FIELDS`: ``response`` (the
+filtered response, the harness's ``filtered_resps``) and ``generated`` (the text generated, cut at
+the stop sequence: its ``resps``).
+
+Field order in a written row: identity, ``method``, ``template``, the benchmark's extra fields, the
+result.
 
 Files written before the shared writer stay readable: MMLU's rows are already this schema; the
 MMLU-Pro rows published in 2026-12 carry neither ``split``, ``method`` nor ``vocabulary_share``
 (they are test-split, letter-method rows; the share was not recorded), which :func:`normalise`
-supplies (``vocabulary_share`` as None).
+supplies (``vocabulary_share`` as None). Rows written before ``template`` existed are plain-text
+runs (:func:`template_of`); they are read as they are.
 """
 from __future__ import annotations
 
@@ -27,7 +38,10 @@ import json
 
 GROUP_FIELDS = ("subject", "category")
 RESULT_FIELDS = ("shots", "probabilities", "prediction", "key", "correct", "confidence", "vocabulary_share", "model")
+GENERATIVE_FIELDS = ("response", "generated")
+TEMPLATES = ("plain", "chat")
 LEGACY_DEFAULTS = {"split": "test", "method": "letter", "vocabulary_share": None}
+LEGACY_TEMPLATE = "plain"  # rows written before ``template`` existed: read as such, not rewritten
 
 
 class RunFileError(ValueError):
@@ -51,9 +65,17 @@ def question_key(row: dict) -> tuple[str, str, int]:
     return group_of(row), row.get("split", LEGACY_DEFAULTS["split"]), row["index"]
 
 
-def settings_of(row: dict) -> tuple[str, str]:
-    """The settings a resumed run must share with the rows it keeps: (method, split)."""
-    return row.get("method", LEGACY_DEFAULTS["method"]), row.get("split", LEGACY_DEFAULTS["split"])
+def settings_of(row: dict) -> tuple[str, str] | tuple[str, str, str]:
+    """The settings a resumed run must share with the rows it keeps: (method, split), and the
+    template when it is not plain text: (method, split, "chat")."""
+    settings = row.get("method", LEGACY_DEFAULTS["method"]), row.get("split", LEGACY_DEFAULTS["split"])
+    template = template_of(row)
+    return settings if template == "plain" else (*settings, template)
+
+
+def template_of(row: dict) -> str:
+    """How the row's prompt was built: ``plain`` or ``chat`` (rows without the field are plain)."""
+    return row.get("template", LEGACY_TEMPLATE)
 
 
 def normalise(row: dict) -> dict:
@@ -63,13 +85,19 @@ def normalise(row: dict) -> dict:
     return {**row, **missing} if missing else row
 
 
-def make_row(identity: dict, method: str, extra: dict, key: str, result: dict) -> dict:
+def make_row(identity: dict, method: str, extra: dict, key: str, result: dict, template: str = "plain") -> dict:
     """One row in the schema's field order, from the scorer's ``result`` (livescoring.scorer) and the
-    benchmark's fields: ``identity`` (ending in group, split, index), ``extra`` and the answer ``key``."""
-    return {**identity, "method": method, **extra, "shots": result["shots_used"],
-            "probabilities": result["probabilities"], "prediction": result["prediction"], "key": key,
-            "correct": result["correct"], "confidence": result["confidence"],
-            "vocabulary_share": result["vocabulary_share"], "model": result["model"]["name"]}
+    benchmark's fields: ``identity`` (ending in group, split, index), ``extra`` and the answer ``key``.
+
+    A generative ``result`` carries the benchmark's reading of its text: ``prediction``,
+    ``correct``, ``response`` (the filtered response) and ``generated``."""
+    row = {**identity, "method": method, "template": template, **extra, "shots": result["shots_used"],
+           "probabilities": result.get("probabilities"), "prediction": result["prediction"], "key": key,
+           "correct": result["correct"]}
+    if method == "generative":
+        row.update({name: result[name] for name in GENERATIVE_FIELDS})
+    return {**row, "confidence": result.get("confidence"), "vocabulary_share": result.get("vocabulary_share"),
+            "model": result["model"]["name"]}
 
 
 def dumps(row: dict) -> str:

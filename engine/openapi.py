@@ -18,7 +18,8 @@ from explainers import checks
 from explainers.calibration import BINNINGS
 from explainers.lesson import MAX_SIMULATED_QUESTIONS, NORMALIZATIONS
 from explainers.registry import PUBLIC
-from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_EXACT_N
+from explainers.release_gate import CORRECTIONS, MAX_MULTIPLE
+from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_DEGREES_OF_FREEDOM, MAX_EXACT_N
 
 from . import api  # (api imports this module: its names are read at call time)
 
@@ -62,6 +63,8 @@ _NUMBER = {"type": "number", "minimum": -_L, "maximum": _L}
 _PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
 _LEVEL = {"type": "number", "minimum": 0, "maximum": checks.MAX_LEVEL, "exclusiveMinimum": True}
 _LOGPROB = {"type": "number", "minimum": -_L, "maximum": 0}
+_OPEN_UNIT = {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMinimum": True, "exclusiveMaximum": True}
+_DEGREES = {"type": "number", "minimum": 1, "maximum": MAX_DEGREES_OF_FREEDOM}
 
 
 def _whole(low: int = 1, high: int = _L) -> dict:
@@ -92,16 +95,19 @@ def _constraints() -> tuple[dict, dict]:
         "values": _list(_NUMBER), "counts": _list(_whole()), "accuracies": _list(_PROBABILITY),
         "confidences": _list(_PROBABILITY), "correct": _list(_PROBABILITY), "bins": _whole(),
         "binning": _choice(BINNINGS), "candidate": _list(_PROBABILITY, 2), "baseline": _list(_PROBABILITY, 2),
-        "multiple": {**_NUMBER, "minimum": 0, "exclusiveMinimum": True}, "token_logprobs": _list(_LOGPROB),
-        "normalize": _choice(NORMALIZATIONS), "accuracy": _PROBABILITY, "leaked_fraction": _PROBABILITY,
+        "multiple": {"type": "number", "minimum": 0, "maximum": MAX_MULTIPLE, "exclusiveMinimum": True},
+        "token_logprobs": _list(_LOGPROB),
+        "normalize": _choice(NORMALIZATIONS), "correction": _choice(CORRECTIONS), "accuracy": _PROBABILITY,
+        "leaked_fraction": _PROBABILITY,
         "memorized_accuracy": _PROBABILITY, "questions": _whole(1, MAX_SIMULATED_QUESTIONS), "seed": _whole(0),
         "subject_groups": _mapping({"type": "string"}),
         "subject_results": _mapping({"type": "object", "required": ["n", "accuracy"],
                                      "properties": {"n": _whole(), "accuracy": _PROBABILITY}}),
     }
     by_function = {
-        "normal_quantile": {"q": {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMinimum": True,
-                              "exclusiveMaximum": True}},
+        "normal_quantile": {"q": _OPEN_UNIT},
+        "student_t_quantile": {"q": _OPEN_UNIT, "df": _DEGREES},
+        "student_t_cdf": {"x": _NUMBER, "df": _DEGREES},
         "confidence_interval": {"method": _choice(INTERVAL_METHODS)},
         "is_distinguishable_from_chance": {"method": _choice(INTERVAL_METHODS)},
         "chance_band": {"method": _choice(BAND_METHODS)},
@@ -135,6 +141,7 @@ EXAMPLES = {  # one accepted call of each function (the API's own smoke test; sc
        for name in ("paired_delta", "paired_standard_error", "independent_standard_error")},
     **{name: {"candidate": [1, 1, 0, 1, 0, 1], "baseline": [1, 0, 0, 1, 1, 0], "clusters": ["law"] * 3 + ["math"] * 3}
        for name in ("clustered_standard_error", "subject_deltas", "gate_verdict")},
+    "student_t_cdf": {"x": 2.0, "df": 7}, "student_t_quantile": {"q": 0.975, "df": 56},
     "option_logprob": {"token_logprobs": [-0.5, -1.25], "normalize": "per_token"},
     "pick_option": {"options": {"A": [-0.5, -1.0], "B": [-2.0]}}, "expected_score": {"known": 0.5},
     "ngram_overlap": {"text": "the quick brown fox jumps over the lazy dog", "reference": "a quick brown fox jumps", "n": 3},

@@ -50,6 +50,8 @@ import explainers
 from .decoder import decoder_for
 
 METHODS = ("letter", "option")
+GENERATIVE = "generative"  # greedy generation; the caller reads the answer from the text (its benchmark's filter)
+GENERATE_MAX_NEW_TOKENS = 256  # lm-evaluation-harness's max_gen_toks for Hugging Face models
 TOP_NEXT_TOKENS = 5
 LETTERS = "ABCDEFGHIJ"  # up to ten options
 SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
@@ -401,9 +403,155 @@ class Scorer:
     def score_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
         """Score several questions (dicts of :meth:`score`'s arguments) together; each result is
         what :meth:`score` returns for it alone. ``stop`` is asked between forward passes."""
-        prepared = [self._prepare(r) for r in requests]
+        generations = [r for r in requests if r.get("method") == GENERATIVE]
+        prepared = [self._prepare(r) for r in requests if r.get("method") != GENERATIVE]
         self._run(prepared, stop)
-        return [self._result(p) for p in prepared]
+        scored = iter([self._result(p) for p in prepared])
+        generated = iter(self._generate_many(generations, stop) if generations else [])
+        return [next(generated) if r.get("method") == GENERATIVE else next(scored) for r in requests]
+
+    # -- generation ---------------------------------------------------------------------------
+    def fit_generation(self, prompt_format, subject: str, question: str, choices, shots, max_new_tokens: int):
+        """The prompt with as many of the requested shots as leave room for ``max_new_tokens``
+        (dropped from the end, as :meth:`fit_prompt` does): (parts, token ids)."""
+        limit = self.loaded.context_length
+        for k in range(len(shots), -1, -1):
+            parts = prompt_format.prompt_parts(subject, question, choices, shots[:k])
+            ids = self.encode("".join(p.text for p in parts))
+            if len(ids) + max_new_tokens <= limit:
+                return parts, ids
+        raise PromptTooLong(f"the question and its choices with {max_new_tokens} new tokens take more than the "
+                            f"model's context of {limit} tokens even with no worked examples; shorten them")
+
+    def _generate_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
+        """Greedy generation after each prompt, as lm-evaluation-harness's ``generate_until`` runs it
+        on a Hugging Face model (greedy, one sequence at a time): stop at the model's end-of-text
+        token, at the first of the request's ``until`` strings (the text is cut there), or after
+        ``max_new_tokens``.
+
+        The fast path reuses the shared prefix's cached keys and values (the header and worked
+        examples, as scoring does): the prompts that share one run their own tokens packed in one
+        pass (``batch_rows`` to a pass, livescoring/decoder.py), then each question one token per
+        pass on top of its own growing cache. The reference path (``reuse_prefix=False``) is
+        transformers' own forward with its cache, over each whole prompt."""
+        import torch
+
+        started = time.perf_counter()
+        jobs = []
+        for request in requests:
+            max_new = int(request.get("max_new_tokens", GENERATE_MAX_NEW_TOKENS))
+            parts, ids = self.fit_generation(request["prompt_format"], request["subject"], request["question"],
+                                             request["choices"], list(request.get("shots", ())), max_new)
+            shared = "".join(p.text for p in parts[:next((i for i, p in enumerate(parts)
+                                                           if p.kind not in SHARED_PART_KINDS), len(parts))])
+            jobs.append({"request": request, "parts": parts, "ids": ids, "shared": shared, "max_new": max_new})
+        with torch.inference_mode():
+            if self.reuse_prefix:
+                groups: dict[str, list[dict]] = {}
+                for job in jobs:
+                    groups.setdefault(job["shared"], []).append(job)
+                for shared, members in groups.items():
+                    prefix = self._prefix(shared)
+                    members = sorted(members, key=lambda j: len(j["ids"]))
+                    for start in range(0, len(members), self.batch_rows):
+                        if stop is not None and stop():
+                            raise ScoringCancelled("every caller of this batch gave up waiting")
+                        self._first_pass(members[start:start + self.batch_rows], prefix)
+            for job in jobs:
+                job.update(self._decode(job, stop))
+        return [self._generation_result(job, started) for job in jobs]
+
+    def _first_pass(self, jobs: list[dict], prefix: _Prefix | None) -> None:
+        """The prompts' own tokens in one packed pass over the shared prefix: each job's logits after
+        its prompt and its keys and values (the prefix's first tokens, then its own)."""
+        reused = min(min(common_prefix_length(prefix.token_ids, j["ids"]), len(j["ids"]) - 1)
+                     for j in jobs) if prefix else 0
+        rows = [j["ids"][reused:] for j in jobs]
+        hidden, own = self.decoder(rows, reused, prefix.layers if reused else None,
+                                   [(r, len(row) - 1) for r, row in enumerate(rows)])
+        logits = self.loaded.model.lm_head(hidden)
+        offsets = [0]
+        for row in rows:
+            offsets.append(offsets[-1] + len(row))
+        for r, job in enumerate(jobs):
+            def mine(tensor, r=r):
+                # LlamaDecoder packs the rows' tokens one after another; transformers' pads each row.
+                if len(rows) > 1 and tensor.shape[0] == len(rows):
+                    return tensor[r:r + 1, :, :len(rows[r])]
+                return tensor[:, :, offsets[r]:offsets[r + 1]]
+            job["logits"] = logits[r]
+            # Its own keys and values (views into the pass's) and the prefix's: joined only if it
+            # writes a token (most of a small model's MMLU answers end the text at once).
+            job["past"] = ([(pk[:, :, :reused], pv[:, :, :reused]) for pk, pv in prefix.layers] if reused else None,
+                           [(mine(k), mine(v)) for k, v in own])
+
+    def _decode(self, job: dict, stop: Callable[[], bool] | None) -> dict:
+        """One question's greedy tokens from its first logits (the fast path's, or the reference
+        path's own forward over the whole prompt), a pass per new token."""
+        import torch
+
+        tokenizer, model, device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
+        until = tuple(s for s in job["request"].get("until", ()) if s)
+        state = {}
+        if self.reuse_prefix:
+            logits, state["parts"] = job.pop("logits"), job.pop("past")  # joined on the first new token
+
+            def logits_after(token: int):
+                if "parts" in state:
+                    before, own = state.pop("parts")
+                    state["past"] = own if before is None else [
+                        (torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
+                        for (k0, v0), (k, v) in zip(before, own, strict=True)]
+                past = state["past"]
+                hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
+                state["past"] = [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
+                                 for (k0, v0), (k, v) in zip(past, new, strict=True)]
+                return model.lm_head(hidden)[0]
+        else:
+            state["out"] = model(input_ids=torch.tensor([job["ids"]], device=device), use_cache=True, logits_to_keep=1)
+            logits = state["out"].logits[0, -1]
+
+            def logits_after(token: int):
+                state["out"] = model(input_ids=torch.tensor([[token]], device=device), cache=state["out"].cache,
+                                     use_cache=True)
+                return state["out"].logits[0, -1]
+        written: list[int] = []
+        text, reason = "", "length"
+        while len(written) < job["max_new"]:
+            if stop is not None and stop():
+                raise ScoringCancelled("every caller of this batch gave up waiting")
+            token = int(logits.argmax())
+            if token == tokenizer.eos_token_id:
+                reason = "end of text"
+                break
+            written.append(token)
+            text = tokenizer.decode(written, skip_special_tokens=True)
+            cut = min((text.find(s) for s in until if s in text), default=-1)
+            if cut >= 0:
+                text, reason = text[:cut], "stop"
+                break
+            if len(written) < job["max_new"]:
+                logits = logits_after(token)
+        state.clear()  # the question's key/value cache goes now
+        return {"written": written, "text": text, "reason": reason}
+
+    def _generation_result(self, job: dict, started: float) -> dict:
+        request, parts = job["request"], job["parts"]
+        return {
+            "method": GENERATIVE,
+            "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
+                      "threads": self.loaded.threads, "context_length": self.loaded.context_length},
+            "subject": request["subject"],
+            "shots_requested": len(request.get("shots", ())),
+            "shots_used": sum(1 for part in parts if part.kind == "shot"),
+            "prompt": {"text": "".join(part.text for part in parts),
+                       "parts": [{"kind": part.kind, "text": part.text} for part in parts]},
+            "generated": job["text"],
+            "stopped": job["reason"],
+            "tokens": job["written"],
+            "token_counts": {"prompt": len(job["ids"]), "generated": len(job["written"])},
+            "model_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
 
     def _result(self, p: _Prepared) -> dict:
         import torch

@@ -11,6 +11,10 @@ question in its rows, its own command-line options. Everything else is here and 
 * packed batches: the questions of a group share its prompt prefix and are scored ``--batch-size``
   to a forward pass, shortest first so a batch's questions are of about one length
   (livescoring.scorer);
+* the methods: ``letter`` and ``option`` (log-likelihoods), and where the task has them
+  ``generative`` (greedy generation, read by the task's filter, as lm-evaluation-harness's
+  ``generate_until`` tasks are) and ``--apply-chat-template`` (the prompt built as the harness's
+  ``--apply_chat_template`` builds it); the method and the template are written into every row;
 * ``--workers`` scorers on one model side by side, each taking the next batch when free
   (livescoring.pool); rows are saved as batches finish, so their order varies;
 * the progress bar, the summary (micro and macro accuracy with 95 % intervals, the chance rate,
@@ -29,11 +33,12 @@ from pathlib import Path
 
 import explainers
 from benchmarks.runfile import make_row
-from livescoring.scorer import METHODS
+from livescoring.scorer import GENERATE_MAX_NEW_TOKENS, GENERATIVE, METHODS
 
 from .runfile import SAVE_EVERY_S, RunWriter, read_rows
 
 CALIBRATION_BINS = 10
+NO_LETTER = "none"  # a generative row whose response matches no letter, as the summary counts it
 # The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
 # eight questions per forward pass (their tokens packed into one set of matrix products: 1.2x
 # faster than one question per pass; sixteen were no faster) and one worker per core, each running
@@ -58,6 +63,10 @@ class Task:
     default_out: Path
     create_folder = False  # whether a missing folder of --out is made (MMLU-Pro's command always did)
     data: object  # the benchmark's reader
+    methods: tuple[str, ...] = METHODS  # the methods it scores (``generative`` where it reads generated text)
+    chat_template = False  # whether it builds prompts in the model's chat template (--apply-chat-template)
+    until: tuple[str, ...] = ()  # generative: the stop sequences (the model's end of text always stops)
+    max_gen_toks = GENERATE_MAX_NEW_TOKENS  # generative: at most this many new tokens
 
     # -- the benchmark's command line --------------------------------------------------------
     @classmethod
@@ -102,6 +111,19 @@ class Task:
         """The row's identity (ending in group, split, index) and the fields after ``method``."""
         return {self.group_field: getattr(doc, self.group_field), "split": split, "index": doc.index}, {}
 
+    def prompt_format(self, method: str, template: str = "plain", tokenizer=None):
+        """The prompt format for ``method`` in ``template`` (``plain`` or ``chat``, with the model's
+        ``tokenizer``) and the target delimiter (what comes between the prompt and a scored letter
+        or option): by default the task's prompt module and a space."""
+        if template != "plain":
+            raise ValueError(f"{self.name} has no chat-template prompts")
+        return self.prompt, " "
+
+    def read_generated(self, doc, text: str) -> dict:
+        """A generative method's reading of the generated ``text``: {"response": the filtered
+        response, "prediction": the letter it matches or None, "correct": whether it is right}."""
+        raise NotImplementedError(f"{self.name} has no generative method")
+
     def characters(self, doc) -> int:
         """A question's length in characters of its question and options: what its scoring costs, roughly."""
         return len(doc.question) + sum(len(c) for c in self.doc_to_choice(doc))
@@ -109,25 +131,30 @@ class Task:
 
 # -- scoring ------------------------------------------------------------------------------------
 
-def batches(task: Task, questions: dict[str, list], shots: int, method: str, batch_size: int) -> list[list[dict]]:
+def batches(task: Task, questions: dict[str, list], shots: int, method: str, batch_size: int,
+            prompt_format=None, delimiter: str = " ") -> list[list[dict]]:
     """The scorer's requests for ``questions`` (per group), in batches of one group each, the
-    shortest questions first so that a batch's questions are of about one length."""
+    shortest questions first so that a batch's questions are of about one length. ``prompt_format``
+    and ``delimiter``: those of Task.prompt_format (default: the task's prompt module, a space)."""
     jobs = []
+    generative = {"until": task.until, "max_new_tokens": task.max_gen_toks} if method == GENERATIVE else {}
     for group, docs in questions.items():
         shots_of = task.shots(group, shots)
         ordered = sorted(docs, key=task.characters)
-        jobs += [[{"prompt_format": task.prompt, "subject": group, "question": doc.question,
-                   "choices": task.doc_to_choice(doc), "shots": shots_of, "method": method,
-                   "key": task.doc_to_target(doc), "index": doc.index, "doc": doc}
+        jobs += [[{"prompt_format": prompt_format or task.prompt, "subject": group, "question": doc.question,
+                   "choices": task.doc_to_choice(doc), "shots": shots_of, "method": method, "delimiter": delimiter,
+                   "key": task.doc_to_target(doc), "index": doc.index, "doc": doc, **generative}
                   for doc in ordered[start:start + batch_size]] for start in range(0, len(ordered), batch_size)]
     return jobs
 
 
 def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: int = 5, limit: int = 0,
              method: str = "letter", out: Path | None = None, progress: bool = True, resume: bool = False,
-             batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S) -> list[dict]:
+             batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S,
+             template: str = "plain") -> list[dict]:
     """Score the questions, save their rows to ``out`` (if given), and return every row of the run
-    (with ``resume``, the rows already in ``out`` first).
+    (with ``resume``, the rows already in ``out`` first). ``template``: ``plain``, or ``chat`` for
+    the prompt in the model's chat template (Task.prompt_format).
 
     ``workers`` scorers on the same model score side by side (livescoring.pool), each taking the
     next batch when it is free. With ``resume``, the rows already in ``out`` are kept and their
@@ -137,7 +164,12 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
 
     from livescoring.pool import score_jobs, twin
 
-    writer = RunWriter(out, (method, split), resume, save_every) if out is not None else None
+    if method not in task.methods:
+        raise ValueError(f"--method must be one of {', '.join(task.methods)} for {task.name}")
+    prompt_format, delimiter = task.prompt_format(method, template, getattr(getattr(scorer, "loaded", None),
+                                                                            "tokenizer", None))
+    settings = (method, split) if template == "plain" else (method, split, template)
+    writer = RunWriter(out, settings, resume, save_every) if out is not None else None
     rows: list[dict] = list(writer.rows) if writer else []
     done = writer.done() if writer else set()
     pending = {}
@@ -145,7 +177,7 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
         docs = task.questions(group, split)
         docs = docs[:limit] if limit else docs
         pending[group] = [d for d in docs if (group, split, d.index) not in done]
-    jobs = batches(task, pending, shots, method, batch_size)
+    jobs = batches(task, pending, shots, method, batch_size, prompt_format, delimiter)
     scorers = [scorer] + [twin(scorer) for _ in range(workers - 1)]
     try:
         with tqdm(total=sum(map(len, jobs)), desc="scoring", unit="q", disable=not progress, file=sys.stderr,
@@ -155,7 +187,10 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
                 new = []
                 for request, result in zip(job, results, strict=True):
                     identity, extra = task.row_fields(request["doc"], split)
-                    new.append(make_row(identity, method, extra, request["key"], result))
+                    if method == GENERATIVE:
+                        result = {**result, **task.read_generated(request["doc"], result["generated"])}
+                        extra = {"options": len(request["choices"]), **extra}
+                    new.append(make_row(identity, method, extra, request["key"], result, template))
                 rows.extend(new)
                 if writer:
                     writer.add(new)
@@ -181,7 +216,7 @@ def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
     """
     from benchmarks.runfile import group_of
 
-    predictions = [r["prediction"] for r in rows]
+    predictions = [r["prediction"] if r["prediction"] is not None else NO_LETTER for r in rows]
     keys = [r["key"] for r in rows]
     groups = [group_of(r) for r in rows]
     micro = explainers.accuracy(predictions, keys)
@@ -193,7 +228,7 @@ def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
     macro_se = math.sqrt(sum(variances)) / len(per_group)
     z = explainers.normal_quantile(0.975)
     options = [r["options"] if "options" in r else len(r["probabilities"]) for r in rows]
-    letters = sorted(set().union(*(r.get("probabilities", {}) for r in rows)) | set(predictions))
+    letters = sorted(set().union(*(r.get("probabilities") or {} for r in rows)) | set(predictions))
     summary = {
         "questions": len(rows),
         groups_key: per_group,
@@ -204,7 +239,7 @@ def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
         "average_confidence": None,
         "predicted_letters": {letter: predictions.count(letter) for letter in letters},
     }
-    if all("confidence" in r for r in rows):
+    if all(r.get("confidence") is not None for r in rows):
         confidences = [r["confidence"] for r in rows]
         correct = [1 if r["correct"] else 0 for r in rows]
         summary["rms_calibration_error"] = explainers.rms_calibration_error(confidences, correct,
@@ -243,7 +278,15 @@ def add_arguments(parser: argparse.ArgumentParser, task: type[Task]) -> None:
     parser.add_argument("--shots", type=int, default=5, help=f"worked examples, 0 to {max_shots} (default 5)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per "
                         f"{task.group_words[0]} (0: all)")
-    parser.add_argument("--method", choices=tuple(METHODS), default="letter")
+    parser.add_argument("--method", choices=task.methods, default="letter",
+                        help="letter (the letters' log-likelihoods), option (each option's text's)"
+                             + (", generative (greedy generation read by lm-evaluation-harness's filter and exact "
+                                "match, as its mmlu_generative)" if GENERATIVE in task.methods else ""))
+    if task.chat_template:
+        parser.add_argument("--apply-chat-template", action="store_true",
+                            help="build the prompt in the model's chat template, as lm-evaluation-harness's "
+                                 "--apply_chat_template does (worked examples as turns, the description as the "
+                                 "system turn)")
     parser.add_argument("--out", type=Path, default=task.default_out,
                         help="JSONL file to write (gzip-compressed if it ends .gz)")
     parser.add_argument("--resume", action="store_true",
@@ -285,6 +328,8 @@ def resume_command(task: type[Task], args: argparse.Namespace) -> str:
     words = ["python", "-m", "engine", task.name, "evaluate", *task.command_words(args),
              "--shots", str(args.shots), "--limit", str(args.limit), "--method", args.method, "--out", str(args.out),
              "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
+    if getattr(args, "apply_chat_template", False):
+        words.append("--apply-chat-template")
     for option in ("model", "device", "dtype", "threads"):
         if getattr(args, option) is not None:
             words += [f"--{option}", str(getattr(args, option))]
@@ -333,13 +378,14 @@ def run(args: argparse.Namespace, task_type: type[Task], unavailable: tuple[type
     except ModelUnavailable as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
+    template = "chat" if getattr(args, "apply_chat_template", False) else "plain"
     print(f"Model: {loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
-          f"{loaded.load_seconds:.1f} s; method {args.method}; {args.shots}-shot; {split} split; "
+          f"{loaded.load_seconds:.1f} s; method {args.method}; {template} prompt; {args.shots}-shot; {split} split; "
           f"batches of {args.batch_size}; {args.workers} worker(s)", file=sys.stderr)
     try:
         rows = evaluate(task, Scorer(loaded, batch_rows=args.batch_size), groups, split, args.shots, args.limit,
                         args.method, args.out, progress=not args.no_progress, resume=args.resume,
-                        batch_size=args.batch_size, workers=args.workers)
+                        batch_size=args.batch_size, workers=args.workers, template=template)
     except (ValueError, *unavailable) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -21,6 +21,7 @@ from .. import prompt
 from ..data import DataMissing
 from ..prompt import MAX_SHOTS
 from . import data_dir
+from . import harness_tasks as harness
 from .reader import MMLUData
 from .validation import QUESTION_SPLITS
 
@@ -37,6 +38,12 @@ class MMLUTask(Task):
     groups_option = "subjects"
     group_words = ("subject", "subjects")
     default_out = Path("mmlu-results.jsonl")
+    # lm-evaluation-harness's three: mmlu (letter), mmlu_generative (generative) and, scored after the
+    # same lettered prompt, each option's text (option); plain or in the chat template (harness_tasks.py).
+    methods = ("letter", "option", "generative")
+    chat_template = True
+    until = harness.STOP
+    max_gen_toks = harness.HARNESS_MAX_GEN_TOKS
 
     def __init__(self, data: MMLUData):
         self.data = data
@@ -66,6 +73,25 @@ class MMLUTask(Task):
 
     def doc_to_choice(self, doc):
         return doc.choices
+
+    def prompt_format(self, method: str, template: str = "plain", tokenizer=None):
+        """Plain: the MMLU prompt (the harness's mmlu and mmlu_generative both use it), a space
+        before the scored letter or option. Chat: the harness's turns in the model's chat template,
+        nothing before the scored text (harness_tasks.HarnessPrompt)."""
+        if template == "plain":
+            return prompt, " "
+        render = harness.chat_renderer(tokenizer) if tokenizer is not None else None
+        if render is None:
+            raise ValueError("the model's tokenizer has no chat template; leave out --apply-chat-template")
+        chat = harness.HarnessPrompt("mmlu_generative" if method == "generative" else "mmlu", render)
+        return chat, chat.delimiter
+
+    def read_generated(self, doc, text: str) -> dict:
+        """mmlu_generative's filter (get_response: the first line, trimmed) and its exact_match
+        (ignoring case and punctuation) against the answer's letter."""
+        response = harness.get_response(text)
+        return {"response": response, "prediction": harness.generated_letter(response),
+                "correct": harness.exact_match(response, doc.answer)}
 
 
 def chosen_subjects(names: list[str], data: MMLUData) -> list[str]:
@@ -105,11 +131,11 @@ def report(summary: dict) -> str:
 def evaluate(scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
              limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True,
              resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1,
-             save_every: float = SAVE_EVERY_S) -> dict:
+             save_every: float = SAVE_EVERY_S, template: str = "plain") -> dict:
     """Score the questions, save their rows to ``out``, and return the summary of every row
     (benchmarks/server/evaluate.evaluate does the work)."""
     rows = shared.evaluate(MMLUTask(data), scorer, subjects, split, shots, limit, method, out, progress, resume,
-                           batch_size, workers, save_every)
+                           batch_size, workers, save_every, template)
     return summarise(rows)
 
 

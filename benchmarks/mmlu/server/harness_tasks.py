@@ -99,12 +99,34 @@ def chat_turns(turns: list[Message]) -> list[dict]:
     return [{"role": turn.role, "content": turn.content} for turn in turns]
 
 
+def chat_renderer(tokenizer):
+    """The model's chat template as the harness's HFLM.apply_chat_template calls it (turns → text,
+    ending in the assistant's header unless ``add_generation_prompt=False``), or None when the
+    tokenizer has none."""
+    if not getattr(tokenizer, "chat_template", None):
+        return None
+    from jinja2.exceptions import TemplateError
+
+    def render(turns: list[dict], add_generation_prompt: bool = True) -> str:
+        try:
+            return tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=add_generation_prompt)
+        except TemplateError:  # a template that refuses a system turn: the harness retries without it
+            return tokenizer.apply_chat_template([t for t in turns if t["role"] != "system"], tokenize=False,
+                                                 add_generation_prompt=add_generation_prompt)
+    return render
+
+
 class HarnessPrompt:
     """A task's prompt as the scorer's prompt format (``prompt_parts``), plain or in a chat template.
 
-    ``render`` is the model's chat template (turns → text, see server/three_scorers.py) or None for
+    ``render`` is the model's chat template (turns → text, see :func:`chat_renderer`) or None for
     plain text. Plain parts keep the header and worked examples apart, so the scorer reuses their
-    key/value cache; a rendered template is one part."""
+    key/value cache. In a chat template the text is the whole rendering, as the harness builds it;
+    it is split into the same parts (the system turn, each worked example's two turns, the rest)
+    where the template renders each leading run of turns as a prefix of the whole (ChatML
+    templates such as SmolLM2's do), so the batch command reuses their cache there too, and the
+    parts count the worked examples; otherwise it is one part. The scorer reuses only the longest
+    common token prefix, so the split never changes what the model reads."""
 
     def __init__(self, task: str, render=None):
         if task not in TASKS:
@@ -114,7 +136,18 @@ class HarnessPrompt:
     def prompt_parts(self, subject: str, question: str, choices, shots=()) -> list[PromptPart]:
         turns = messages(self.task, subject, question, choices, shots)
         if self.render is not None:
-            return [PromptPart("chat", self.render(chat_turns(turns)))]
+            whole = self.render(chat_turns(turns))
+            parts, done = [], ""
+            try:
+                for end, kind in [(1, "header")] + [(2 + 2 * i, "shot") for i in range(len(shots))]:
+                    head = self.render(chat_turns(turns[:end]), add_generation_prompt=False)
+                    if not (head.startswith(done) and whole.startswith(head)) or head == done:
+                        return [PromptPart("chat", whole)]
+                    parts.append(PromptPart(kind, head[len(done):]))
+                    done = head
+            except TypeError:  # a render that takes the turns only
+                return [PromptPart("chat", whole)]
+            return parts + [PromptPart("question", whole[len(done):])]
         shot_texts = [plain_text(turns[i:i + 2]) for i in range(1, len(turns) - 1, 2)]
         return ([PromptPart("header", plain_text(turns[:1]))] + [PromptPart("shot", text) for text in shot_texts]
                 + [PromptPart("question", plain_text(turns[-1:]))])

@@ -51,18 +51,8 @@ STOPPED = {
 
 def chat_template(tokenizer):
     """The model's chat template as the harness's HFLM.apply_chat_template calls it (turns → text,
-    ending in the assistant's header), or None when the tokenizer has none."""
-    if not getattr(tokenizer, "chat_template", None):
-        return None
-    from jinja2.exceptions import TemplateError
-
-    def render(turns: list[dict]) -> str:
-        try:
-            return tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=True)
-        except TemplateError:  # a template that refuses a system turn: the harness retries without it
-            return tokenizer.apply_chat_template([t for t in turns if t["role"] != "system"], tokenize=False,
-                                                 add_generation_prompt=True)
-    return render
+    ending in the assistant's header), or None when the tokenizer has none (harness_tasks.chat_renderer)."""
+    return harness.chat_renderer(tokenizer)
 
 
 def letter_side(result: dict) -> dict:

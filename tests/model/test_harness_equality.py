@@ -1,0 +1,151 @@
+"""``python -m engine mmlu evaluate`` gives lm-evaluation-harness's own answers, question by question.
+
+tests/fixtures/harness_reference/*.json are lm_eval 0.4.13's per-question logs (``--log_samples``)
+on real MMLU test questions, written by tools/harness_reference.py (read it for the exact task
+configuration and command): letter (``mmlu``), option (the ``mmlu`` prompt, each option's text) and
+generative (``mmlu_generative``), plain and with ``--apply_chat_template``, at 0 and 5 shots. Here
+the shared evaluate command scores the same questions with the same settings, and per question:
+
+* the prompt is the harness's, character for character;
+* letter and option: every option's summed log-likelihood is within 1e-4 of the harness's, and the
+  prediction and ``correct`` are its ``acc``;
+* generative: the generated text is the harness's ``resps``, the filtered response its
+  ``filtered_resps``, ``correct`` its ``exact_match``, exactly.
+
+The batch command's fast path (the shared prefix's cached keys and values, packed batches) is what
+runs here. With lm_eval installed, a second test runs the harness itself on one question.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from benchmarks.mmlu.server import data_dir
+from benchmarks.mmlu.server.evaluate import MMLUTask
+from benchmarks.mmlu.server.reader import MMLUData
+from benchmarks.server import evaluate as shared
+from engine.config import default_config
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness_reference"
+METHODS = ("letter", "option", "generative")
+LOGLIKELIHOOD_TOLERANCE = 1e-4
+
+
+def references() -> list[Path]:
+    return sorted(FIXTURES.glob("*shot-*.json"))
+
+
+@pytest.fixture(scope="module")
+def loaded():
+    from livescoring.model import ModelSettings, load
+
+    return load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+
+
+def run_ours(loaded, reference: dict, method: str) -> tuple[list[dict], dict]:
+    """Our evaluate on the reference's questions: its rows, and the scorer's results by question."""
+    from livescoring.scorer import Scorer
+
+    results = {}
+
+    class Recording(Scorer):
+        def score_many(self, requests, stop=None):
+            got = super().score_many(requests, stop)
+            for request, result in zip(requests, got, strict=True):
+                results[(request["subject"], request["index"])] = result
+            return got
+
+    template = "chat" if reference["apply_chat_template"] else "plain"
+    data = MMLUData(data_dir(default_config()))
+    rows = shared.evaluate(MMLUTask(data), Recording(loaded), reference["subjects"], "test", reference["num_fewshot"],
+                           reference["questions_per_subject"], method, progress=False, template=template)
+    return rows, results
+
+
+def compare(reference: dict, method: str, rows: list[dict], results: dict) -> int:
+    """Assert per question that ours equals the harness's; the number of questions compared."""
+    samples = reference["samples"][method]
+    by_question = {(r["subject"], r["index"]): r for r in rows}
+    assert set(by_question) == {(s["subject"], s["index"]) for s in samples}
+    template = "chat" if reference["apply_chat_template"] else "plain"
+    for sample in samples:
+        where = f"{sample['subject']} #{sample['index']}, {method}, {template}, {reference['num_fewshot']}-shot"
+        row, result = by_question[(sample["subject"], sample["index"])], results[(sample["subject"], sample["index"])]
+        assert (row["method"], row["template"], row["shots"]) == (method, template, reference["num_fewshot"]), where
+        assert result["prompt"]["text"] == sample["prompt"], where
+        if method == "generative":
+            assert row["generated"] == sample["resps"][0][0], where
+            assert row["response"] == sample["filtered_resps"][0], where
+            assert float(row["correct"]) == sample["exact_match"], where
+        else:
+            theirs = [resp[0][0] for resp in sample["resps"]]
+            ours = [option["logprob"] for option in result["options"]]
+            assert [o["continuation"] for o in result["options"]] == sample["continuations"], where
+            assert all(math.isclose(a, b, abs_tol=LOGLIKELIHOOD_TOLERANCE) for a, b in zip(ours, theirs, strict=True)), \
+                (where, ours, theirs)
+            assert float(row["correct"]) == sample["acc"], where
+            assert row["prediction"] == "ABCD"[theirs.index(max(theirs))], where
+    return len(samples)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
+def test_evaluate_gives_the_harness_answers_per_question(loaded, path):
+    reference = json.loads(path.read_text())
+    assert reference["lm_eval"] == "0.4.13"
+    compared = 0
+    for method in METHODS:
+        rows, results = run_ours(loaded, reference, method)
+        compared += compare(reference, method, rows, results)
+    assert compared == len(METHODS) * len(reference["subjects"]) * reference["questions_per_subject"]
+
+
+def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_and_5_shots():
+    settings = set()
+    for path in references():
+        reference = json.loads(path.read_text())
+        assert set(METHODS) <= set(reference["samples"])
+        assert all(len(reference["samples"][m]) >= 6 for m in METHODS)
+        settings.add((reference["num_fewshot"], reference["apply_chat_template"]))
+    assert settings == {(0, False), (0, True), (5, False), (5, True)}
+
+
+@pytest.mark.model
+def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(request, tmp_path):
+    pytest.importorskip("lm_eval", reason="lm_eval is not installed (pip install lm_eval==0.4.13; CI does not need it)")
+    loaded = request.getfixturevalue("loaded")  # only once the harness is known to be there
+    from tools import harness_reference
+
+    harness_reference.main(["--shots", "0", "--sides", "plain", "chat", "--subjects", "astronomy", "--questions", "1",
+                            "--methods", *METHODS, "--out", str(tmp_path)])
+    for path in sorted(tmp_path.glob("*.json")):
+        reference = json.loads(path.read_text())
+        for method in METHODS:
+            assert compare(reference, method, *run_ours(loaded, reference, method)) == 1
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("template", ["plain", "chat"])
+def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loaded, template):
+    """The batch command's generation (the shared header and worked examples' cached keys and
+    values, then the question's own tokens) writes token for token what transformers' own forward
+    over the whole prompt writes, on the reference questions at 0 and 5 shots."""
+    from livescoring.scorer import Scorer
+
+    task = MMLUTask(MMLUData(data_dir(default_config())))
+    prompt_format, delimiter = task.prompt_format("generative", template, loaded.tokenizer)
+    fast, full = Scorer(loaded), Scorer(loaded, reuse_prefix=False)
+    compared = 0
+    for shots in (0, 5):
+        questions = {subject: task.questions(subject, "test")[:3] for subject in ("abstract_algebra", "astronomy")}
+        for job in shared.batches(task, questions, shots, "generative", 8, prompt_format, delimiter):
+            for ours, reference in zip(fast.score_many(job), full.score_many(job), strict=True):
+                assert ours["prompt"] == reference["prompt"] and ours["shots_used"] == shots
+                assert (ours["tokens"], ours["generated"], ours["stopped"]) == \
+                    (reference["tokens"], reference["generated"], reference["stopped"])
+                compared += 1
+        assert fast.prefixes.entries  # the shared prefix was cached and reused
+    assert compared == 12
