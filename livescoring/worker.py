@@ -153,7 +153,7 @@ class ScoringService:
         # waits for start(): a thread inherits its maker's CPU priority, and the server lowers its
         # request threads' (app.py), one of which may be the first to ask for the model.
         self._go = threading.Event()
-        self.worker = threading.Thread(target=self._run, name="scoring-worker", daemon=True)
+        self.worker = threading.Thread(target=self._when_started, name="scoring-worker", daemon=True)
         self.worker.start()
 
     # -- state ---------------------------------------------------------------------------------
@@ -191,8 +191,11 @@ class ScoringService:
         return self.state == READY
 
     # -- the worker thread ----------------------------------------------------------------------
-    def _run(self) -> None:
+    def _when_started(self) -> None:
         self._go.wait()
+        self._run()
+
+    def _run(self) -> None:
         try:
             self.scorer = Scorer(load(self.settings), batch_rows=self.micro_batch, pass_tokens=PASS_TOKENS)
         except Exception as error:  # noqa: BLE001 - any failure leaves the site up and says why
