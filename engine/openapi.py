@@ -18,7 +18,6 @@ from explainers import checks
 from explainers.calibration import BINNINGS
 from explainers.lesson import MAX_SIMULATED_QUESTIONS, NORMALIZATIONS
 from explainers.registry import PUBLIC
-from explainers.release_gate import CORRECTIONS, MAX_MULTIPLE
 from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_DEGREES_OF_FREEDOM, MAX_EXACT_N
 
 from . import api  # (api imports this module: its names are read at call time)
@@ -95,9 +94,9 @@ def _constraints() -> tuple[dict, dict]:
         "values": _list(_NUMBER), "counts": _list(_whole()), "accuracies": _list(_PROBABILITY),
         "confidences": _list(_PROBABILITY), "correct": _list(_PROBABILITY), "bins": _whole(),
         "binning": _choice(BINNINGS), "candidate": _list(_PROBABILITY, 2), "baseline": _list(_PROBABILITY, 2),
-        "multiple": {"type": "number", "minimum": 0, "maximum": MAX_MULTIPLE, "exclusiveMinimum": True},
+        "multiple": {"type": "number", "minimum": 0, "maximum": explainers.MAX_MULTIPLE, "exclusiveMinimum": True},
         "token_logprobs": _list(_LOGPROB),
-        "normalize": _choice(NORMALIZATIONS), "correction": _choice(CORRECTIONS), "accuracy": _PROBABILITY,
+        "normalize": _choice(NORMALIZATIONS), "correction": _choice(explainers.CORRECTIONS), "accuracy": _PROBABILITY,
         "leaked_fraction": _PROBABILITY,
         "memorized_accuracy": _PROBABILITY, "questions": _whole(1, MAX_SIMULATED_QUESTIONS), "seed": _whole(0),
         "subject_groups": _mapping({"type": "string"}),

@@ -17,7 +17,9 @@ from .calibration import (
 from .lesson import expected_score, ngram_overlap, option_logprob, pick_option, simulate_contamination
 from .registry import PUBLIC, UnknownFunction, call_public
 from .release_gate import (
+    CORRECTIONS,
     FEW_SUBJECTS,
+    MAX_MULTIPLE,
     clustered_standard_error,
     gate_verdict,
     independent_standard_error,
@@ -49,4 +51,4 @@ from .stats import (
 
 __version__ = "1.0.0"
 
-__all__ = ["FEW_SUBJECTS", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC]
+__all__ = ["CORRECTIONS", "FEW_SUBJECTS", "MAX_MULTIPLE", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC]

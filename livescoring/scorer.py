@@ -481,7 +481,7 @@ class Scorer:
                 return tensor[:, :, offsets[r]:offsets[r + 1]]
             job["logits"] = logits[r]
             # Its own keys and values (views into the pass's) and the prefix's: joined only if it
-            # writes a token (most of a small model's MMLU answers end the text at once).
+            # writes a token (most of a small model's multiple-choice answers end the text at once).
             job["past"] = ([(pk[:, :, :reused], pv[:, :, :reused]) for pk, pv in prefix.layers] if reused else None,
                            [(mine(k), mine(v)) for k, v in own])
 
