@@ -314,6 +314,10 @@ test('inline on the annotated paper: no Pyodide before a touch, then the server 
   await page.keyboard.press('Tab');
   await settle(page, 'chance-explorer', renders);
   assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  // The worker starts on that touch and fetches Pyodide on its own time: wait for the request.
+  for (let waited = 0; !runtime.some((url) => /\/pyodide\//.test(url)) && waited < 60_000; waited += 100) {
+    await page.waitForTimeout(100);
+  }
   assert.ok(runtime.some((url) => /\/pyodide\//.test(url)), 'the touch started the worker');
   await page.waitForSelector('section.widget[data-widget="chance-explorer"][data-worker="ready"]', { timeout: 90_000 });
   await page.waitForFunction(() => !document.querySelector('section.widget[data-widget="chance-explorer"]').hasAttribute('aria-busy'));
