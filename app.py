@@ -116,11 +116,18 @@ def yielding_to_the_model(app):
 
 
 def busy(server) -> bool:
-    """Whether any request is still being worked on or its answer still being sent."""
+    """Whether any request is still being worked on, its answer still being sent, or its bytes still
+    waiting to be read (a request sent just before the signal, on a connection not yet read)."""
     if server.task_dispatcher.active_count or server.task_dispatcher.queue:
         return True
-    return any(getattr(channel, "requests", None) or getattr(channel, "total_outbufs_len", 0)
-               for channel in list(server._map.values()) if channel is not server)
+    channels = [channel for channel in list(server._map.values()) if channel is not server]
+    if any(getattr(channel, "requests", None) or getattr(channel, "total_outbufs_len", 0) for channel in channels):
+        return True
+    sockets = [channel.socket for channel in channels if getattr(channel, "socket", None) is not None]
+    try:
+        return bool(select.select(sockets, [], [], 0)[0])
+    except (OSError, ValueError):  # a socket closed meanwhile: the loop removes its channel
+        return False
 
 
 def serve(app, host: str, port: int, threads: int) -> None:
