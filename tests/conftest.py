@@ -5,11 +5,11 @@
   (its model may wake). Nothing builds an app at import.
 - `loaded_model`: the real language model, loaded once; `app_with_model(config, loaded_model)` gives an
   app whose scoring service already holds it (no second load).
-- `live_server`: one `python app.py` for the browser tests and the pressure test; every test that uses
-  it is put in one xdist group, so only one worker starts it.
+- `live_server`: one `python app.py` per xdist worker for the browser tests and the pressure test,
+  started by the first test that needs it.
 - `documents()`: the slugs of the documents found (content/*/paper.toml), for parametrising.
 
-The suite runs on both cores (tests/run.sh: `-n 2 --dist loadgroup`).
+The suite runs on both cores (pyproject.toml: `-n auto --dist load`, longest tests first).
 """
 from __future__ import annotations
 
@@ -43,13 +43,19 @@ needs_pyodide = pytest.mark.skipif(
     reason="node_modules/pyodide is missing: run `npm ci` (tests/run.sh does) for the Pyodide tests")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the xdist_group marks
+# The longest tests first (the browser files, then what loads the model or is marked slow), so that
+# xdist's dynamic scheduling (pyproject.toml: --dist load --maxschedchunk 2) hands them out while the
+# short ones are still waiting to fill the gaps: both cores stay busy to the end.
+_COST = ("browser", "model", "slow")
+
+
+def _cost_rank(item) -> int:
+    names = {mark.name for mark in item.iter_markers()}
+    return next((rank for rank, name in enumerate(_COST) if name in names), len(_COST))
+
+
 def pytest_collection_modifyitems(config, items):
-    # Everything that talks to the one live server runs on one xdist worker (--dist loadgroup),
-    # so the server (and the model inside it) starts once, while the other worker runs the rest.
-    for item in items:
-        if "live_server" in getattr(item, "fixturenames", ()):
-            item.add_marker(pytest.mark.xdist_group("live_server"))
+    items.sort(key=_cost_rank)  # stable: within a rank, pytest's own order (fixtures set up once)
 
 
 def worker_id() -> str:
