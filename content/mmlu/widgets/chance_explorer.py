@@ -7,11 +7,8 @@ from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
 from widgetkit.layout import Box
-from widgetkit.scene import (
-    X_AXIS_OVERHANG, Linear, Placer, figure, handle, label, mark, percent_axis_x, rect, title, vline,
-)
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, level_text, pct, points
-
 
 QUESTION_STOPS = tuple(round(10 ** (k / 8)) for k in range(35))  # 1 to 20,000 questions, evenly on a log scale
 
