@@ -125,6 +125,11 @@ export function enableHandles(widget) {
     drag.origin = pixelAt(stops, mean(drag.from.length ? drag.from : [Number(mark.getAttribute('aria-valuenow'))]));
     mark.dataset.dragging = 'true';
   });
+  // A finger on a handle moves the handle, never the page: touch-action (widgets.css) is not
+  // honoured on SVG shapes by every browser, so the touch's default (scrolling) is cancelled too.
+  el.addEventListener('touchstart', (event) => {
+    if (event.target.closest && event.target.closest('[data-drives][role="slider"]')) event.preventDefault();
+  }, { passive: false });
   el.addEventListener('pointermove', (event) => {
     if (!drag || event.pointerId !== drag.pointer) return;
     const pixel = drag.origin + along(drag.svg, drag.mark, event) - drag.start;
@@ -153,8 +158,9 @@ export function enableHandles(widget) {
 // and a screen reader hears its new value as on any slider. Handles are top-level marks.
 export function replaceMarks(group, fragment) {
   const kept = new Map();
-  for (const old of group.querySelectorAll(':scope > [data-mark]')) {
-    const fresh = fragment.querySelector(`:scope > [data-mark="${old.dataset.mark}"]`);
+  const freshHandles = new Map([...fragment.children].filter((m) => m.dataset.mark).map((m) => [m.dataset.mark, m]));
+  for (const old of [...group.children].filter((m) => m.dataset.mark)) {
+    const fresh = freshHandles.get(old.dataset.mark);
     if (!fresh) continue;
     const dragging = old.dataset.dragging;
     for (const { name } of [...old.attributes]) if (!fresh.hasAttribute(name)) old.removeAttribute(name);
