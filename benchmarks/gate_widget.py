@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import math
 import random
+from statistics import NormalDist
 
-from explainers import checks
+from explainers import checks, student_t_quantile
+from explainers.stats import MAX_DEGREES_OF_FREEDOM
 from widgetkit import Param, Widget
 from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS, paired_results, sizes
@@ -309,6 +311,18 @@ def error_view(message: str, width: int) -> dict:
     }
 
 
+def band_widths(report: dict, setting: Param) -> list[tuple[float, float]]:
+    """(gate width in standard errors, the band it gives) at each of the setting's steps: the band
+    is Student's t at the level that width has on the normal curve, times the gate's error, as in
+    ``explainers.gate_verdict``. Empty with a single subject (no t to take)."""
+    df = min(report["df"], MAX_DEGREES_OF_FREEDOM)
+    if df < 1 or not report["gate_se"] > 0:
+        return []
+    count = round((setting.maximum - setting.minimum) / setting.step)
+    widths = [setting.minimum + i * setting.step for i in range(count + 1)]
+    return [(m, student_t_quantile(NormalDist().cdf(m), df) * report["gate_se"]) for m in widths]
+
+
 def view(state: dict, context: dict) -> dict:
     multiple = state["multiple"]
     groups = context.get("subject_groups") or {}
@@ -332,10 +346,12 @@ def view(state: dict, context: dict) -> dict:
                EXPLAIN[report["shape"]]]
     rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
             for r in report["subject_rows"]]
+    setting = {p.name: p for p in params(context)}["multiple"]
+    bands = band_widths(report, setting)
     return {
         "summary": summary,
         "figure": subject_delta_chart(report["subject_rows"], report["delta"], report["band"], multiple, verdict,
-                                      state["width"], band_label(report)),
+                                      state["width"], band_label(report), (setting, bands) if bands else None),
         "rows": rows,
         "numbers": {key: report[key] for key in (
             "n", "delta", "naive_se", "paired_se", "clustered_se", "clustered_se_cr1", "subjects", "df",

@@ -29,20 +29,12 @@ def calibration_gap(confidences: list[float], correct: list[float]) -> float:
     return abs(math.fsum(confidences) / n - sum(correct) / n)
 
 
-def calibration_bins(
-    confidences: list[float], correct: list[float], bins: int = 10, binning: str = "equal_count"
-) -> list[dict]:
-    """Sort answers into confidence groups; for each: {"n", "confidence", "accuracy"} (group means).
-
-    binning="equal_count" (Hendrycks, Mazeika & Dietterich 2019): sort answers by confidence and
-    cut them into ``bins`` runs of N // bins answers, the last run taking the remainder; every group
-    then has answers, so ``bins`` may not exceed N. binning="fixed_width": group j holds confidences
-    in [j/bins, (j+1)/bins), the last also holding 1.0; groups no answer falls into are left out.
-    Groups come back from least to most confident.
-    """
+def calibration_groups(confidences: list[float], bins: int = 10, binning: str = "equal_count") -> list[list[int]]:
+    """Which answers fall in each confidence group: one list of answer indices per group, from
+    least to most confident, groups no answer falls into left out (see calibration_bins, whose
+    groups these are; a figure that lets a reader move a group's answers needs to know them)."""
     confidences = checks.probabilities("confidences", confidences)
-    correct = checks.scores("correct", correct)
-    n = checks.same_length(confidences=confidences, correct=correct)
+    n = len(confidences)
     bins = checks.whole("bins", bins)
     binning = checks.choice("binning", binning, BINNINGS)
     if binning == "equal_count":
@@ -56,14 +48,30 @@ def calibration_bins(
         for i, c in enumerate(confidences):
             by_bin.setdefault(min(int(c * bins), bins - 1), []).append(i)
         groups = [by_bin[j] for j in sorted(by_bin)]
+    return [g for g in groups if g]
+
+
+def calibration_bins(
+    confidences: list[float], correct: list[float], bins: int = 10, binning: str = "equal_count"
+) -> list[dict]:
+    """Sort answers into confidence groups; for each: {"n", "confidence", "accuracy"} (group means).
+
+    binning="equal_count" (Hendrycks, Mazeika & Dietterich 2019): sort answers by confidence and
+    cut them into ``bins`` runs of N // bins answers, the last run taking the remainder; every group
+    then has answers, so ``bins`` may not exceed N. binning="fixed_width": group j holds confidences
+    in [j/bins, (j+1)/bins), the last also holding 1.0; groups no answer falls into are left out.
+    Groups come back from least to most confident.
+    """
+    confidences = checks.probabilities("confidences", confidences)
+    correct = checks.scores("correct", correct)
+    checks.same_length(confidences=confidences, correct=correct)
     return [
         {
             "n": len(g),
             "confidence": math.fsum(confidences[i] for i in g) / len(g),
             "accuracy": math.fsum(correct[i] for i in g) / len(g),
         }
-        for g in groups
-        if g
+        for g in calibration_groups(confidences, bins, binning)
     ]
 
 

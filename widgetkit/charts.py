@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 
-from .layout import GAP, text_width
-from .scene import Linear, caption, figure, hline, label, legend, rect, vline
+from .layout import GAP, Box, text_width
+from .scene import Linear, caption, figure, handle, hline, label, legend, rect, vline
+from .settings import Param
 
 MIN_BAR = 2  # pixels: the height of a bar for a subject at (or near) +0.0
 
@@ -28,11 +29,14 @@ def _fit(text: str, width: float) -> str:
 
 
 def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: float, verdict: str,
-                        width: int, band_label: str | None = None) -> dict:
+                        width: int, band_label: str | None = None,
+                        width_setting: tuple[Param, list[tuple[float, float]]] | None = None) -> dict:
     """Per-subject deltas (candidate minus production), sorted, with the overall delta and its band
     of ± ``band`` (``multiple`` clustered standard errors, or what ``band_label`` says), drawn
     ``width`` wide. ``rows``: {"subject", "delta", "n"}, sorted. The delta and the band are named
-    in a key above the plot, where no bar can run into their words."""
+    in a key above the plot, where no bar can run into their words. ``width_setting``: the
+    setting of the band's width in standard errors, with (its value, the band it gives) pairs:
+    the band's upper edge is then a handle that drags and keys it."""
     band_label = band_label or f"± {multiple:g} clustered standard errors"
     largest = max(0.01, max(abs(r["delta"]) for r in rows), abs(delta) + band)
     step = tick_step(largest)
@@ -73,7 +77,14 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
         hline(left, right, y(0), "fig-axis"),
         hline(left, right, y(delta), "fig-ref fig-delta"),
     ]
+    if width_setting:  # a grip at the middle of the band's upper edge
+        param, bands = width_setting
+        edge, middle = y(delta + band), (left + right) / 2
+        marks.append(handle(param, multiple, f"{multiple:g} standard errors: band ± {band * 100:.2f} points",
+                            [(y(delta + b), m) for m, b in bands], Box(middle - 14, edge - 6, middle + 14, edge + 6),
+                            [rect(middle - 14, middle + 14, edge - 2, edge + 2, "fig-grip-bar")], axis="y",
+                            label=f"{param.label} (the band's upper edge)"))
     words, bottom = caption(left, plot_bottom_names + 8, width - left - GAP,
                             "subjects, sorted by their change (points, candidate minus production)", "start")
     return figure(width, round(bottom + GAP), f"Per-subject deltas sorted, with the gate's band; verdict {verdict}",
-                  marks + words)
+                  marks + words, role="group" if width_setting else "img")

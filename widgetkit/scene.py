@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 
 from .layout import GAP, Box, baseline_below, line_height, text_box, text_width, ticks, type_of, wrap
+from .settings import LOG_STEP, Param
 
 
 def num(value: float) -> str:
@@ -104,6 +105,43 @@ def hwhisker(x0: float, x1: float, y: float, cls: str = "fig-whisker", cap: floa
     return mark("g", {"class": cls}, children=[
         hline(x0, x1, y, ""), vline(x0, y - cap, y + cap, ""), vline(x1, y - cap, y + cap, ""),
     ])
+
+
+HANDLE_TARGET = 24  # the least width and height a handle's grip takes pointers over (WCAG 2.5.8)
+
+
+def handle(param: Param, value: float, shown: str, stops: list[tuple[float, float]], grip: Box,
+           children: list[dict], *, axis: str = "x", key: str | None = None, label: str | None = None,
+           items: list[int] | None = None) -> dict:
+    """A mark a reader drags (pointer or touch) or keys (arrows, Page Up/Down, Home, End) to set
+    the form control named ``param.name``: a slider in the figure (static/js/widgets/draggable-mark.js
+    makes it move; without JavaScript the form below the figure stays the way to change it).
+
+    ``stops``: (pixel along ``axis``, value) pairs, at least two, in order along the axis; between
+    two the value is linear in the pixel, so a scale that is not linear in the value (a band's edge
+    against the number of questions) is given as enough stops. ``grip``: the box a pointer grabs,
+    widened here to HANDLE_TARGET each way about its middle; it is also where the focus ring is
+    drawn. ``children``: the mark's own drawing. ``items``: for a list setting ("numbers"), the
+    indices of the values this mark stands for: their mean is ``value`` and moving it shifts them
+    all alike. ``key`` tells the figure's handles apart (so a redraw keeps the one in use); the
+    setting's name by default. A figure holding handles has role "group".
+    """
+    half_w = max(grip.x1 - grip.x0, HANDLE_TARGET) / 2
+    half_h = max(grip.y1 - grip.y0, HANDLE_TARGET) / 2
+    middle_x, middle_y = (grip.x0 + grip.x1) / 2, (grip.y0 + grip.y1) / 2
+    ring = mark("rect", {"x": middle_x - half_w, "y": middle_y - half_h, "width": 2 * half_w, "height": 2 * half_h,
+                         "rx": 4, "class": "fig-grip"})
+    return mark("g", {
+        "class": "fig-handle", "role": "slider", "tabindex": "0",
+        "aria-label": label or param.label, "aria-orientation": "vertical" if axis == "y" else "horizontal",
+        "aria-valuemin": f"{param.minimum:g}", "aria-valuemax": f"{param.maximum:g}",
+        "aria-valuenow": f"{value:.6g}", "aria-valuetext": shown,
+        "data-drives": param.name, "data-mark": key or param.name, "data-axis": axis,
+        "data-stops": " ".join(f"{num(pixel)}:{v:.6g}" for pixel, v in stops),
+        "data-step": f"{param.step:g}", "data-scale": "log" if param.scale == "log" else None,
+        "data-log-step": f"{LOG_STEP:g}" if param.scale == "log" else None,
+        "data-items": " ".join(str(i) for i in items) if items is not None else None,
+    }, children=[ring, *children])
 
 
 PERCENT_WIDTH = text_width("100%")  # the widest tick label of a percentage axis

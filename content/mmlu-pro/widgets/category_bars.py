@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, Rows, figure, hwhisker, mark, percent_axis_x
+from widgetkit.layout import Box
+from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, mark, percent_axis_x, rect, vline
 from widgetkit.words import pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
@@ -149,6 +150,12 @@ def view(state: dict, context: dict) -> dict:
     bottom = grid.top(len(marks)) + 4
     x = grid.x
     marks += percent_axis_x(x, bottom, step=25)
+    if not run:  # the overall score every row is drawn at: a thumb on the axis drags and keys it (under the rows)
+        score, setting = state["score"], {p.name: p for p in params(context)}["score"]
+        marks.insert(0, handle(setting, score, pct(score), [(x(0), 0.0), (x(1), 1.0)],
+                            Box(x(score) - 6, bottom - 12, x(score) + 6, bottom + 4),
+                            [vline(x(score), grid.top(0), bottom, "fig-grid"),
+                             rect(x(score) - 4, x(score) + 4, bottom - 10, bottom + 4, "fig-grip-bar")]))
     return {
         "summary": summary,
         "figure": figure(state["width"], bottom + 30, label, marks, role="group"),

@@ -9,7 +9,8 @@ from __future__ import annotations
 from explainers import lesson, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.layout import Box
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, handle, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, pct, points
 
 from ..figures import CATEGORY_SIZES
@@ -33,6 +34,7 @@ def view(state: dict, context: dict) -> dict:
     width = state["width"]
     x = Linear((0, 1), (X_AXIS_OVERHANG, width - X_AXIS_OVERHANG))
     marks, summary, numbers = [], [], {"n": n}
+    known_param = {p.name: p for p in params(context)}["known"]
     for row, options in enumerate(OPTION_COUNTS):
         top = 40 + row * 56
         low, high = stats.chance_band(n, options, 0.95, "exact")
@@ -44,9 +46,13 @@ def view(state: dict, context: dict) -> dict:
             rect(x(low), x(high), top, top + 20, "fig-band-guess",
                  f"{name}: a guesser lands between {pct(low)} and {pct(high)}"),
             vline(x(1 / options), top - 2, top + 22, "fig-ref fig-chance"),
-            mark("circle", {"cx": x(expected), "cy": top + 10, "r": 6, "class": "fig-dot", "tabindex": "0",
-                            "role": "img", "aria-label": f"{name}: expected score {pct(expected)}"},
-                 children=[title(f"{name}: expected score {pct(expected)}")]),
+            # The expected score is a handle for the share known: it runs from chance (knows none)
+            # to 100 % (knows all), linearly, so two stops map it.
+            handle(known_param, known, f"{pct(known, 0)} known: {name} expects {pct(expected)}",
+                   [(x(1 / options), 0.0), (x(1), 1.0)], Box(x(expected) - 6, top + 4, x(expected) + 6, top + 16),
+                   [mark("circle", {"cx": x(expected), "cy": top + 10, "r": 6, "class": "fig-dot"},
+                         children=[title(f"{name}: expected score {pct(expected)}")])],
+                   key=f"known-{options}", label=f"Share of answers the reader knows ({name})"),
         ]
         summary.append(
             f"With {options} options, a pure guesser on {state['category']} ({count(n)} questions) lands between "
@@ -57,7 +63,8 @@ def view(state: dict, context: dict) -> dict:
     marks += percent_axis_x(x, 160)
     return {
         "summary": summary,
-        "figure": figure(width, 190, "Guessing ranges and expected scores with four and with ten options", marks),
+        "figure": figure(width, 190, "Guessing ranges and expected scores with four and with ten options", marks,
+                         role="group"),
         "numbers": numbers,
     }
 

@@ -6,9 +6,10 @@ import math
 from benchmarks.mmlu.figures import paper_figures
 from benchmarks.mmlu.live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
 from explainers import calibration
+from explainers.calibration import calibration_groups
 from widgetkit import Param, Widget
-from widgetkit.layout import GAP
-from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, percent_axis_y, rect
+from widgetkit.layout import GAP, Box
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, handle, percent_axis_y, rect
 from widgetkit.words import count, plural, points
 
 EXAMPLE = "example"
@@ -56,6 +57,7 @@ def _example(state: dict) -> dict:
         "accuracy": math.fsum(correct) / len(correct),
         "gap": calibration.calibration_gap(conf, correct),
         "rms": calibration.rms_of_groups(groups),
+        "members": calibration_groups(conf, bins, binning),
     }
 
 
@@ -94,12 +96,22 @@ def view(state: dict, context: dict) -> dict:
     bar = min(56, slot / 3)
     marks = percent_axis_y(y, left, right)
     names = Placer(width)  # a group's name under its bars, or a line lower where its neighbour's is
+    conf_setting = {p.name: p for p in params(context)}["conf"]
     for i, g in enumerate(groups):
         centre = left + slot * (i + 0.5)
         claimed_x, actual_x = centre - bar - 2, centre + 2
+        claimed = rect(claimed_x, claimed_x + bar, y(0), y(g["confidence"]), "fig-bar-claimed",
+                       f"Group {i + 1}: claimed confidence {g['confidence']:.2f}")
+        if "members" in shown:  # typed answers: the claimed bar's top drags the group's confidences
+            top = y(g["confidence"])
+            claimed = handle(conf_setting, g["confidence"],
+                             f"claimed {g['confidence']:.2f}, right {g['accuracy']:.2f}",
+                             [(y(0), 0.0), (y(1), 1.0)], Box(claimed_x, top - 6, claimed_x + bar, top + 6),
+                             [claimed, rect(claimed_x, claimed_x + bar, top - 2, top + 2, "fig-grip-bar")],
+                             axis="y", key=f"group-{i + 1}", items=shown["members"][i],
+                             label=f"Group {i + 1}: confidence of its {plural(g['n'], 'answer')}")
         marks += [
-            rect(claimed_x, claimed_x + bar, y(0), y(g["confidence"]), "fig-bar-claimed",
-                 f"Group {i + 1}: claimed confidence {g['confidence']:.2f}"),
+            claimed,
             rect(actual_x, actual_x + bar, y(0), y(g["accuracy"]), "fig-bar-actual",
                  f"Group {i + 1}: accuracy {g['accuracy']:.2f}"),
         ]
@@ -114,7 +126,8 @@ def view(state: dict, context: dict) -> dict:
     height = round(bottom + GAP)
     return {
         "summary": summary,
-        "figure": figure(width, height, f"Claimed confidence and accuracy in {len(groups)} confidence groups", marks),
+        "figure": figure(width, height, f"Claimed confidence and accuracy in {len(groups)} confidence groups", marks,
+                         role="group" if "members" in shown else "img"),
         "numbers": {"average_confidence": average, "accuracy": acc, "gap": gap, "rms": rms, "groups": groups},
     }
 

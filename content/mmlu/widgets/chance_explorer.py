@@ -6,8 +6,11 @@ from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.layout import Box
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, level_text, pct, points
+
+QUESTION_STOPS = tuple(round(10 ** (k / 8)) for k in range(35))  # 1 to 20,000 questions, evenly on a log scale
 
 
 def params(context: dict) -> tuple[Param, ...]:
@@ -33,6 +36,27 @@ def normalise(state: dict, context: dict) -> tuple[dict, list[str]]:
     if state["subject"]:
         return {**state, "n": context["subjects"][state["subject"]]["test"]}, []
     return state, []
+
+
+def questions_handle(param: Param, state: dict, x: Linear, low: float, high: float) -> dict | None:
+    """The score band's far edge as a handle for the number of questions: pulled out, the band is
+    that of fewer questions. The edge with more room is used (the upper one for a score up to
+    50 %); its stops are the same band's edge at question counts spread evenly on a log scale.
+    None where the band does not change with the count (a normal band at 0 % or 100 %)."""
+    score, level, upper = state["score"], float(state["level"]), state["score"] <= 0.5
+    stops: list[tuple[float, float]] = []
+    for n in (*QUESTION_STOPS, param.maximum):
+        edge = stats.confidence_interval(score, n, level, state["band"])[1 if upper else 0]
+        if stops and abs(x(edge) - stops[-1][0]) < 0.05:
+            stops[-1] = (x(edge), n)  # the same pixel (an edge held at 0 or 100 %): the larger count
+        else:
+            stops.append((x(edge), n))
+    if len(stops) < 2:
+        return None
+    edge = x(high if upper else low)
+    bar = rect(edge - 2, edge + 2, 76, 104, "fig-grip-bar")
+    return handle(param, state["n"], f"{count(state['n'])} questions", stops, Box(edge - 6, 78, edge + 6, 102),
+                  [bar], key="n", label="Questions in the subject (the score band's edge)")
 
 
 def view(state: dict, context: dict) -> dict:
@@ -69,10 +93,17 @@ def view(state: dict, context: dict) -> dict:
         rect(x(low), x(high), 80, 100, "fig-band-score distinct" if distinct else "fig-band-score",
              f"Score band: {pct(low)} to {pct(high)}"),
         label(x(0) + 2, 94, "score", "fig-tick", "start"),
-        mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"}, children=[title(f"Score {pct(score)}")]),
         vline(x(chance), 34, 110, "fig-ref fig-chance"),
         vline(x(expert), 34, 110, "fig-ref fig-expert"),
     ]
+    # The score and the band's edge are handles: drag or key them to set the score and the questions.
+    settings = {p.name: p for p in params(context)}
+    questions = questions_handle(settings["n"], state, x, low, high)
+    marks += [questions] if questions else []
+    marks.append(handle(settings["score"], score, pct(score), [(x(0), 0.0), (x(1), 1.0)],
+                        Box(x(score) - 6, 84, x(score) + 6, 96),
+                        [mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"},
+                              children=[title(f"Score {pct(score)}")])]))
     # Each line's name sits over it, moved in from the edge, or a line higher if it would meet the other's.
     names = Placer(width, 140)
     for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
@@ -81,7 +112,7 @@ def view(state: dict, context: dict) -> dict:
     return {
         "summary": summary,
         "figure": figure(width, 140, f"Score {pct(score)} with its band {pct(low)} to {pct(high)} "
-                                   "against chance and expert lines", marks),
+                                   "against chance and expert lines", marks, role="group"),
         "numbers": {"low": low, "high": high, "se": se, "guess_low": guess_low, "guess_high": guess_high,
                     "distinguishable": distinct, "n": n},
     }

@@ -20,6 +20,8 @@
 // figure's frame's width, measured here, and again whenever the frame's width changes. Until the
 // first answer, the server's picture for a phone or for a wider frame stands in (widgets.css picks).
 
+import { enableHandles, replaceMarks } from './draggable-mark.js';
+
 const SVG_NS = 'http://www.w3.org/2000/svg';
 // The printed column (A4 less its margins is about 673 CSS px): a figure drawn wider than this is
 // drawn again for it, kept aside for print only, so printed chart text keeps its size (≥ 8 pt).
@@ -53,7 +55,7 @@ function drawFigure(svg, fig) {
   svg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
   svg.setAttribute('role', fig.role);
   svg.querySelector('title').textContent = fig.label;
-  svg.querySelector('g.marks').replaceChildren(buildMarks(fig.marks));
+  replaceMarks(svg.querySelector('g.marks'), buildMarks(fig.marks)); // a handle in use keeps its focus
 }
 
 // The same sentences are left as they are, so a redraw for a new width is not read out again.
@@ -142,6 +144,7 @@ class Widget {
     // The share box's Copy buttons (their room is kept): loaded beside, so the widget starts as soon as before.
     import('./share.js').then((share) => share.enableShareBox(this.el));
     if (this.extra && this.extra.setup) this.extra.setup(this);
+    enableHandles(this); // marks in the figure that drag and key the form's settings
     new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
     if (this.el.dataset.driver === 'worker' && this.el.dataset.mode === 'page') this.startWorker();

@@ -1,0 +1,229 @@
+// Handles: the marks in a figure that set a widget's main quantity (widgetkit.scene.handle,
+// static/js/widgets/draggable-mark.js). Each is dragged with the mouse, dragged with a finger
+// (touch events through the DevTools protocol, so the browser's own touch handling and the
+// handle's touch-action are in play) and keyed, and what a reader reads (the summary, the
+// verdict, the handle's announced value) must change as it should; the handle in use keeps its
+// focus across redraws and shows a focus ring; axe-core finds nothing. Pyodide is kept from
+// loading, so the server computes each view (as it does for every reader until the worker is
+// ready). Screenshots with a handle focused, 360 and 1280 px, light and dark, in tests/artifacts/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { axeViolations, launch, BASE_URL, screenshot } from './lib.mjs';
+import { redrawnForWidth, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+async function open(path, name, width = 1280) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, hasTouch: true });
+  await context.route(/\/pyodide\//, (route) => route.abort());
+  const page = await context.newPage();
+  const problems = []; // script errors (the console carries the expected refusal of Pyodide's files)
+  page.on('pageerror', (err) => problems.push(String(err)));
+  await page.goto(`${BASE_URL}${path}`);
+  await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 60_000 });
+  await redrawnForWidth(page, name);
+  return { page, context, problems };
+}
+
+const handleOf = (page, name, mark) => widgetOf(page, name).locator(`svg[data-role="figure"] [role="slider"][data-mark="${mark}"]`);
+const summaryOf = (page, name) => widgetOf(page, name).locator('.widget-summary').innerText();
+const renders = (page, name) => widgetOf(page, name).getAttribute('data-renders').then(Number);
+
+// The middle of a handle's grip, in the page's pixels.
+async function gripCentre(page, name, mark) {
+  const box = await handleOf(page, name, mark).locator('.fig-grip').boundingBox();
+  assert.ok(box.width >= 24 && box.height >= 24, `${name} ${mark}: the grip is ${box.width}×${box.height} px, under 24`);
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+async function mouseDrag(page, name, mark, dx, dy) {
+  const before = await renders(page, name);
+  const { x, y } = await gripCentre(page, name, mark);
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  for (let i = 1; i <= 8; i += 1) await page.mouse.move(x + (dx * i) / 8, y + (dy * i) / 8);
+  await page.mouse.up();
+  await settle(page, name, before);
+}
+
+async function touchDrag(page, name, mark, dx, dy) {
+  const before = await renders(page, name);
+  const { x, y } = await gripCentre(page, name, mark);
+  const cdp = await page.context().newCDPSession(page);
+  const scrolled = await page.evaluate(() => window.scrollY);
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+  for (let i = 1; i <= 8; i += 1) {
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x + (dx * i) / 8, y: y + (dy * i) / 8 }] });
+  }
+  await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+  await settle(page, name, before);
+  assert.equal(await page.evaluate(() => window.scrollY), scrolled, `${name} ${mark}: the page scrolled under the finger`);
+}
+
+// Tab to the handle (keyboard only), press keys, wait for the redraw; the handle keeps its focus.
+async function keys(page, name, mark, ...pressed) {
+  const selector = `section.widget[data-widget="${name}"] svg[data-role="figure"] [role="slider"][data-mark="${mark}"]`;
+  const onIt = await page.evaluate((sel) => document.activeElement.matches(sel), selector);
+  if (!onIt) await page.focus(`section.widget[data-widget="${name}"] form.widget-controls [name]:not([type="hidden"])`);
+  await tabTo(page, selector); // from the form's first control, forward by Tab to the figure
+  const before = await renders(page, name);
+  for (const key of pressed) await page.keyboard.press(key);
+  await settle(page, name, before);
+  await page.waitForFunction(() => !document.querySelector('[aria-busy]'));
+  assert.ok(await page.evaluate((sel) => document.activeElement.matches(sel), selector), `${name} ${mark}: focus left the handle`);
+  const ring = await page.evaluate((sel) => getComputedStyle(document.querySelector(`${sel} .fig-grip`)).stroke, selector);
+  assert.notEqual(ring, 'none', `${name} ${mark}: no focus ring`);
+}
+
+async function valueText(page, name, mark) {
+  return handleOf(page, name, mark).getAttribute('aria-valuetext');
+}
+
+// Screenshots with the handle focused by keyboard: 1280 and 360 px, light and dark.
+async function shots(page, name, mark) {
+  for (const width of [1280, 360]) {
+    await page.setViewportSize({ width, height: 900 });
+    await redrawnForWidth(page, name);
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      const selector = `section.widget[data-widget="${name}"] svg[data-role="figure"] [role="slider"][data-mark="${mark}"]`;
+      await page.focus(selector);
+      await page.keyboard.press('Shift+Tab');
+      await page.keyboard.press('Tab'); // focused by keyboard: :focus-visible
+      await page.locator(selector).scrollIntoViewIfNeeded();
+      await page.evaluate(() => window.scrollBy(0, -120));
+      await screenshot(page, `handles-${name}-${width}-${scheme}`);
+    }
+  }
+}
+
+async function finish(opened, name, mark) {
+  const { page, context, problems } = opened;
+  assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations`);
+  await shots(page, name, mark);
+  assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations, dark, 360 px`);
+  assert.deepEqual(problems, [], `${name}: page errors`);
+  await context.close();
+}
+
+test('handles', { concurrency: 1 }, async (t) => {
+  await t.test('chance explorer: the score dot and the band edge (questions)', async () => {
+    const name = 'chance-explorer';
+    const opened = await open('/mmlu/widgets/chance-explorer?n=100&score=0.30', name);
+    const { page } = opened;
+    assert.match(await summaryOf(page, name), /A score of 30\.0% on 100 questions/);
+    assert.match(await summaryOf(page, name), /cannot be told apart from guessing/);
+
+    // Drag the score to the right: well above chance on 100 questions.
+    await mouseDrag(page, name, 'score', 150, 0);
+    const score = Number(await page.inputValue('#w-chance-explorer-score'));
+    assert.ok(score > 0.4, `the score went to ${score}`);
+    assert.match(await summaryOf(page, name), /can be told apart from guessing/);
+    assert.doesNotMatch(await summaryOf(page, name), /cannot/);
+    assert.equal(await valueText(page, name, 'score'), `${(100 * score).toFixed(1)}%`);
+
+    // The keyboard on the same mark: Home is 0 %, then two steps of 0.5 points.
+    await keys(page, name, 'score', 'Home', 'ArrowRight', 'ArrowRight');
+    assert.equal(Number(await page.inputValue('#w-chance-explorer-score')), 0.01);
+    assert.match(await summaryOf(page, name), /A score of 1\.0% on 100 questions/);
+    assert.equal(await valueText(page, name, 'score'), '1.0%');
+    await keys(page, name, 'score', 'PageUp', 'PageUp', 'PageUp', 'PageUp', 'PageUp', 'PageUp');
+    assert.match(await summaryOf(page, name), /A score of 31\.0% on 100 questions/);
+
+    // The band's upper edge, pulled in with a finger: the band of more questions.
+    await touchDrag(page, name, 'n', -30, 0);
+    const more = Number(await page.inputValue('#w-chance-explorer-n'));
+    assert.ok(more > 100, `pulling the band in gave ${more} questions`);
+    assert.match(await summaryOf(page, name), new RegExp(`on ${more.toLocaleString('en-US')} questions`));
+    assert.equal(await valueText(page, name, 'n'), `${more.toLocaleString('en-US')} questions`);
+    // ... and with the mouse, pushed out: fewer.
+    await mouseDrag(page, name, 'n', 60, 0);
+    const fewer = Number(await page.inputValue('#w-chance-explorer-n'));
+    assert.ok(fewer < more, `pushing the band out gave ${fewer} questions (from ${more})`);
+    // Keys step the count along its log scale, as the form's slider does: 100 → 1,000 is 20 steps.
+    await keys(page, name, 'n', 'Home');
+    assert.equal(await page.inputValue('#w-chance-explorer-n'), '1');
+    await keys(page, name, 'n', 'End');
+    assert.match(await summaryOf(page, name), /on 20,000 questions/);
+    await finish(opened, name, 'score');
+  });
+
+  await t.test('guessing floor: the expected scores set the share known', async () => {
+    const name = 'guessing-floor';
+    const opened = await open('/mmlu-pro/widgets/guessing-floor', name);
+    const { page } = opened;
+    assert.match(await summaryOf(page, name), /knows 30% of the answers and guesses the rest expects 47\.5%/);
+    await mouseDrag(page, name, 'known-4', 120, 0);
+    const known = Number(await page.inputValue('#w-guessing-floor-known'));
+    assert.ok(known > 0.35, `dragging the 4-option dot right gave ${known}`);
+    assert.match(await summaryOf(page, name), new RegExp(`knows ${Math.round(known * 100)}% of the answers`));
+    await touchDrag(page, name, 'known-10', -200, 0);
+    assert.ok(Number(await page.inputValue('#w-guessing-floor-known')) < known, 'a finger dragging the 10-option dot left lowers it');
+    await keys(page, name, 'known-10', 'End');
+    assert.match(await summaryOf(page, name), /knows 100% of the answers and guesses the rest expects 100\.0%/);
+    await keys(page, name, 'known-4', 'Home', 'ArrowRight');
+    assert.match(await summaryOf(page, name), /knows 1% of the answers/);
+    assert.equal(await valueText(page, name, 'known-4'), '1% known: MMLU, 4 options expects 25.8%');
+    await finish(opened, name, 'known-4');
+  });
+
+  await t.test('release gate: the band edge sets the gate width; the verdict follows', async () => {
+    const name = 'release-gate';
+    const opened = await open('/mmlu/widgets/release-gate?delta=-0.005', name);
+    const { page } = opened;
+    assert.match(await summaryOf(page, name), /^Verdict: ship\./);
+    // Pulled down to the narrowest gate, the same change needs a human.
+    await mouseDrag(page, name, 'multiple', 0, 40);
+    assert.equal(Number(await page.inputValue('#w-release-gate-multiple')), 1);
+    assert.match(await summaryOf(page, name), /^Verdict: investigate\./);
+    await touchDrag(page, name, 'multiple', 0, -40);
+    assert.equal(Number(await page.inputValue('#w-release-gate-multiple')), 4);
+    assert.match(await summaryOf(page, name), /^Verdict: ship\./);
+    await keys(page, name, 'multiple', 'Home');
+    assert.match(await summaryOf(page, name), /^Verdict: investigate\./);
+    await keys(page, name, 'multiple', 'ArrowUp', 'ArrowUp');
+    assert.equal(Number(await page.inputValue('#w-release-gate-multiple')), 2);
+    assert.match(await valueText(page, name, 'multiple'), /^2 standard errors: band ± \d\.\d\d points$/);
+    assert.match(await summaryOf(page, name), /^Verdict: ship\./);
+    await finish(opened, name, 'multiple');
+  });
+
+  await t.test('calibration bars: a group\'s claimed bar moves its answers\' confidences', async () => {
+    const name = 'calibration-bars';
+    const opened = await open('/mmlu/widgets/calibration-bars', name);
+    const { page } = opened;
+    assert.match(await summaryOf(page, name), /average confidence 0\.65/);
+    assert.match(await summaryOf(page, name), /Group 2 \(5 answers\): claimed 0\.90/);
+    // The surer group, dragged down 0.2 (the plot is 200 px for 0 to 100 %): its answers follow.
+    await mouseDrag(page, name, 'group-2', 0, 40);
+    assert.match(await summaryOf(page, name), /average confidence 0\.55/);
+    assert.match(await summaryOf(page, name), /Group 2 \(5 answers\): claimed 0\.70/);
+    await touchDrag(page, name, 'group-2', 0, -40);
+    assert.match(await summaryOf(page, name), /Group 2 \(5 answers\): claimed 0\.90/);
+    // Page Down: the less sure group's five answers each lose 0.1.
+    await keys(page, name, 'group-1', 'PageDown');
+    assert.match(await summaryOf(page, name), /average confidence 0\.60/);
+    assert.match(await summaryOf(page, name), /Group 1 \(5 answers\): claimed 0\.30/);
+    assert.equal(await valueText(page, name, 'group-1'), 'claimed 0.30, right 0.40');
+    await finish(opened, name, 'group-1');
+  });
+
+  await t.test('category bars: the thumb on the axis sets the overall score', async () => {
+    const name = 'category-bars';
+    const opened = await open('/mmlu-pro/widgets/category-bars', name);
+    const { page } = opened;
+    assert.match(await summaryOf(page, name), /^math \(1,351 questions\): 72\.6% would be known/);
+    await mouseDrag(page, name, 'score', -200, 0);
+    const score = Number(await page.inputValue('#w-category-bars-score'));
+    assert.ok(score < 0.6, `dragging the thumb left gave ${score}`);
+    assert.match(await summaryOf(page, name), new RegExp(`^math \\(1,351 questions\\): ${(100 * score).toFixed(1)}% would be known`));
+    await touchDrag(page, name, 'score', 100, 0);
+    assert.ok(Number(await page.inputValue('#w-category-bars-score')) > score, 'a finger dragging the thumb right raises it');
+    await keys(page, name, 'score', 'End', 'PageDown');
+    assert.match(await summaryOf(page, name), /^math \(1,351 questions\): 99\.0% would be known/);
+    assert.equal(await valueText(page, name, 'score'), '99.0%');
+    await finish(opened, name, 'score');
+  });
+});
