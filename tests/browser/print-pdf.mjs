@@ -4,7 +4,8 @@
 //
 // Before printing, every figure of the page's main part (each <figure> that is not inside another,
 // as print shows them) gets two invisible marks: "PDFMARK-S-<n>" at its top-left corner and
-// "PDFMARK-E-<n>" at its bottom-right corner, white, positioned absolutely (so nothing moves). In
+// "PDFMARK-E-<n>" at its bottom-right corner (above a closing caption: see below), white,
+// positioned absolutely (so nothing moves). In
 // the PDF, the two marks of a figure on one page give its box there; marks on two pages mean it was
 // split. OUT_DIR/<slug>.json lists the figures by number, with a name to report them by.
 //
@@ -33,7 +34,19 @@ function markFigures() {
   };
   return figures.map((figure, n) => {
     if (getComputedStyle(figure).position === 'static') figure.style.position = 'relative';
-    figure.append(mark(`PDFMARK-S-${n}`, { top: '0', left: '0' }), mark(`PDFMARK-E-${n}`, { bottom: '0', right: '0' }));
+    const caption = figure.lastElementChild;
+    figure.append(mark(`PDFMARK-S-${n}`, { top: '0', left: '0' }));
+    // A widget's figure ends with its summary, which may be longer than a page: the picture above
+    // it must be whole, the summary may go on over the page. The end mark then goes below the
+    // picture, in an empty block (no height, so margins still collapse through it as before).
+    if (caption && caption.matches('figcaption.widget-summary') && caption.previousElementSibling) {
+      const end = document.createElement('div');
+      Object.assign(end.style, { position: 'relative', height: '0', margin: '0', padding: '0' });
+      end.append(mark(`PDFMARK-E-${n}`, { bottom: '0', right: '0' }));
+      caption.before(end);
+    } else {
+      figure.append(mark(`PDFMARK-E-${n}`, { bottom: '0', right: '0' }));
+    }
     const widget = figure.closest('section.widget');
     const label = widget ? `widget ${widget.id}` : (figure.id || figure.className || 'figure');
     return { n, name: `${label}: “${figure.textContent.trim().replace(/\s+/g, ' ').slice(0, 50)}”`,
