@@ -82,7 +82,7 @@ def printed(live_server) -> dict[str, tuple[pymupdf.Document, list[dict]]]:
 def test_printed_figures_are_whole_and_their_text_at_least_8_pt(printed, slug):
     pdf, figures = printed[slug]
     charts = [f for f in figures if f["svgTexts"]]
-    assert len(charts) >= 3, f"{slug}: only {len(charts)} charts found to measure"
+    assert len(charts) >= 2, f"{slug}: only {len(charts)} charts found to measure"
     split, small, measured = measure(pdf, figures)
     print(f"{slug}: {pdf.page_count} pages, {len(figures)} figures, {measured} texts measured")
     assert measured >= sum(f["svgTexts"] for f in charts) // 2, f"{slug}: only {measured} texts found inside the figures"
