@@ -16,7 +16,9 @@ from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py ch
 from engine.widgets import asset_url, share_links
 
 from ..data import LETTERS, DataMissing
+from ..live_runs import model_name
 from ..prompt import MAX_SHOTS
+from .published_runs import published_answer
 from .reader import MMLUData
 from .run import DOCUMENT
 from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS, choice_field
@@ -89,6 +91,21 @@ def _split_size(values: dict, data: MMLUData) -> int | None:
         return None
 
 
+def _example(values: dict, question) -> dict | None:
+    """The published run's answer to the question the form shows, as the widget prints it in place
+    of a live result: {"shots", "model", "prediction", "key", "correct", "options": [{"letter",
+    "choice", "probability"}]}; None for the reader's own question or where no run is published."""
+    if question is None or values["source"] != "real" or values["split"] != "test":
+        return None
+    row = published_answer(values["subject"], question_index(values["number"]))
+    if row is None:
+        return None
+    return {"shots": row["shots"], "model": model_name(row["model"]), "prediction": row["prediction"],
+            "key": row["key"], "correct": row["correct"],
+            "options": [{"letter": letter, "choice": choice, "probability": row["probabilities"][letter]}
+                        for letter, choice in zip(LETTERS, question.choices, strict=True)]}
+
+
 def context(values: dict, result: dict | None = None, failure=None) -> dict:
     """Everything widgets/live-scoring.html needs."""
     data = current_app.extensions["mmlu_data"]
@@ -108,6 +125,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "methods": METHOD_TITLES,
         "limits": {"question": MAX_QUESTION_CHARS, "choice": MAX_CHOICE_CHARS},
         "result": result,
+        "example": None if result else _example(values, question),
         "failure": failure,
         "errors": failure.on_form(CONTROLS) if failure else None,
         "share": share_links(paper, paper.widgets["live-scoring"], ""),

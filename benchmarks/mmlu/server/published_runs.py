@@ -143,3 +143,22 @@ def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) ->
         "live_pairs": {"model": model, "order": [[name, size] for name, size in sizes.items()],
                        "runs": [run["pairs"] for run in runs]},
     }
+
+
+def published_answer(subject: str, index: int, folder: Path = RUNS_DIR) -> dict | None:
+    """The published run's row for one test question (from the run with the fewest worked examples,
+    the live form's default), or None where no run is published: the live widget prints it as its
+    example result, since paper cannot run the model."""
+    files = sorted(folder.glob(FILE_PATTERN)) if folder.is_dir() else []
+    if not files:
+        return None
+    signature = tuple((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files)
+    return _answers(tuple(files), signature).get((subject, index))
+
+
+@lru_cache(maxsize=1)
+def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int], dict]:
+    """published_answer's rows for these files, by (subject, index): read once (about a second)."""
+    runs = [rows for rows in map(read_rows, files) if rows]
+    fewest = min(runs, key=lambda rows: rows[0]["shots"], default=[])
+    return {(row["subject"], row["index"]): row for row in fewest if row["split"] == "test"}

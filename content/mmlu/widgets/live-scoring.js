@@ -136,6 +136,8 @@ function enhance(root) {
 
   async function onQuestionChange() {
     const ticket = ++latestChoice;
+    // The printed example answers the question the page came with, not this one.
+    root.querySelector('.ls-example')?.remove();
     try {
       const count = await updateSize();
       if (ticket !== latestChoice) return;

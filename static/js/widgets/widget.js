@@ -226,10 +226,16 @@ class Widget {
   }
 
   apply(view, started) {
+    // The server's first wide picture is drawn for the printed column (layout.DEFAULT_WIDTH is
+    // PRINT_WIDTH): when the screen's is redrawn wider, a copy of it stays as the print copy, so a
+    // page printed at once prints its charts legibly, with no request.
+    const firstWide = this.svg.dataset.first && this.svg.viewBox.baseVal.width === PRINT_WIDTH ? this.svg.cloneNode(true) : null;
+    const firstQuery = this.el.dataset.query;
     drawFigure(this.svg, view.figure);
     if (this.svg.dataset.first) { // the stand-ins' place is taken by the figure drawn for this width
       for (const other of this.el.querySelectorAll('svg[data-first]')) if (other !== this.svg) other.remove();
       delete this.svg.dataset.first;
+      if (firstWide && view.width > PRINT_WIDTH) this.showPrintCopy(firstWide, firstQuery);
     }
     this.drawnWidth = view.width;
     this.el.dataset.drawnWidth = String(view.width);
@@ -260,32 +266,42 @@ class Widget {
   }
 
   // A figure drawn wider than the printed column gets a copy drawn for it, shown only in print
-  // (widgets.css), made once the widget has been still for a moment.
+  // (widgets.css), made once the widget has been still for a moment (unless the copy it has shows
+  // this state already).
   schedulePrintFigure(width) {
     clearTimeout(this.printTimer);
     if (!(width > PRINT_WIDTH)) {
       if (this.printSvg) { this.printSvg.remove(); this.printSvg = null; delete this.svg.dataset.printCopy; }
       return;
     }
+    if (this.printSvg && this.printQuery === this.el.dataset.query) return;
     this.printTimer = setTimeout(() => {
       if (this.busy || this.pending) { this.schedulePrintFigure(width); return; }
       this.compute({ ...readForm(this.form), width: String(PRINT_WIDTH) }).then((view) => {
-        if (!this.printSvg) {
-          this.printSvg = document.createElementNS(SVG_NS, 'svg');
-          this.printSvg.setAttribute('class', 'widget-figure widget-figure-print');
-          this.printSvg.setAttribute('aria-hidden', 'true'); // the screen's figure carries the label
-          this.svg.after(this.printSvg);
-        }
         const fig = view.figure;
-        this.printSvg.setAttribute('width', fig.width);
-        this.printSvg.setAttribute('height', fig.height);
-        this.printSvg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
-        this.printSvg.replaceChildren(buildMarks(fig.marks));
-        // A copy for paper: nothing in it takes the keyboard's focus (the screen's figure does).
-        this.printSvg.querySelectorAll('[tabindex]').forEach((mark) => mark.removeAttribute('tabindex'));
-        this.svg.dataset.printCopy = 'true';
+        const svg = document.createElementNS(SVG_NS, 'svg');
+        svg.setAttribute('width', fig.width);
+        svg.setAttribute('height', fig.height);
+        svg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
+        svg.append(buildMarks(fig.marks));
+        this.showPrintCopy(svg, view.query);
       }, () => {});
     }, PRINT_DELAY_MS);
+  }
+
+  // `svg` (drawn for PRINT_WIDTH, for the state `query`) becomes the figure's print copy.
+  showPrintCopy(svg, query) {
+    for (const name of ['data-first', 'data-role', 'role', 'aria-labelledby']) svg.removeAttribute(name);
+    svg.querySelector('title')?.remove();
+    svg.setAttribute('class', 'widget-figure widget-figure-print');
+    svg.setAttribute('aria-hidden', 'true'); // the screen's figure carries the label
+    // A copy for paper: nothing in it takes the keyboard's focus (the screen's figure does).
+    svg.querySelectorAll('[tabindex]').forEach((mark) => mark.removeAttribute('tabindex'));
+    if (this.printSvg) this.printSvg.replaceWith(svg);
+    else this.svg.after(svg);
+    this.printSvg = svg;
+    this.printQuery = query;
+    this.svg.dataset.printCopy = 'true';
   }
 
   // Put the checked state back into the controls: clamped values, a subject's size, percentages.
