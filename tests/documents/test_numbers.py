@@ -1,102 +1,22 @@
 """Every number the annotated paper states is cited or computed.
 
-The numbers are taken from each real paper's rendered page (/mmlu/, /mmlu-pro/) as a reader sees it: its prose, lists,
-captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
-code blocks (the snippet tests check those), headings, the table of contents, the citation
-block, the Sources list (titles and ids of the works cited), widget controls or popovers (which
-repeat glossary definitions). Each must appear in content/<document>/numbers.toml, either
+The numbers are taken from each document's rendered page (/mmlu/, /mmlu-pro/, /scoring-lesson/)
+as a reader sees it, by the one matcher the page's "show sources of numbers" marks them with
+(engine/numbers.py, whose docstring gives what is read and the narrow exemptions: small counts,
+years, digits in names, references). Each must appear in content/<document>/numbers.toml, either
 [[cited]] with a source or [[computed]] with an expression that ``from explainers import *``
 evaluates to that value.
-
-Exempt, by one narrow rule each: whole numbers 0 to 10 (ordinary counts: "five examples"),
-years (four digits 1900-2099), digits that are part of a name (GPT-3, T5, B_j's subscript is
-MathML and reaches here as its own token, so names are judged by a letter or letter-hyphen
-just before the digits), and references (§4.1, Table 1, Figure 10, Appendix A, arXiv:…).
 """
 from __future__ import annotations
 
 import math
 import re
 import tomllib
-from html.parser import HTMLParser
 
 import pytest
 from conftest import CONTENT, documents
 
-SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
-SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
-                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
-VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
-NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
-REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
-
-
-class ReaderText(HTMLParser):
-    """The text of the page's article that a reader reads, one string per block of it."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[bool] = []  # per open element: is it skipped?
-        self.in_article = 0
-        self.parts: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in VOID_TAGS:
-            return
-        classes = set((dict(attrs).get("class") or "").split())
-        skipped = tag in SKIPPED_TAGS or bool(classes & SKIPPED_CLASSES) or any(self.stack)
-        self.stack.append(skipped)
-        if tag == "article":
-            self.in_article += 1
-        self.parts.append(" ")  # tokens in MathML (and blocks) are separate words
-
-    def handle_endtag(self, tag):
-        if tag in VOID_TAGS or not self.stack:
-            return
-        self.stack.pop()
-        if tag == "article":
-            self.in_article -= 1
-        self.parts.append(" ")
-
-    def handle_data(self, data):
-        if self.in_article and not any(self.stack):
-            self.parts.append(data)
-
-    def text(self) -> str:
-        return re.sub(r"\s+", " ", "".join(self.parts))
-
-
-def normalise(value: str) -> str:
-    return value.replace(",", "").replace("%", "").replace("−", "").replace("-", "").strip()
-
-
-def stated_numbers(page_html: str) -> list[tuple[str, str]]:
-    """(number, context) for every number the rules above do not exempt."""
-    parser = ReaderText()
-    parser.feed(page_html)
-    text = parser.text()
-    found = []
-    for match in NUMBER.finditer(text):
-        digits = match.group("digits")
-        before = text[max(0, match.start() - 14):match.start()]
-        after = text[match.end():match.end() + 1]
-        if re.search(r"[A-Za-z0-9_.]$", before) or re.search(r"[A-Za-z]-$", before):
-            continue  # part of a name or a longer token (GPT-3, T5, 1.2.3)
-        if after == "." and text[match.end() + 1:match.end() + 2].isdigit():
-            continue  # a version-like run such as 1.2.3
-        if REFERENCE.search(before):
-            continue
-        plain = digits.replace(",", "")
-        if re.fullmatch(r"\d+", plain) and (
-                int(plain) <= 10 or (len(plain) == 4 and 1900 <= int(plain) <= 2099 and "," not in digits)):
-            continue
-        context = text[max(0, match.start() - 40):match.end() + 30]
-        found.append((normalise(digits), context))
-    return found
-
-
-def ledger_values(ledger: dict) -> set[str]:
-    return {normalise(entry["value"]) for kind in ("cited", "computed") for entry in ledger.get(kind, [])}
+from engine.numbers import ledger_values, stated_numbers
 
 
 def evaluate(expr: str):
@@ -140,7 +60,7 @@ def ledger_file(slug: str) -> dict:
 def test_every_number_on_the_page_is_cited_or_computed(slug, real):
     html, ledger = real[slug]
     known = ledger_values(ledger)
-    missing = sorted({(number, context) for number, context in stated_numbers(html) if number not in known})
+    missing = sorted({(n.value, n.context) for n in stated_numbers(html) if n.value not in known})
     assert not missing, f"numbers not in the {slug} numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
 
 
@@ -221,7 +141,7 @@ def fixture_page(fixture_app):
 
 def test_fixture_numbers_found_where_a_reader_sees_them(fixture_page):
     FIXTURE_HTML, _ = fixture_page
-    numbers = {number for number, _ in stated_numbers(FIXTURE_HTML)}
+    numbers = {n.value for n in stated_numbers(FIXTURE_HTML)}
     # prose (0.0433), a margin note (43.9), an equation's <mn> (0.25, 100), and a count above ten (12);
     # not the year 2020, small counts, code blocks or the citation block.
     assert numbers == {"0.0433", "43.9", "0.25", "100", "12"}
@@ -230,8 +150,8 @@ def test_fixture_numbers_found_where_a_reader_sees_them(fixture_page):
 def test_a_number_missing_from_the_ledger_is_reported(fixture_page):
     FIXTURE_HTML, FIXTURE_LEDGER = fixture_page
     ledger = dict(FIXTURE_LEDGER, cited=[e for e in FIXTURE_LEDGER["cited"] if e["value"] != "43.9"])
-    assert not [n for n, _ in stated_numbers(FIXTURE_HTML) if n not in ledger_values(FIXTURE_LEDGER)]
-    assert [n for n, _ in stated_numbers(FIXTURE_HTML) if n not in ledger_values(ledger)] == ["43.9"]
+    assert not [n.value for n in stated_numbers(FIXTURE_HTML) if n.value not in ledger_values(FIXTURE_LEDGER)]
+    assert [n.value for n in stated_numbers(FIXTURE_HTML) if n.value not in ledger_values(ledger)] == ["43.9"]
 
 
 def test_a_computed_value_that_does_not_match_fails():
