@@ -20,15 +20,19 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from flask import render_template
 from markupsafe import Markup
+
+from .markdown_ext import Tip
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
 SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
-                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources", "number-sources"}
+                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
 NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
-QUERY_VALUES = {"on": True, "off": False}  # ?sources=on|off; absent is off
+QUERY_VALUES = {"on": True, "off": False}  # a page's ?sources=on|off; absent is off
+APPENDIX_SLOT = "<!--number-sources-->"  # where paper.html wants the appendix, after the article
 
 
 @dataclass(frozen=True)
@@ -203,7 +207,8 @@ class NumberSources:
     """A page with its ledger-backed numbers marked, and what the appendix lists."""
 
     html: str
-    appendix: list[tuple[LedgerEntry, int]]  # each entry a mark opens, with how many marks open it
+    appendix: list[LedgerEntry]  # each entry a mark opens, in ledger order
+    tips: list[Tip]  # the popovers the marks open
 
 
 def tip_id(entries: list[LedgerEntry]) -> str:
@@ -215,14 +220,16 @@ def mark_numbers(page_html: str, ledger: dict) -> NumberSources:
     entry in the appendix in prose, a focusable ``<mrow>`` round an equation's ``<mn>``."""
     entries = ledger_entries(ledger)
     edits: list[tuple[int, int, str, str]] = []
-    uses: dict[int, int] = {}
+    tips: dict[str, Tip] = {}
     for stated in stated_numbers(page_html):
         backing = entries_for(stated, entries)
         if not backing:
             continue
-        for entry in backing:
-            uses[entry.number] = uses.get(entry.number, 0) + 1
         tip = tip_id(backing)
+        tips.setdefault(tip, Tip(
+            tip, Markup("{0}: {1}").format(backing[0].value, " and ".join(f"{e.kind} entry {e.number}" for e in backing)),
+            Markup("").join(entry_text(entry) for entry in backing), f"#number-{backing[0].number}",
+            more=f"Entry {backing[0].number} in Sources of numbers"))
         attrs = f'class="number-mark" data-tip="{tip}" aria-describedby="{tip}-text" data-entry="{backing[0].number}"'
         if stated.wrap:  # MathML holds no <a>: the <mn> goes in a focusable row, as a symbol does
             name = html.escape(stated.spelled.removesuffix("%"))
@@ -234,13 +241,21 @@ def mark_numbers(page_html: str, ledger: dict) -> NumberSources:
         parts += [page_html[last:start], opening, page_html[start:end], closing]
         last = end
     parts.append(page_html[last:])
-    appendix = [(entry, uses[entry.number]) for entry in entries if entry.number in uses]
-    return NumberSources("".join(parts), appendix)
+    used = {int(number) for tip in tips for number in tip.removeprefix("tip-number-").split("-")}
+    return NumberSources("".join(parts), [entry for entry in entries if entry.number in used], list(tips.values()))
+
+
+def with_number_sources(page_html: str, ledger: dict) -> str:
+    """A document page with "show sources of numbers" on: its numbers marked, and after its article
+    the appendix (printed at the end of the page) and the marks' popovers."""
+    marked = mark_numbers(page_html, ledger)
+    appendix = render_template("_number_sources.html", entries=marked.appendix, tips=marked.tips, entry_text=entry_text)
+    return marked.html.replace(APPENDIX_SLOT, appendix, 1)
 
 
 def entry_text(entry: LedgerEntry) -> Markup:
     """What a mark's popover and the appendix say of an entry."""
     if entry.kind == "computed":
-        return Markup('<p>Computed with <code>explainers</code>: <code class="number-expr">{0}</code> = {1}</p>').format(
+        return Markup('<p><strong>Computed:</strong> <code class="number-expr">{0}</code> = {1}</p>').format(
             entry.expr, entry.value)
-    return Markup("<p>Cited: {0}</p>").format(entry.source)
+    return Markup("<p><strong>Source:</strong> {0}</p>").format(entry.source)
