@@ -31,6 +31,7 @@ SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-t
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
 NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
 REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
+UNARY_MINUS = re.compile(r"(?:^|[=(,:≈<>]) ?[−-] ?$")  # "= − 0.3" in an equation: its sign is a token of its own
 QUERY_VALUES = {"on": True, "off": False}  # a page's ?sources=on|off; absent is off
 APPENDIX_SLOT = "<!--number-sources-->"  # where paper.html wants the appendix, after the article
 
@@ -152,7 +153,7 @@ def stated_numbers(page_html: str) -> list[StatedNumber]:
                 int(plain) <= 10 or (len(plain) == 4 and 1900 <= int(plain) <= 2099 and "," not in digits)):
             continue
         first, last = match.start("digits"), match.end("digits") - 1
-        sign = "-" if match.group("sign") else ""
+        sign = "-" if match.group("sign") or UNARY_MINUS.search(before) else ""
         found.append(StatedNumber(
             value=normalise(digits), spelled=sign + digits + ("%" if after == "%" else ""),
             context=text[max(0, match.start() - 40):match.end() + 30],

@@ -12,11 +12,12 @@ from __future__ import annotations
 import math
 import re
 import tomllib
+from html.parser import HTMLParser
 
 import pytest
 from conftest import CONTENT, documents
 
-from engine.numbers import ledger_values, stated_numbers
+from engine.numbers import ledger_entries, ledger_values, normalise, stated_numbers
 
 
 def evaluate(expr: str):
@@ -131,6 +132,107 @@ def test_the_ledger_lists_computed_numbers(slug, real):
     assert real[slug][1] == ledger_file(slug)  # the app reads the same ledger the parameters come from
     # The papers compute at least ten of their numbers; the scoring lesson, a shorter document, five.
     assert len(real[slug][1].get("computed", [])) >= (5 if slug == "scoring-lesson" else 10)
+
+
+# -- "show sources of numbers" (?sources=on) ---------------------------------------------------------
+class Marks(HTMLParser):
+    """Each number mark on a page: its text, the characters just before it, the entry it links to and
+    its popover; and the page's popovers and appendix entries by id."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.marks: list[dict] = []
+        self.open: dict | None = None
+        self.depth = 0
+        self.before = ""
+        self.ids: dict[str, dict] = {}  # id -> {"tag", "text"} for popovers' texts and appendix entries
+        self.collecting: list[tuple[str, int]] = []
+        self.stack = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag not in {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "mspace", "col"}:
+            self.stack += 1
+            if self.open is not None:
+                self.depth += 1
+            if attrs.get("id", "").startswith(("tip-number-", "number-")):
+                self.ids[attrs["id"]] = {"tag": tag, "text": "", "attrs": attrs}
+                self.collecting.append((attrs["id"], self.stack))
+        if "number-mark" in (attrs.get("class") or "").split():
+            self.open = dict(attrs, tag=tag, text="", before=self.before)
+            self.depth = 0
+
+    def handle_endtag(self, tag):
+        if self.open is not None:
+            if self.depth == 0:
+                self.marks.append(self.open)
+                self.open = None
+            else:
+                self.depth -= 1
+        while self.collecting and self.collecting[-1][1] == self.stack:
+            self.collecting.pop()
+        self.stack -= 1
+
+    def handle_data(self, data):
+        if self.open is not None:
+            self.open["text"] += data
+        for element_id, _ in self.collecting:
+            self.ids[element_id]["text"] += data
+        self.before = (self.before + data)[-4:]
+
+
+def marks_of(page: str) -> Marks:
+    parser = Marks()
+    parser.feed(page)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def shown(real_app) -> dict:
+    """slug -> the page with "show sources of numbers" on."""
+    client = real_app.test_client()
+    return {slug: client.get(f"/{slug}/?sources=on").get_data(as_text=True) for slug in SLUGS}
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_sources_of_numbers_mark_every_ledger_number_with_its_entry(slug, real, shown):
+    html, ledger = real[slug]
+    entries = {entry.number: entry for entry in ledger_entries(ledger)}
+    backed = [n for n in stated_numbers(html) if n.value in ledger_values(ledger)]
+    found = marks_of(shown[slug])
+    assert len(backed) > 10 and len(found.marks) == len(backed), "every ledger-backed number is marked, nothing else"
+    for stated, mark in zip(backed, found.marks, strict=True):
+        where = f"{mark['text']!r} near …{stated.context}…"
+        assert normalise(mark["text"]) == stated.value, f"marks in page order: {where}"
+        entry = entries[int(mark["data-entry"])]
+        assert normalise(entry.value) == normalise(mark["text"]), f"the mark's text equals its ledger value: {where}"
+        # The right entry: where the ledger spells the number as the page does (its sign, its commas), that one.
+        # (a sign written against it, or an equation's unary minus after "=", "(" or "≈")
+        signed = re.search(r"[−-]$|[=(≈]\s*[−-]\s*$", mark["before"])
+        spelled = ("-" if signed else "") + mark["text"]
+        exact = [e for e in entries.values() if e.value.replace("−", "-").removesuffix("%") == spelled]
+        assert not exact or entry in exact, f"{where}: entry {entry.value!r}, the ledger has {exact[0].value!r}"
+        # Its popover names the entry; its link lands on the entry in the appendix.
+        tip = found.ids[mark["data-tip"]]
+        assert tip["attrs"].get("role") == "tooltip" and mark["aria-describedby"] == f"{mark['data-tip']}-text"
+        assert (entry.expr or entry.source) in tip["text"], where
+        if mark["tag"] == "a":
+            assert mark["href"] == f"#number-{entry.number}"
+        listed = found.ids[f"number-{entry.number}"]
+        assert listed["tag"] == "li" and entry.value in listed["text"] and (entry.expr or entry.source) in listed["text"]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_sources_of_numbers_are_off_by_default(slug, real, real_app):
+    html, _ = real[slug]
+    for page in (html, real_app.test_client().get(f"/{slug}/?sources=off").get_data(as_text=True)):
+        assert "number-mark" not in page and 'id="number-sources"' not in page
+        assert 'id="sources-switch"' in page and 'aria-checked="false"' in page and f'href="/{slug}/?sources=on"' in page
+
+
+def test_a_bad_sources_value_is_a_400(real_app):
+    response = real_app.test_client().get("/mmlu/?sources=<b>yes</b>")
+    assert response.status_code == 400 and "<b>yes" not in response.get_data(as_text=True)
 
 
 # -- the rules themselves, on the fixture paper -------------------------------------------------
