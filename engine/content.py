@@ -175,9 +175,10 @@ def render_paper(folder: Document, glossary: Glossary, glossary_url: str) -> Ren
             quote=front.get("quote", ""), quote_source=front.get("quote_source", ""),
             quote_link=front.get("quote_link", ""), html=html, source=path, quote_by=front.get("quote_by", ""),
         ))
-    sections, citations = mark_citations(sections, meta.get("sources", []), folder.folder / "paper.toml")
     plain = PageRefs(glossary, glossary_url, diagrams_dir, tracked=False)
-    terms, symbols = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")
+    listed = glossary_entries(glossary, plain, refs, anchor_prefix="glossary-")
+    sections, citations, (terms, symbols) = mark_citations(sections, meta.get("sources", []),
+                                                           folder.folder / "paper.toml", listed)
     tips = refs.tips() + source_tips(meta.get("sources", []), plain)
     return RenderedDocument(folder.slug, meta, sections, refs, tips, terms, symbols, citations)
 
@@ -194,38 +195,48 @@ def source_key(url: str) -> str:
     return url
 
 
-def mark_citations(sections: list[Section], sources: list[dict], toml: Path) -> tuple[list[Section], dict]:
-    """Make every link to a work in the prose, and every quote's source, a citation: a trigger for its
-    source's preview (popovers.js), with an anchor the Sources list links back to. A link to a work
-    that is not in ``[[sources]]`` is a content error: every citation must have its preview."""
+def mark_citations(sections: list[Section], sources: list[dict], toml: Path,
+                   glossary: tuple[list[Entry], list[Entry]] = ([], [])) -> tuple[list[Section], dict, tuple]:
+    """Make every link to a work in the prose, in the glossary the page lists, and every quote's source a
+    citation: a trigger for its source's preview (popovers.js), with an anchor the Sources list links
+    back to. A link to a work that is not in ``[[sources]]`` is a content error: every citation must
+    have its preview."""
     numbers = {source_key(source["url"]): number for number, source in enumerate(sources, 1)}
     citations: dict[int, list[tuple[str, str, str]]] = {}
     if not sources:  # a document without a Sources list (the test fixture) has no previews to give
-        return sections, citations
+        return sections, citations, glossary
 
-    def cite(url: str, section: Section, quote: bool = False) -> tuple[int, str]:
+    def cite(url: str, where: str, number_title: tuple[str, str]) -> tuple[int, str]:
         number = numbers.get(source_key(url))
         if number is None:
-            raise ContentError(f"{section.source}: cites {url}, which is not in {toml}'s [[sources]]")
-        if quote:  # its anchor is the quote's own (quote-<section id>), listed by the template
-            return number, f"quote-{section.id}"
+            raise ContentError(f"{where}: cites {url}, which is not in {toml}'s [[sources]]")
         uses = citations.setdefault(number, [])
         anchor = f"cite-{number}-{len(uses) + 1}"
-        uses.append((anchor, section.number, section.title))
+        uses.append((anchor, *number_title))
         return number, anchor
+
+    def linked(text: Markup, where: str, number_title: tuple[str, str]) -> Markup:
+        def replace(match: re.Match) -> str:
+            number, anchor = cite(html.unescape(match["url"]), where, number_title)
+            return (f'<a href="{match["url"]}" class="cite" id="{anchor}" data-tip="tip-source-{number}" '
+                    f'aria-describedby="tip-source-{number}-text">')
+        return Markup(_EXTERNAL_LINK.sub(replace, text))
 
     marked = []
     for section in sections:
-        quote_cite = cite(section.quote_link, section, quote=True)[0] if section.quote and section.quote_link else 0
-
-        def replace(match: re.Match, section=section) -> str:
-            number, anchor = cite(html.unescape(match["url"]), section)
-            return (f'<a href="{match["url"]}" class="cite" id="{anchor}" data-tip="tip-source-{number}" '
-                    f'aria-describedby="tip-source-{number}-text">')
-
-        marked.append(replace_fields(section, html=Markup(_EXTERNAL_LINK.sub(replace, section.html)),
+        # A quote's anchor is its own (quote-<section id>), listed by the template.
+        quote_cite = numbers.get(source_key(section.quote_link)) if section.quote and section.quote_link else 0
+        if quote_cite is None:
+            raise ContentError(f"{section.source}: cites {section.quote_link}, which is not in {toml}'s [[sources]]")
+        marked.append(replace_fields(section, html=linked(section.html, str(section.source), (section.number, section.title)),
                                      quote_cite=quote_cite))
-    return marked, citations
+    glossary_section = next((s for s in sections if s.id == "glossary"), None)
+    if glossary_section is not None:  # the glossary the page lists cites its works too
+        where = (glossary_section.number, glossary_section.title)
+        glossary = tuple([replace_fields(entry, short=linked(entry.short, f"{toml.parent}/glossary.toml", where),
+                                         long=linked(entry.long, f"{toml.parent}/glossary.toml", where))
+                          for entry in entries] for entries in glossary)
+    return marked, citations, glossary
 
 
 def source_tips(sources: list[dict], plain: PageRefs) -> list[Tip]:

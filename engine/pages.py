@@ -1,10 +1,11 @@
 """Reader-facing pages: the index of annotated papers, each paper, and its glossary."""
 from __future__ import annotations
 
-from flask import Blueprint, abort, render_template
+from flask import Blueprint, abort, render_template, request
 
 from .caching import cached_page
 from .content import library
+from .numbers import QUERY_VALUES, with_number_sources
 from .widgets import fill_slots, paper_of
 
 bp = Blueprint("pages", __name__)
@@ -24,8 +25,13 @@ def paper(slug: str):
     found = library().paper(slug)
     if found is None:
         abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
+    shown = request.args.get("sources", "off")
+    if shown not in QUERY_VALUES:
+        abort(400, description="'sources' is 'on' (show where each number comes from) or 'off'.")
     folder = paper_of(slug)
-    return render_template("paper.html", paper=found, fill=lambda html: fill_slots(folder, html))
+    page = render_template("paper.html", paper=found, fill=lambda html: fill_slots(folder, html),
+                           number_sources=QUERY_VALUES[shown])
+    return with_number_sources(page, library().numbers(slug)) if QUERY_VALUES[shown] else page
 
 
 @bp.get("/<slug>/glossary/")

@@ -136,8 +136,33 @@ function initSnippets() {
   }
 }
 
+// "Show sources of numbers" is a link to the page in the other state (it works without JavaScript);
+// here it switches in place (number-sources.js, loaded at the first use) and answers Space, as a switch does.
+function initNumberSources() {
+  const link = document.getElementById('sources-switch');
+  if (!link) return;
+  let busy = false;
+  link.addEventListener('click', async (event) => {
+    if (event.ctrlKey || event.metaKey || event.shiftKey) return; // a new tab or window gets the page itself
+    event.preventDefault();
+    if (busy) return;
+    busy = true;
+    try {
+      await (await import('./number-sources.js')).toggle(link, { announce, refresh: markScrollers });
+    } catch (error) {
+      window.location.href = link.href; // the server renders the other state
+    } finally {
+      busy = false;
+    }
+  });
+  link.addEventListener('keydown', (event) => {
+    if (event.key === ' ') { event.preventDefault(); link.click(); }
+  });
+}
+
 initPopovers();
 initSnippets();
+initNumberSources();
 initThemeToggle();
 initCopyButtons();
 markScrollers();

@@ -10,6 +10,27 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
 const CITATIONS = '.section-body a.cite, .paper-quote figcaption a, .section-tools a.original-link';
+// A citation written as text: an arXiv id, "Name et al.", "Name (2019)" or "(Name, 2019)".
+const WRITTEN_CITATION = String.raw`arXiv[:\s]*\d{4}\.\d{4,5}|\b[A-Z][A-Za-z-]+ et al\.|\b[A-Z][A-Za-z-]+ \((?:19|20)\d\d\)|\([A-Z][A-Za-z-]+(?: et al\.)?,? (?:19|20)\d\d\)`;
+
+// Every citation the prose and the quotes' source lines write, linked or not: each must be inside a
+// citation (a.cite, which has its preview) or, in a quote's source line, beside that line's citation.
+function writtenCitations(pattern) {
+  const roots = document.querySelectorAll('.paper-section:not(.paper-sources) .section-body, .paper-quote figcaption');
+  const found = [];
+  for (const root of roots) {
+    const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const parent = node.parentElement;
+      if (parent.closest('pre, code, .widget-wrap, .widget, .tips')) continue;
+      for (const match of node.data.matchAll(new RegExp(pattern, 'g'))) {
+        const previewed = parent.closest('a.cite') || parent.closest('.paper-quote figcaption')?.querySelector('a.cite');
+        found.push({ text: match[0], previewed: Boolean(previewed) });
+      }
+    }
+  }
+  return found;
+}
 
 for (const slug of ['mmlu', 'mmlu-pro', 'scoring-lesson']) {
   test(`${slug}: every citation has a preview; hover, focus, Escape; back-links`, { timeout: 120000 }, async () => {
@@ -30,7 +51,9 @@ for (const slug of ['mmlu', 'mmlu-pro', 'scoring-lesson']) {
         withPreview: withPreview.length, sources: document.querySelectorAll('.source-list > li[id^="source-"]').length,
         backs: [...document.querySelectorAll('.cite-back')].every((a) => document.getElementById(a.hash.slice(1))) };
     }, CITATIONS);
+    const written = await page.evaluate(writtenCitations, WRITTEN_CITATION);
     assert.ok(counts.citations > 0);
+    assert.deepEqual(written.filter((c) => !c.previewed).map((c) => c.text), [], 'every written citation has its preview');
     assert.equal(counts.notCite, 0, 'every link to a work in the prose is a citation');
     assert.equal(counts.withPreview, counts.citations, 'every citation has its preview');
     assert.ok(counts.sources > 0 && counts.backs, 'numbered sources, back-links that land');

@@ -1,17 +1,11 @@
 """Every number the annotated paper states is cited or computed.
 
-The numbers are taken from each real paper's rendered page (/mmlu/, /mmlu-pro/) as a reader sees it: its prose, lists,
-captions, notes, glossary definitions and the numbers inside equations (MathML <mn>), but not
-code blocks (the snippet tests check those), headings, the table of contents, the citation
-block, the Sources list (titles and ids of the works cited), widget controls or popovers (which
-repeat glossary definitions). Each must appear in content/<document>/numbers.toml, either
+The numbers are taken from each document's rendered page (/mmlu/, /mmlu-pro/, /scoring-lesson/)
+as a reader sees it, by the one matcher the page's "show sources of numbers" marks them with
+(engine/numbers.py, whose docstring gives what is read and the narrow exemptions: small counts,
+years, digits in names, references). Each must appear in content/<document>/numbers.toml, either
 [[cited]] with a source or [[computed]] with an expression that ``from explainers import *``
 evaluates to that value.
-
-Exempt, by one narrow rule each: whole numbers 0 to 10 (ordinary counts: "five examples"),
-years (four digits 1900-2099), digits that are part of a name (GPT-3, T5, B_j's subscript is
-MathML and reaches here as its own token, so names are judged by a letter or letter-hyphen
-just before the digits), and references (§4.1, Table 1, Figure 10, Appendix A, arXiv:…).
 """
 from __future__ import annotations
 
@@ -23,80 +17,7 @@ from html.parser import HTMLParser
 import pytest
 from conftest import CONTENT, documents
 
-SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
-SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
-                   "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
-VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
-NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")
-REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
-
-
-class ReaderText(HTMLParser):
-    """The text of the page's article that a reader reads, one string per block of it."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[bool] = []  # per open element: is it skipped?
-        self.in_article = 0
-        self.parts: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in VOID_TAGS:
-            return
-        classes = set((dict(attrs).get("class") or "").split())
-        skipped = tag in SKIPPED_TAGS or bool(classes & SKIPPED_CLASSES) or any(self.stack)
-        self.stack.append(skipped)
-        if tag == "article":
-            self.in_article += 1
-        self.parts.append(" ")  # tokens in MathML (and blocks) are separate words
-
-    def handle_endtag(self, tag):
-        if tag in VOID_TAGS or not self.stack:
-            return
-        self.stack.pop()
-        if tag == "article":
-            self.in_article -= 1
-        self.parts.append(" ")
-
-    def handle_data(self, data):
-        if self.in_article and not any(self.stack):
-            self.parts.append(data)
-
-    def text(self) -> str:
-        return re.sub(r"\s+", " ", "".join(self.parts))
-
-
-def normalise(value: str) -> str:
-    return value.replace(",", "").replace("%", "").replace("−", "").replace("-", "").strip()
-
-
-def stated_numbers(page_html: str) -> list[tuple[str, str]]:
-    """(number, context) for every number the rules above do not exempt."""
-    parser = ReaderText()
-    parser.feed(page_html)
-    text = parser.text()
-    found = []
-    for match in NUMBER.finditer(text):
-        digits = match.group("digits")
-        before = text[max(0, match.start() - 14):match.start()]
-        after = text[match.end():match.end() + 1]
-        if re.search(r"[A-Za-z0-9_.]$", before) or re.search(r"[A-Za-z]-$", before):
-            continue  # part of a name or a longer token (GPT-3, T5, 1.2.3)
-        if after == "." and text[match.end() + 1:match.end() + 2].isdigit():
-            continue  # a version-like run such as 1.2.3
-        if REFERENCE.search(before):
-            continue
-        plain = digits.replace(",", "")
-        if re.fullmatch(r"\d+", plain) and (
-                int(plain) <= 10 or (len(plain) == 4 and 1900 <= int(plain) <= 2099 and "," not in digits)):
-            continue
-        context = text[max(0, match.start() - 40):match.end() + 30]
-        found.append((normalise(digits), context))
-    return found
-
-
-def ledger_values(ledger: dict) -> set[str]:
-    return {normalise(entry["value"]) for kind in ("cited", "computed") for entry in ledger.get(kind, [])}
+from engine.numbers import ledger_entries, ledger_values, normalise, stated_numbers
 
 
 def evaluate(expr: str):
@@ -140,7 +61,7 @@ def ledger_file(slug: str) -> dict:
 def test_every_number_on_the_page_is_cited_or_computed(slug, real):
     html, ledger = real[slug]
     known = ledger_values(ledger)
-    missing = sorted({(number, context) for number, context in stated_numbers(html) if number not in known})
+    missing = sorted({(n.value, n.context) for n in stated_numbers(html) if n.value not in known})
     assert not missing, f"numbers not in the {slug} numbers.toml:\n" + "\n".join(f"{n}: …{c}…" for n, c in missing)
 
 
@@ -213,6 +134,107 @@ def test_the_ledger_lists_computed_numbers(slug, real):
     assert len(real[slug][1].get("computed", [])) >= (5 if slug == "scoring-lesson" else 10)
 
 
+# -- "show sources of numbers" (?sources=on) ---------------------------------------------------------
+class Marks(HTMLParser):
+    """Each number mark on a page: its text, the characters just before it, the entry it links to and
+    its popover; and the page's popovers and appendix entries by id."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.marks: list[dict] = []
+        self.open: dict | None = None
+        self.depth = 0
+        self.before = ""
+        self.ids: dict[str, dict] = {}  # id -> {"tag", "text"} for popovers' texts and appendix entries
+        self.collecting: list[tuple[str, int]] = []
+        self.stack = 0
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag not in {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "mspace", "col"}:
+            self.stack += 1
+            if self.open is not None:
+                self.depth += 1
+            if attrs.get("id", "").startswith(("tip-number-", "number-")):
+                self.ids[attrs["id"]] = {"tag": tag, "text": "", "attrs": attrs}
+                self.collecting.append((attrs["id"], self.stack))
+        if "number-mark" in (attrs.get("class") or "").split():
+            self.open = dict(attrs, tag=tag, text="", before=self.before)
+            self.depth = 0
+
+    def handle_endtag(self, tag):
+        if self.open is not None:
+            if self.depth == 0:
+                self.marks.append(self.open)
+                self.open = None
+            else:
+                self.depth -= 1
+        while self.collecting and self.collecting[-1][1] == self.stack:
+            self.collecting.pop()
+        self.stack -= 1
+
+    def handle_data(self, data):
+        if self.open is not None:
+            self.open["text"] += data
+        for element_id, _ in self.collecting:
+            self.ids[element_id]["text"] += data
+        self.before = (self.before + data)[-4:]
+
+
+def marks_of(page: str) -> Marks:
+    parser = Marks()
+    parser.feed(page)
+    return parser
+
+
+@pytest.fixture(scope="module")
+def shown(real_app) -> dict:
+    """slug -> the page with "show sources of numbers" on."""
+    client = real_app.test_client()
+    return {slug: client.get(f"/{slug}/?sources=on").get_data(as_text=True) for slug in SLUGS}
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_sources_of_numbers_mark_every_ledger_number_with_its_entry(slug, real, shown):
+    html, ledger = real[slug]
+    entries = {entry.number: entry for entry in ledger_entries(ledger)}
+    backed = [n for n in stated_numbers(html) if n.value in ledger_values(ledger)]
+    found = marks_of(shown[slug])
+    assert len(backed) > 10 and len(found.marks) == len(backed), "every ledger-backed number is marked, nothing else"
+    for stated, mark in zip(backed, found.marks, strict=True):
+        where = f"{mark['text']!r} near …{stated.context}…"
+        assert normalise(mark["text"]) == stated.value, f"marks in page order: {where}"
+        entry = entries[int(mark["data-entry"])]
+        assert normalise(entry.value) == normalise(mark["text"]), f"the mark's text equals its ledger value: {where}"
+        # The right entry: where the ledger spells the number as the page does (its sign, its commas), that one.
+        # (a sign written against it, or an equation's unary minus after "=", "(" or "≈")
+        signed = re.search(r"[−-]$|[=(≈]\s*[−-]\s*$", mark["before"])
+        spelled = ("-" if signed else "") + mark["text"]
+        exact = [e for e in entries.values() if e.value.replace("−", "-").removesuffix("%") == spelled]
+        assert not exact or entry in exact, f"{where}: entry {entry.value!r}, the ledger has {exact[0].value!r}"
+        # Its popover names the entry; its link lands on the entry in the appendix.
+        tip = found.ids[mark["data-tip"]]
+        assert tip["attrs"].get("role") == "tooltip" and mark["aria-describedby"] == f"{mark['data-tip']}-text"
+        assert (entry.expr or entry.source) in tip["text"], where
+        if mark["tag"] == "a":
+            assert mark["href"] == f"#number-{entry.number}"
+        listed = found.ids[f"number-{entry.number}"]
+        assert listed["tag"] == "li" and entry.value in listed["text"] and (entry.expr or entry.source) in listed["text"]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_sources_of_numbers_are_off_by_default(slug, real, real_app):
+    html, _ = real[slug]
+    for page in (html, real_app.test_client().get(f"/{slug}/?sources=off").get_data(as_text=True)):
+        assert "number-mark" not in page and 'id="number-sources"' not in page
+        assert 'id="sources-switch"' in page and 'aria-checked="false"' in page and f'href="/{slug}/?sources=on"' in page
+
+
+def test_a_bad_sources_value_is_a_400(real_app):
+    response = real_app.test_client().get("/mmlu/?sources=<b>yes</b>")
+    assert response.status_code == 400 and "<b>yes" not in response.get_data(as_text=True)
+
+
 # -- the rules themselves, on the fixture paper -------------------------------------------------
 @pytest.fixture(scope="module")
 def fixture_page(fixture_app):
@@ -221,7 +243,7 @@ def fixture_page(fixture_app):
 
 def test_fixture_numbers_found_where_a_reader_sees_them(fixture_page):
     FIXTURE_HTML, _ = fixture_page
-    numbers = {number for number, _ in stated_numbers(FIXTURE_HTML)}
+    numbers = {n.value for n in stated_numbers(FIXTURE_HTML)}
     # prose (0.0433), a margin note (43.9), an equation's <mn> (0.25, 100), and a count above ten (12);
     # not the year 2020, small counts, code blocks or the citation block.
     assert numbers == {"0.0433", "43.9", "0.25", "100", "12"}
@@ -230,8 +252,8 @@ def test_fixture_numbers_found_where_a_reader_sees_them(fixture_page):
 def test_a_number_missing_from_the_ledger_is_reported(fixture_page):
     FIXTURE_HTML, FIXTURE_LEDGER = fixture_page
     ledger = dict(FIXTURE_LEDGER, cited=[e for e in FIXTURE_LEDGER["cited"] if e["value"] != "43.9"])
-    assert not [n for n, _ in stated_numbers(FIXTURE_HTML) if n not in ledger_values(FIXTURE_LEDGER)]
-    assert [n for n, _ in stated_numbers(FIXTURE_HTML) if n not in ledger_values(ledger)] == ["43.9"]
+    assert not [n.value for n in stated_numbers(FIXTURE_HTML) if n.value not in ledger_values(FIXTURE_LEDGER)]
+    assert [n.value for n in stated_numbers(FIXTURE_HTML) if n.value not in ledger_values(ledger)] == ["43.9"]
 
 
 def test_a_computed_value_that_does_not_match_fails():
