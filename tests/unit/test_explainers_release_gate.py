@@ -13,7 +13,6 @@ import random
 
 import numpy as np
 import pytest
-import statsmodels.api as sm
 from scipy import stats as sps
 
 import explainers as ex
@@ -60,6 +59,8 @@ def clustered_runs(subjects: int, size: int, seed: int, subject_sd: float = 0.1,
 
 
 def statsmodels_fit(candidate, baseline, names, use_correction: bool):
+    import statsmodels.api as sm  # here, not at the top: it takes seconds to import, on every worker's collection
+
     d = np.array(candidate, float) - np.array(baseline, float)
     groups = np.unique(np.array(names), return_inverse=True)[1]
     return sm.OLS(d, np.ones((len(d), 1))).fit(
