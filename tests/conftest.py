@@ -18,6 +18,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from hypothesis import settings
 
 from tools.launcher import running_server
 from widgetkit.registry import mount_document
@@ -52,6 +53,16 @@ _COST = ("browser", "model", "slow")
 def _cost_rank(item) -> int:
     names = {mark.name for mark in item.iter_markers()}
     return next((rank for rank, name in enumerate(_COST) if name in names), len(_COST))
+
+
+# Property tests (hypothesis) draw 100 examples each in the whole suite and 20 on the fast path
+# (a run that deselects the slow tests), which they otherwise spend a quarter of their time on.
+settings.register_profile("whole-suite", max_examples=100, deadline=None)
+settings.register_profile("fast-path", max_examples=20, deadline=None)
+
+
+def pytest_configure(config):
+    settings.load_profile("fast-path" if "not slow" in (config.option.markexpr or "") else "whole-suite")
 
 
 def pytest_collection_modifyitems(config, items):

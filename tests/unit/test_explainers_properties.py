@@ -16,9 +16,6 @@ from scipy import stats as sps
 
 import explainers as ex
 
-settings.register_profile("explainers", max_examples=100, deadline=None)
-settings.load_profile("explainers")
-
 shares = st.floats(0.0, 1.0, allow_nan=False)
 sizes = st.integers(1, 50_000)
 levels = st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99, 0.999])
@@ -205,7 +202,7 @@ FUZZED = sorted(ex.PUBLIC)
 
 
 @pytest.mark.parametrize("name", FUZZED)
-@settings(max_examples=40)
+@settings(max_examples=min(40, settings.default.max_examples))  # the profile's count (conftest.py), at most 40
 @given(data=st.data())
 def test_any_json_arguments_give_a_result_or_a_value_error(name, data):
     import inspect

@@ -36,16 +36,16 @@ class PublishedRunError(ValueError):
     """A published run file that cannot be drawn (incomplete, mixed, or not this project's format)."""
 
 
-def _checked(path: Path, rows: list[dict], expected: set | None) -> dict:
-    """The rows of a single-setting run keyed by (subject, index): every test question once, when
-    the test set is known (``expected``), and no question twice in any case."""
+def _checked(path: Path, rows: list[dict]) -> dict:
+    """The rows of a single-setting run keyed by (subject, index), no question twice (whether they
+    are the whole test set is _summarised's check, where the data folder is known)."""
     settings = {(r.get("method"), r.get("split"), r.get("shots"), r.get("model")) for r in rows}
     if len(settings) != 1:
         raise PublishedRunError(f"{path.name} mixes {len(settings)} settings (method, split, shots, model)")
     by_key = {(r["subject"], r["index"]): r for r in rows}
-    if len(by_key) != len(rows) or (expected is not None and set(by_key) != expected):
+    if len(by_key) != len(rows):
         raise PublishedRunError(f"{path.name} is not one complete test run: {len(by_key)} distinct questions in "
-                                f"{len(rows)} rows" + (f", the test set has {len(expected)}" if expected else ""))
+                                f"{len(rows)} rows")
     return by_key
 
 
@@ -119,17 +119,29 @@ def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) ->
     """widget_context's answer for these files (``signature``: their names, sizes and times) and data
     folder; shared by every caller, so callers treat it as read-only, as widget views do."""
     data = MMLUData(root) if root is not None else None
-    if data is not None:
-        subjects = data.subjects
-        expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
-        subject_group = {name: BY_NAME[s.group].key for name, s in subjects.items()}
-    else:
-        expected, subject_group = None, {}
-    checked = [_checked(path, read_rows(path), expected) for path in files]
+    if data is None:
+        return _summaries(files, signature, ())[1]
+    subjects = data.subjects
+    expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
+    keys, context = _summaries(files, signature, tuple((name, BY_NAME[s.group].key) for name, s in subjects.items()))
+    for path, found in zip(files, keys, strict=True):
+        if found != expected:
+            raise PublishedRunError(f"{path.name} is not one complete test run: {len(found)} distinct questions, "
+                                    f"the test set has {len(expected)}")
+    return context
+
+
+@lru_cache(maxsize=4)
+def _summaries(files: tuple[Path, ...], signature: tuple, subject_group: tuple[tuple[str, str], ...]):
+    """(each run's question keys, the widgets' context): the seconds-long part of _summarised, which
+    depends on the files and the subjects' groups only, so that another copy of the data folder (the
+    tests make several) checks its questions against the keys without summarising the runs again."""
+    checked = [_checked(path, read_rows(path)) for path in files]
     if any(set(rows) != set(checked[0]) for rows in checked):
         raise PublishedRunError("the published runs do not hold the same questions")
     order = sorted(checked[0])
-    runs = sorted((_run_summary(rows, order, subject_group) for rows in checked), key=lambda run: run["scores"]["shots"])
+    runs = sorted((_run_summary(rows, order, dict(subject_group)) for rows in checked),
+                  key=lambda run: run["scores"]["shots"])
     models = {run["model"] for run in runs}
     if len(models) != 1:
         raise PublishedRunError(f"the published runs come from {len(models)} different models")
@@ -137,7 +149,7 @@ def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) ->
     sizes: dict[str, int] = {}
     for subject, _ in order:
         sizes[subject] = sizes.get(subject, 0) + 1
-    return {
+    return [set(rows) for rows in checked], {
         "live_scores": {"model": model, "runs": [run["scores"] for run in runs]},
         "live_calibration": {"model": model, "runs": [run["calibration"] for run in runs]},
         "live_pairs": {"model": model, "order": [[name, size] for name, size in sizes.items()],
