@@ -287,6 +287,33 @@ def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,
     return terms, symbols
 
 
+# Rendering a document takes seconds, and every app made in one process (the tests make dozens) would
+# render the same files again: apps share what a document's files rendered to, keyed by its folder and
+# the state (path, size, modification time) of every file in it. What is kept is read-only.
+_RENDERED: dict[tuple, object] = {}
+_RENDERED_LOCK = threading.Lock()
+_RENDERED_MAX = 32
+
+
+def _shared(kind: str, document: Document, build):
+    files = sorted(p for p in document.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    key = (kind, str(document.folder.resolve()), tuple((str(p), *_stat(p)) for p in files))
+    with _RENDERED_LOCK:
+        if key in _RENDERED:
+            return _RENDERED[key]
+    made = build()
+    with _RENDERED_LOCK:
+        if len(_RENDERED) >= _RENDERED_MAX:
+            _RENDERED.pop(next(iter(_RENDERED)))
+        _RENDERED[key] = made
+    return made
+
+
+def _stat(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
 class ContentLibrary:
     """Every paper's rendered content, made on first use (or all at once by ``prerender``) and kept."""
 
@@ -310,7 +337,7 @@ class ContentLibrary:
         with self._lock:
             hit = self._cache.get(f"{kind}:{slug}")
             if hit is None or hit[0] != stamp:
-                hit = (stamp, build())
+                hit = (stamp, _shared(kind, self.papers[slug], build))
                 self._cache[f"{kind}:{slug}"] = hit
             return hit[1]
 
