@@ -38,8 +38,9 @@ function describe(last) {
 function progressLine(state, seconds) {
   if (state.phase === 'queued') return `Waiting for the model… ${seconds} s`;
   if (state.phase === 'reading') {
-    const cached = state.cached ? `, ${number(state.cached)} of them the category's worked examples it had already read` : '';
-    return `Reading the worked examples and the question: ${plural(state.prompt, 'token')}${cached}… ${seconds} s`;
+    const what = state.shots ? `the ${plural(state.shots, 'worked example')} and the question` : 'the question';
+    const cached = state.cached ? `, ${number(state.cached)} of them already read for this category` : '';
+    return `Reading ${what}: ${plural(state.prompt, 'token')}${cached}… ${seconds} s`;
   }
   return `Writing: ${plural(state.tokens, 'token')} in ${seconds} s`;
 }
@@ -51,7 +52,7 @@ async function stream() {
     shots: Number(form.elements.shots.value),
   };
   const started = performance.now();
-  const state = { phase: 'queued', prompt: 0, cached: 0, tokens: 0 };
+  const state = { phase: 'queued', shots: 0, prompt: 0, cached: 0, tokens: 0 };
   const show = () => { progress.textContent = progressLine(state, ((performance.now() - started) / 1000).toFixed(1)); };
   const tick = setInterval(show, 250);
   const stopper = new AbortController();
@@ -82,7 +83,9 @@ async function stream() {
       buffered = lines.pop();
       for (const line of lines.filter(Boolean)) {
         const event = JSON.parse(line);
-        if (event.reading) {
+        if (event.prompt !== undefined) {
+          state.shots = event.shots_used;
+        } else if (event.reading) {
           Object.assign(state, { phase: 'reading', prompt: event.reading.prompt_tokens, cached: event.reading.cached_tokens });
         } else if (event.text !== undefined) {
           if (state.phase !== 'writing') {
