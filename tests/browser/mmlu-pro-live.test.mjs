@@ -47,7 +47,7 @@ test('scoring answers in place; the chain of thought says what it does and why i
   await page.keyboard.press('Enter');
   assert.deepEqual(await page.evaluate(() => [document.activeElement.matches('[data-ls-run]'),
     document.querySelector('[data-ls-run]').getAttribute('aria-disabled')]), [true, 'true']);
-  assert.match(await page.locator('[data-ls-status]').innerText(), /^Scoring: the model is reading the prompt/);
+  assert.match(await page.locator('[data-ls-status]').innerText(), /^(Scoring: the model is reading the prompt|Warming up: the model is loading)/);
   await page.waitForSelector('[data-ls-results] [data-ls-verdict]', { timeout: MODEL_WAIT_MS });
   assert.equal(loads, 0, 'scoring loaded no page');
   assert.ok(await page.evaluate(() => window.scrollY) >= scrolled, 'the page did not jump back to the top');
