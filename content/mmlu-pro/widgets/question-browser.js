@@ -26,8 +26,9 @@ const WORDS = {
 const number = (n) => n.toLocaleString('en');
 const plural = (n, word) => `${number(n)} ${word}${n === 1 ? '' : 's'}`;
 
-function describe(last) {
-  if (last.error) return `${last.error} It stopped because ${last.stopped}.`;
+// The closing line in words: the extraction and why it stopped, or why the server cut it short.
+function describe(last, tokens) {
+  if (last.error) return `It wrote ${plural(tokens, 'token')} and stopped because ${last.stopped}.`;
   const read = last.extracted
     ? `Read with the rule “${last.rule}”: ${last.extracted}; the key is ${last.key}, so it is ${last.correct ? 'right' : 'wrong'}.`
     : `No letter could be read (${last.rule}); the key is ${last.key}.`;
@@ -102,7 +103,7 @@ async function stream() {
       }
       show();
     }
-    verdict.textContent = last ? describe(last) : 'The answer broke off before its end; try again.';
+    verdict.textContent = last ? describe(last, state.tokens) : 'The answer broke off before its end; try again.';
   } catch (error) {
     verdict.textContent = stopper.signal.aborted
       ? `It wrote ${plural(state.tokens, 'token')} and stopped because you stopped it; no letter was read.`
