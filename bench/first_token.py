@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import os
 import statistics
 import sys
 import time
@@ -44,9 +45,25 @@ def first_token(port: int, category: str, index: int, shots: int) -> dict:
             seen["first_token_s"] = time.perf_counter() - started
             break
         elif "done" in event or "error" in event:
+            seen["ended"] = event.get("error") or f"ended ({event['reason']}) before any text"
             break
     connection.close()
     return seen
+
+
+def wait_for_model(port: int) -> None:
+    """Until the model is loaded (the server answers pages before that)."""
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        connection.request("GET", "/api/model")
+        state = json.loads(connection.getresponse().read())["state"]
+        connection.close()
+        if state == "ready":
+            return
+        assert state != "failed", "the model did not load"
+        time.sleep(1)
+    raise TimeoutError("the model did not load within 600 s")
 
 
 def main() -> None:
@@ -54,17 +71,21 @@ def main() -> None:
     parser.add_argument("--category", default="history")
     parser.add_argument("--questions", type=int, default=4)
     parser.add_argument("--shots", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=None, help="SCORER_THREADS (default: the server's, every core)")
     args = parser.parse_args()
-    print(f"hardware: {hardware()}")
-    with running_server(env={"SCORER_LOAD_AT_START": "1"}, timeout=600) as server:
+    print(f"hardware: {hardware()}; load average {os.getloadavg()[0]:.1f}")
+    env = {"SCORER_LOAD_AT_START": "1", **({"SCORER_THREADS": str(args.threads)} if args.threads else {})}
+    with running_server(env=env, timeout=600) as server:
         port = int(server.url.rsplit(":", 1)[1])
+        wait_for_model(port)
         warm = []
         for index in range(args.questions):
             seen = first_token(port, args.category, index, args.shots)
             kind = "cold" if index == 0 else "warm"
             print(f"{args.category} question {index + 1} ({kind}): reading line after {seen.get('reading_s', 0):.2f} s, "
                   f"first token after {seen.get('first_token_s', float('nan')):.2f} s; prompt "
-                  f"{seen.get('prompt_tokens')} tokens, {seen.get('cached_tokens')} of them cached")
+                  f"{seen.get('prompt_tokens')} tokens, {seen.get('cached_tokens')} of them cached"
+                  + (f"; {seen['ended']}" if "ended" in seen else ""))
             if index and "first_token_s" in seen:
                 warm.append(seen["first_token_s"])
         if warm:
