@@ -74,6 +74,11 @@ test('scoring answers in place; the chain of thought says what it does and why i
   // While it writes, the button keeps the focus and says it is busy (it is not disabled).
   assert.deepEqual(await page.evaluate(() => [document.activeElement.matches('button[data-cot]'),
     document.querySelector('button[data-cot]').getAttribute('aria-disabled')]), [true, 'true']);
+  // Before its first token (the category's worked examples are read for the first time here).
+  await page.waitForFunction(() => /^Reading /.test(document.querySelector('[data-cot-progress]').textContent),
+    null, { timeout: MODEL_WAIT_MS, polling: 50 });
+  await page.locator('[data-reasoning]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'mmlu-pro-cot-reading-1280-light');
   await page.waitForFunction(() => /stopped because/.test(document.querySelector('[data-verdict]').textContent),
     null, { timeout: MODEL_WAIT_MS, polling: 100 });
   const seen = await page.evaluate(() => window.progressSeen);
