@@ -1,5 +1,5 @@
-// A live, model-backed form, enhanced in place: every benchmark's (MMLU's live scoring, MMLU-Pro's
-// question browser) uses this one component.
+// A live, model-backed form, enhanced in place: every benchmark's page that scores questions on the
+// app's model (each document's live scoring or question browser) uses this one component.
 // Without JavaScript the form posts and the server renders the whole page with the result; with it,
 // the same POST is sent with ?fragment=1 and only the results panel comes back (always a 200: the
 // panel's data-status, data-state and data-retry-after carry the real answer), which replaces the
