@@ -1,8 +1,9 @@
 """Greedy text generation on the live model, streamed piece by piece (a chain of thought, or a short answer).
 
 Generation is a lane of the scoring service's one queue (worker.py): :func:`generation` checks the
-request, queues it under the caller's ``client`` share, and returns once the worker has run the
-prompt's forward pass and the first piece is known; the rest streams back from the worker thread,
+request, queues it under the caller's ``client`` share, and returns once the worker has taken it up
+(its first event says how long the prompt is, before the prompt's forward pass, so a page can say
+what the model is doing until the first token); the rest streams back from the worker thread,
 which runs one forward pass of a generation at a time, between scoring batches and the steps of
 other readers' generations. Closing the stream, or dropping it unread, stops the generation between
 tokens; so does ``gone()`` (the client left) and the server's stop signal (see worker.py). Nothing is
@@ -41,9 +42,17 @@ def _checked_ids(loaded, prompt: str, max_new_tokens: int):
     return ids
 
 
-def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = ()) -> Iterator[dict | None]:
-    """One forward pass per ``next()``: yields None, or a {"text": piece} event, and at the end the
-    events still held back and {"done": True, "reason", "tokens", "prompt_tokens", "ms"}.
+def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = (), scorer=None,
+                 shared: str = "") -> Iterator[dict | None]:
+    """One forward pass per ``next()``: first {"reading": {"prompt_tokens", "cached_tokens"}} before
+    any pass (a page shows it until the first token comes), then None or a {"text": piece, "tokens":
+    written so far} event, and at the end the events still held back and {"done": True, "reason",
+    "tokens", "prompt_tokens", "ms"}.
+
+    With a ``scorer`` and the prompt's ``shared`` leading text (its header and worked examples), the
+    prompt's pass runs only its own tokens on top of the scorer's prefix cache (the keys and values
+    that scoring keeps for the same text; computed here on first use): ``cached_tokens`` says how
+    many were already there. Without them the model reads the whole prompt.
 
     Text that might be the start of a stop string is held back until it is known not to be one.
     Each pass runs under its own ``torch.inference_mode()``: the worker interleaves several
@@ -53,13 +62,31 @@ def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = ()) -
     tokenizer, model = loaded.tokenizer, loaded.model
     started = time.perf_counter()
     hold = max((len(s) for s in stop), default=1) - 1
+    reuse = scorer is not None and bool(shared)
+    cached = scorer.prefixes.entries.get(shared) if reuse else None
+    yield {"reading": {"prompt_tokens": int(ids.shape[1]), "cached_tokens": len(cached.token_ids) if cached else 0}}
+    state = {}
+    with torch.inference_mode():
+        if reuse:
+            logits, state["past"] = scorer.prefilled(ids[0].tolist(), shared)
+        else:
+            state["out"] = model(input_ids=ids, use_cache=True, logits_to_keep=1)
+            logits = state["out"].logits[0, -1]
+
+    def logits_after(token: int):
+        with torch.inference_mode():
+            if reuse:
+                after, state["past"] = scorer.extended(token, state["past"])
+                return after
+            state["out"] = model(input_ids=torch.tensor([[token]], device=ids.device), cache=state["out"].cache,
+                                 use_cache=True)
+            return state["out"].logits[0, -1]
+
     written: list[int] = []
     text, shown = "", 0  # the answer so far (none if the first token ends the text) and how much was sent
     reason = "length"
-    with torch.inference_mode():
-        out = model(input_ids=ids, use_cache=True, logits_to_keep=1)
     while len(written) < max_new_tokens:
-        token = int(out.logits[0, -1].argmax())
+        token = int(logits.argmax())
         if token == tokenizer.eos_token_id:
             reason = "end of text"
             break
@@ -72,15 +99,14 @@ def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = ()) -
         if len(written) == max_new_tokens:
             break
         if len(text) - hold > shown:
-            yield {"text": text[shown:len(text) - hold]}
+            yield {"text": text[shown:len(text) - hold], "tokens": len(written)}
             shown = len(text) - hold
         else:
             yield None
-        with torch.inference_mode():
-            out = model(input_ids=torch.tensor([[token]], device=ids.device), cache=out.cache, use_cache=True)
-    out = None  # the key/value cache goes before the last events
+        logits = logits_after(token)
+    state.clear()  # the key/value cache goes before the last events
     if len(text) > shown:
-        yield {"text": text[shown:]}
+        yield {"text": text[shown:], "tokens": len(written)}
     yield {"done": True, "reason": reason, "tokens": len(written), "prompt_tokens": int(ids.shape[1]),
            "ms": round((time.perf_counter() - started) * 1000, 1)}
 
@@ -95,13 +121,15 @@ def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...
 
 
 def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = (), client=None,
-               gone: Callable[[], bool] | None = None) -> Iterator[dict]:
+               gone: Callable[[], bool] | None = None, shared: str = "") -> Iterator[dict]:
     """Check the service's model is ready, queue the generation in the worker's lane and return the
     event stream once its first event is known (iterate it; ``close()`` stops the generation).
 
     ``client`` is the caller as the scoring queue tells callers apart (its address): it limits the
     caller's share of the queue and runs its generations one at a time. ``gone`` says whether the
     caller has left (waitress's ``waitress.client_disconnected``); it is asked between tokens.
+    ``shared`` is the prompt's leading text that other prompts share (a category's header and worked
+    examples): its keys and values come from the scorer's prefix cache (see greedy_steps).
 
     Raises (before any text is produced) ModelUnavailable, StillLoading, QueueFull, PromptTooLong,
     ValueError (max_new_tokens), or the worker's ServerStopping, ClientGone and ScoringTimeout."""
@@ -114,4 +142,6 @@ def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] 
         raise StillLoading(service.message)
     loaded = service.scorer.loaded
     ids = _checked_ids(loaded, prompt, max_new_tokens)
-    return service.generate(greedy_steps(loaded, ids, max_new_tokens, stop), client=client, gone=gone)
+    reuse = bool(shared) and prompt.startswith(shared) and service.scorer.reuse_prefix
+    steps = greedy_steps(loaded, ids, max_new_tokens, stop, *((service.scorer, shared) if reuse else ()))
+    return service.generate(steps, client=client, gone=gone)

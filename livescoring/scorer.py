@@ -485,6 +485,29 @@ class Scorer:
             job["past"] = ([(pk[:, :, :reused], pv[:, :, :reused]) for pk, pv in prefix.layers] if reused else None,
                            [(mine(k), mine(v)) for k, v in own])
 
+    def prefilled(self, ids: list[int], shared: str):
+        """A streamed generation's first pass (livescoring/generate.py): the prompt's own tokens on top
+        of the cached keys and values of its ``shared`` leading text (the header and worked examples,
+        computed on first use and kept, as for scoring). Returns (the logits after the prompt, the
+        prompt's keys and values per layer). Call under ``torch.inference_mode()``."""
+        import torch
+
+        prefix = self._prefix(shared)
+        reused = min(common_prefix_length(prefix.token_ids, ids), len(ids) - 1) if prefix else 0
+        hidden, own = self.decoder([ids[reused:]], reused, prefix.layers if reused else None,
+                                   [(0, len(ids) - reused - 1)])
+        past = own if not reused else [(torch.cat([pk[:, :, :reused], k], dim=2), torch.cat([pv[:, :, :reused], v], dim=2))
+                                       for (pk, pv), (k, v) in zip(prefix.layers, own, strict=True)]
+        return self.loaded.model.lm_head(hidden)[0], past
+
+    def extended(self, token: int, past: list):
+        """One more token on a generation's keys and values: (the logits after it, the longer cache)."""
+        import torch
+
+        hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
+        past = [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2)) for (k0, v0), (k, v) in zip(past, new, strict=True)]
+        return self.loaded.model.lm_head(hidden)[0], past
+
     def _decode(self, job: dict, stop: Callable[[], bool] | None) -> dict:
         """One question's greedy tokens from its first logits (the fast path's, or the reference
         path's own forward over the whole prompt), a pass per new token."""

@@ -14,6 +14,7 @@ from flask import request
 
 from livescoring import generate
 from livescoring.scorer import PromptTooLong
+from livescoring.worker import ServerStopping
 
 from . import service
 from .failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
@@ -39,11 +40,14 @@ def score(field: str = "question", words: str | None = None, **arguments) -> dic
         raise service_failure(error) from None
 
 
-def generation(text: str, max_new_tokens: int, stop: tuple[str, ...], field: str = "question") -> Iterator[dict]:
-    """A generation's events (``{"text"}`` pieces, then one closing event), started now: a refusal
-    (queue full, prompt too long) is raised here, before any text."""
+def generation(text: str, max_new_tokens: int, stop: tuple[str, ...], field: str = "question",
+               shared: str = "") -> Iterator[dict]:
+    """A generation's events (one ``{"reading"}`` event with the prompt's token counts, ``{"text"}``
+    pieces, then one closing event), started now: a refusal (queue full, prompt too long) is raised
+    here, before any text. ``shared``: the prompt's leading text that the benchmark's other prompts
+    share (header and worked examples), read from the model's prefix cache."""
     try:
-        return generate.generation(service(), text, max_new_tokens, stop=stop, **_requester())
+        return generate.generation(service(), text, max_new_tokens, stop=stop, shared=shared, **_requester())
     except PromptTooLong as error:
         raise _too_long(error, field, None) from None
     except SERVICE_ERRORS as error:
@@ -63,3 +67,13 @@ def written(events: Iterator[dict]) -> tuple[str, dict]:
     except SERVICE_ERRORS as error:
         raise service_failure(error) from None
     return text, last
+
+
+def cut_short(error: Exception) -> str:
+    """Why a stream that had begun ended early, in words that follow "stopped because" (the server
+    stopping, the answer stalling, or a failure on the server)."""
+    if isinstance(error, ServerStopping):
+        return "the server is stopping; ask again in a minute"
+    if isinstance(error, SERVICE_ERRORS):
+        return "the answer stalled on a busy server; try again"
+    return "something failed on the server"

@@ -11,7 +11,8 @@ not write at all. The pages point out both, each with its rule:
   the comparison is among tokens it hardly considers.
 
 The numbers come from ``explainers.top_two`` and the scorer's result; every live route adds
-``in_words(result)`` (which holds ``reading(result)``) to what it returns.
+``in_words(result)`` (which holds ``reading(result)``) to what it returns. A generation's end is said
+in words by :func:`why_it_stopped`.
 """
 from __future__ import annotations
 
@@ -79,3 +80,12 @@ def reading(result: dict) -> dict:
                 "Most of the model's probability is on no letter at all" if letters_off else None)
     return {"close": close, "split": pair["split"], "letters_off": letters_off,
             "rule": {"close_below": CLOSE_SPLIT, "letters_below": LETTERS_SHARE}, "headline": headline, "notes": notes}
+
+
+def why_it_stopped(reason: str, cap: int, stop: str) -> str:
+    """Why a generation ended (its closing event's ``reason``), in words that follow "stopped because":
+    the model's end-of-text token, the ``stop`` string that begins another question, or the ``cap``
+    of new tokens."""
+    return {"end of text": "it ended its answer (the model's end-of-text token)",
+            "stop": f"it began another question (“{stop}”), where the protocol ends the answer",
+            "length": f"it reached the cap of {cap} new tokens"}[reason]

@@ -534,7 +534,8 @@ def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(tmp_path):
         response = connection.getresponse()
         assert response.status == 200
         lines = [json.loads(response.readline())]  # the prompt
-        lines.append(json.loads(response.readline()))  # the first piece of text: the answer is being written
+        while "text" not in lines[-1]:  # the reading line, then the first piece of text: the answer is being written
+            lines.append(json.loads(response.readline()))
         signalled = time.monotonic()
         process.send_signal(signal.SIGTERM)
         while line := response.readline():
@@ -549,4 +550,5 @@ def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(tmp_path):
     assert ended < grace, ended
     if "reason" not in last:  # not finished within the grace: the closing line says why
         assert "error" in last and "shutting down" in last["error"], last
+        assert last["stopped"] == "the server is stopping; ask again in a minute"  # the page's words
     assert "terminate called" not in (tmp_path / "server.log").read_text()

@@ -55,7 +55,18 @@ def test_the_question_browser_scores_without_javascript(client):
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "What the model said" in html and "When did the first pharaohs emerge in Egypt?" in html
-    assert html.count('<th scope="row">') == 4
+    assert html.count('class="ls-bar-row') == 4 and "data-ls-verdict" in html  # the shared live form's bars
+
+
+def test_the_script_gets_the_same_result_panel_alone(client):
+    """The question browser's scoring in place: the same POST with ?fragment=1 answers the results panel
+    alone (the shared live form), with its verdict and one bar per option."""
+    response = client.post("/mmlu-pro/run?fragment=1", data={
+        "category": "history", "number": "88", "shots": "0",
+        **run_form_token(client, "/mmlu-pro/run?category=history&number=88")})
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and "<html" not in html
+    assert html.count('class="ls-bar-row') == 4 and "Prediction: " in html and "key: C" in html
 
 
 def test_chain_of_thought_streams_is_capped_and_is_read_the_papers_way(client):
@@ -68,11 +79,37 @@ def test_chain_of_thought_streams_is_capped_and_is_read_the_papers_way(client):
     assert head["prompt"] == prompt.build_prompt("history", head["question"]["question"], head["question"]["options"],
                                                  _shots(client, "history", 5), chain_of_thought=True)
     assert pieces, "no text was streamed"
+    # Before the first token, one line says how long the prompt is (the page shows it while it reads).
+    reading = lines[1]["reading"]
+    assert reading["prompt_tokens"] == last["prompt_tokens"] and 0 <= reading["cached_tokens"] < reading["prompt_tokens"]
+    assert [piece["tokens"] for piece in pieces] == sorted(piece["tokens"] for piece in pieces)
     assert last["done"] and last["tokens"] <= 40 and last["reason"] in ("length", "stop", "end of text")
+    assert last["stopped"] == {"length": "it reached the cap of 40 new tokens",
+                               "stop": "it began another question (“Question:”), where the protocol ends the answer",
+                               "end of text": "it ended its answer (the model's end-of-text token)"}[last["reason"]]
     written = "".join(piece["text"] for piece in pieces)
     assert "Question:" not in written
     found = extract_answer(written, 4)
     assert (last["extracted"], last["rule"], last["key"]) == (found.letter, found.rule, "C")
+
+
+def test_a_second_question_of_a_category_reuses_its_worked_examples_and_writes_the_same(client, loaded_model):
+    """Prefix reuse: the second question of a category starts from the cached worked examples, and the
+    greedy text is the one the model writes reading the whole prompt (transformers' own forward)."""
+    from livescoring import generate
+
+    def stream(index):
+        response = client.post("/api/mmlu-pro/generate", json={"category": "law", "index": index, "shots": 5,
+                                                               "max_tokens": 12})
+        return [json.loads(line) for line in response.get_data(as_text=True).splitlines()]
+
+    stream(0)  # the category's header and worked examples are read once, here
+    lines = stream(1)
+    reading = lines[1]["reading"]
+    assert reading["cached_tokens"] > reading["prompt_tokens"] / 2, reading
+    written = "".join(line.get("text", "") for line in lines)
+    alone = generate.stream_greedy(loaded_model, lines[0]["prompt"], 12, ("Question:",))
+    assert written == "".join(event.get("text", "") for event in alone)
 
 
 def test_generation_input_is_checked_before_the_model_runs(client):
@@ -85,7 +122,8 @@ def test_the_question_browser_reasons_without_javascript(client):
                                           **run_form_token(client, "/mmlu-pro/run?category=history&number=88")})
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert "What the model wrote" in html and "the key is" in html
+    assert "What the model wrote" in html and "the key is" in html and "stopped because it " in html
+    assert "stopped at" not in html
     assert "<section class=\"run-reasoning\" aria-labelledby=\"run-reasoning-title\" data-reasoning>" in html
 
 

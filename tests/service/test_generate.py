@@ -84,6 +84,24 @@ def test_the_cap_stops_it():
     assert ("".join(pieces), done["reason"], done["tokens"]) == ("A yes more", "length", 3)
 
 
+def test_the_first_event_says_how_long_the_prompt_is_before_the_model_reads_it():
+    """What a page shows until the first token: the prompt's tokens, sent before the prompt's pass."""
+    calls = []
+
+    class Watched(ScriptedModel):
+        def __call__(self, input_ids, **options):
+            calls.append(input_ids.shape[1])
+            return super().__call__(input_ids, **options)
+
+    model = loaded([1, 2, EOS])
+    model.model = Watched([1, 2, EOS])
+    steps = generate.greedy_steps(model, model.tokenizer("a short prompt", return_tensors="pt")["input_ids"], 5)
+    assert next(steps) == {"reading": {"prompt_tokens": 3, "cached_tokens": 0}} and calls == []
+    events = [event for event in steps if event is not None]
+    assert calls[0] == 3 and [e["tokens"] for e in events if "text" in e] == [1, 2]
+    assert events[-1]["reason"] == "end of text"
+
+
 def test_bounds_are_checked_before_the_model_runs():
     for bad in (0, generate.MAX_NEW_TOKENS + 1):
         with pytest.raises(ValueError, match="max_new_tokens"):

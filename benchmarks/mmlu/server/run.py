@@ -18,10 +18,10 @@ import time
 
 from flask import Blueprint, abort, current_app, jsonify, render_template, request
 
-from benchmarks.server import live
+from benchmarks.server import live, live_form
 from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
-from engine.security import csrf_token_valid, require_same_origin
+from engine.security import require_same_origin
 from engine.widgets import widget_assets
 
 from ..data import DataMissing
@@ -191,32 +191,24 @@ def questions(subject: str):
 def page():
     from . import form
 
-    if request.method == "POST":
-        require_same_origin()
     source = request.form if request.method == "POST" else request.args
     values = form.values_from(source, data())
     result = failure = None
-    status = 200
     if request.method == "POST":
         try:
-            if "subject" not in request.form:  # a bare POST (not our form) must not start the model
-                raise ScoreFailed(400, "The form arrived without a subject; choose one and press Run.", field="subject")
-            if not csrf_token_valid(request.form.get(form.CSRF_FIELD)):
-                # The whole page comes back with a fresh token; the script's panel does not carry one.
-                again = "reload the page, then press Run" if request.args.get("fragment") == "1" else \
-                    "it has been refreshed: press Run again"
-                raise ScoreFailed(400, f"This form has expired (or was not sent from this site); {again}.",
-                                  field="form")
+            live_form.check_post("subject" in request.form, "The form arrived without a subject; choose one and press Run.",
+                                 "subject", "Run")
             result = run_score(form.request_body(values))
         except ScoreFailed as error:
-            failure, status = error, error.status
+            failure = error
     context = form.context(values, result, failure)
-    headers = failure.headers if failure else {}
-    if request.args.get("fragment") == "1":
-        # The script's request: always 200, so a reader's typo is not a browser console error; the
-        # panel itself carries the real status, state and Retry-After as data attributes.
-        mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
-        return render_template(f"{DOCUMENT}/widgets/live-scoring-results.html", ls=context, mode=mode)
-    paper = current_app.extensions["documents"][DOCUMENT]
-    assets = widget_assets(paper, paper.widgets["live-scoring"])
-    return render_template("benchmarks/mmlu/server/run-page.html", ls=context, assets=assets), status, headers
+    # The script's panel is drawn for where the widget sits (inside the paper, on a page, embedded).
+    mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
+
+    def whole_page():
+        paper = current_app.extensions["documents"][DOCUMENT]
+        assets = widget_assets(paper, paper.widgets["live-scoring"])
+        return render_template("benchmarks/mmlu/server/run-page.html", ls=context, assets=assets)
+
+    return live_form.answer(f"{DOCUMENT}/widgets/live-scoring-results.html", {"ls": context, "mode": mode},
+                            whole_page, failure)

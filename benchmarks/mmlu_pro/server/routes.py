@@ -7,8 +7,10 @@
                                               ``letter`` method) with this paper's prompt
     POST /api/mmlu-pro/generate               {"category", "index", "shots": 0-5, "max_tokens": 1-512}: the
                                               paper's chain-of-thought protocol, streamed as JSON lines
-                                              (the prompt, the text as it is written, then the letter the
-                                              paper's extraction reads and whether it is the key)
+                                              (the prompt; {"reading": {"prompt_tokens", "cached_tokens"}}
+                                              before the first token; the text as it is written, with the
+                                              tokens so far; then the letter the paper's extraction reads,
+                                              whether it is the key, and why it stopped, in words)
     GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
                                               from 1, as the page does); POST scores the chosen question
 Each request that starts the model (score, generate, and the page's POST in either mode) is first
@@ -24,15 +26,15 @@ from __future__ import annotations
 import json
 import random
 
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context
+from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context, url_for
 
-from benchmarks.server import budget, live
+from benchmarks.server import budget, live, live_form, service
 from benchmarks.server.failures import Problem, ScoreFailed
-from benchmarks.server.reading import in_words
-from engine.security import form_token_valid, require_same_origin
+from benchmarks.server.reading import in_words, why_it_stopped
+from engine.security import require_same_origin
 from engine.widgets import asset_url
 from livescoring import generate
-from livescoring.scorer import Scorer
+from livescoring.scorer import SHARED_PART_KINDS, Scorer
 
 from .. import answer, prompt
 from ..data import LETTERS, SPLITS
@@ -214,6 +216,7 @@ def score():
 
 
 DEFAULT_COT_TOKENS = 256  # enough for a short chain of thought; a small model rambles past it
+STOP = "Question:"  # the authors' code cuts a chain of thought where the model starts another question
 
 
 def _question(category, index):
@@ -235,20 +238,25 @@ def start_generation(category, index, shots, max_tokens, tokens_field: str | Non
         raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {generate.MAX_NEW_TOKENS}", "max_tokens")
     check_budget(q, shots, max_tokens, tokens_field)  # before the model is loaded or queued
     for k in range(shots, -1, -1):
-        text = prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
-                                   chain_of_thought=True)
+        parts = prompt.cot_prompt_parts(q.category, q.question, q.options, dataset().shots(q.category, k))
+        # The header and worked examples are the category's for every question: the model reads them
+        # once and keeps them (the scorer's prefix cache), so a second question starts in a second.
+        shared = "".join(part.text for part in parts if part.kind in SHARED_PART_KINDS)
+        text = "".join(part.text for part in parts)
         try:
-            return q, text, k, live.generation(text, max_tokens, stop=("Question:",))
+            return q, text, k, live.generation(text, max_tokens, stop=(STOP,), shared=shared)
         except ScoreFailed as failure:
             if k == 0 or failure.status != 400:
                 raise
     raise AssertionError("unreachable: k reaches 0 above")
 
 
-def finished(q, written: str, event: dict) -> dict:
+def finished(q, written: str, event: dict, cap: int) -> dict:
+    """The closing event with the paper's extraction and, in words, why the model stopped."""
     found = answer.extract_answer(written, len(q.options))
     return event | {"extracted": found.letter, "rule": found.rule, "key": q.answer,
-                    "correct": None if found.letter is None else found.letter == q.answer}
+                    "correct": None if found.letter is None else found.letter == q.answer,
+                    "stopped": why_it_stopped(event["reason"], cap, STOP)}
 
 
 @bp.post("/api/mmlu-pro/generate")
@@ -258,8 +266,8 @@ def generate_answer():
     try:
         if not isinstance(body, dict):
             raise ScoreFailed(400, "send a JSON object: {\"category\", \"index\", \"shots\", \"max_tokens\"}")
-        q, text, used, events = start_generation(body.get("category"), body.get("index", 0), body.get("shots", 5),
-                                                 body.get("max_tokens", DEFAULT_COT_TOKENS))
+        cap = body.get("max_tokens", DEFAULT_COT_TOKENS)
+        q, text, used, events = start_generation(body.get("category"), body.get("index", 0), body.get("shots", 5), cap)
     except ScoreFailed as failure:
         return failure.response()
 
@@ -268,14 +276,14 @@ def generate_answer():
         written = ""
         try:
             for event in events:
-                if "text" in event:
-                    written += event["text"]
-                    yield json.dumps(event) + "\n"
-                else:
-                    yield json.dumps(finished(q, written, event)) + "\n"
+                if "done" in event:
+                    yield json.dumps(finished(q, written, event, cap)) + "\n"
+                    continue
+                written += event.get("text", "")
+                yield json.dumps(event) + "\n"  # {"reading": …} before the first token, then {"text", "tokens"}
         except Exception as error:  # noqa: BLE001 - the stream has begun: the reader gets the reason as its last line
             current_app.logger.exception("chain-of-thought generation failed")
-            yield json.dumps({"error": f"Generation stopped: {error}"}) + "\n"
+            yield json.dumps({"error": f"Generation stopped: {error}", "stopped": live.cut_short(error)}) + "\n"
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return Response(stream_with_context(lines()), mimetype="application/x-ndjson", headers=headers)
@@ -285,7 +293,7 @@ def written_answer(category, index, shots) -> dict:
     """The whole chain of thought at once, for the page without JavaScript (the script streams it)."""
     q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS, tokens_field=None)
     written, last = live.written(events)
-    return finished(q, written, last) | {"text": written, "shots_used": used}
+    return finished(q, written, last, DEFAULT_COT_TOKENS) | {"text": written, "shots_used": used}
 
 
 # -- the page: the question browser and live scoring, a plain form that works without JavaScript --
@@ -323,34 +331,37 @@ def _chosen(source, data) -> tuple[str, int | None, int, list[Problem]]:
 
 @bp.route("/mmlu-pro/run", methods=["GET", "POST"])
 def page():
-    if request.method == "POST":
-        require_same_origin()
     source = request.form if request.method == "POST" else request.args
     data = dataset()
     category, index, shots, problems = _chosen(source, data)
     result = reasoning = failure = None
-    status, headers = 200, {}
     try:
+        if request.method == "POST":
+            live_form.check_post(request.form.get("category", "").replace("-", " ") == category,
+                                 "The form arrived without a known category; choose one and press Score.",
+                                 "category", "Score")
         if problems:
             raise ScoreFailed(400, problems[0].message, problems=tuple(problems))
         if request.method == "POST":
-            if request.form.get("category", "").replace("-", " ") != category:  # a bare POST must not start the model
-                raise ScoreFailed(400, "The form arrived without a known category; choose one and press Score.",
-                                  "category")
-            if not form_token_valid():
-                raise ScoreFailed(400, "This form has expired (or was not sent from this site); it has been "
-                                       "refreshed: press Score again.", "form")
             if request.form.get("mode") == "cot":
                 reasoning = written_answer(category, index, shots)
             else:
                 result = score_question(category, index, shots)
     except ScoreFailed as error:
-        failure, status, headers = error, error.status, error.headers
+        failure = error
     paper = current_app.extensions["documents"][DOCUMENT]
-    return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
-                           sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
-                           question=None if index is None else data.in_category(category)[index], letters=LETTERS,
-                           result=result, reasoning=reasoning, failure=failure,
-                           errors=failure.on_form(CONTROLS) if failure else None,
-                           style=asset_url(paper, "question-browser.css"),
-                           script=asset_url(paper, "question-browser.js")), status, headers
+    context = {"result": result, "failure": failure, "errors": failure.on_form(CONTROLS) if failure else None,
+               "scored": request.method == "POST"}
+
+    def whole_page():
+        return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
+                               sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
+                               question=None if index is None else data.in_category(category)[index],
+                               letters=LETTERS, reasoning=reasoning, cot_tokens=DEFAULT_COT_TOKENS,
+                               status=service().status(), **context,
+                               styles=[url_for("static", filename="css/widgets.css"),
+                                       url_for("static", filename="css/live-form.css"),
+                                       asset_url(paper, "question-browser.css")],
+                               script=asset_url(paper, "question-browser.js"))
+
+    return live_form.answer("benchmarks/mmlu_pro/server/run-results.html", context, whole_page, failure)

@@ -1,33 +1,74 @@
-// The MMLU-Pro question browser (/mmlu-pro/run): stream the chain of thought as the model writes it.
-// Without this script the same button posts the form and the page shows the whole text when it is done.
-// While it streams the button keeps the focus: it is marked aria-disabled (a disabled button would
-// drop the focus to the page), and pressing it again only says that the model is still writing.
-const button = document.querySelector('button[data-cot]');
-const panel = document.querySelector('[data-reasoning]');
-const written = document.querySelector('[data-written]');
-const verdict = document.querySelector('[data-verdict]');
+// The MMLU-Pro question browser (/mmlu-pro/run). Scoring the option letters is every benchmark's live
+// form (static/js/widgets/live-form.js): the result comes in place, with the status line, bars and
+// verdict. This script adds the chain of thought, streamed as the model writes it: until the first
+// token the page says that the model is reading the worked examples and the question (how many
+// tokens, how many of them it had already read for this category, and the seconds so far), then
+// that it is writing (tokens and seconds as they come), and at the end, in words, why it stopped.
+// Without this script both buttons post the form and the page shows the whole result when it is done.
+// While it streams the reasoning button keeps the focus: it is marked aria-disabled (a disabled
+// button would drop the focus to the page), and pressing it again only says the model still writes.
+import { liveForm } from '/static/js/widgets/live-form.js';
 
-function describe(last) {
-  if (last.error) return last.error;
+const root = document.querySelector('[data-ls-widget]');
+const form = root?.querySelector('[data-ls-form]');
+const button = root?.querySelector('button[data-cot]');
+const panel = root?.querySelector('[data-reasoning]');
+const written = root?.querySelector('[data-written]');
+const progress = root?.querySelector('[data-cot-progress]');
+const verdict = root?.querySelector('[data-verdict]');
+const stopButton = root?.querySelector('[data-cot-stop]');
+
+const WORDS = {
+  running: 'Scoring: the model is reading the prompt. Its answer will appear below.',
+  busy: 'Still scoring this question; its answer will appear below.',
+};
+
+const number = (n) => n.toLocaleString('en');
+const plural = (n, word) => `${number(n)} ${word}${n === 1 ? '' : 's'}`;
+
+// The closing line in words: the extraction and why it stopped, or why the server cut it short.
+function describe(last, tokens) {
+  if (last.error) return `It wrote ${plural(tokens, 'token')} and stopped because ${last.stopped}.`;
   const read = last.extracted
     ? `Read with the rule “${last.rule}”: ${last.extracted}; the key is ${last.key}, so it is ${last.correct ? 'right' : 'wrong'}.`
     : `No letter could be read (${last.rule}); the key is ${last.key}.`;
-  return `${read} It wrote ${last.tokens} tokens and stopped at ${last.reason}.`;
+  return `${read} It wrote ${plural(last.tokens, 'token')} and stopped because ${last.stopped}.`;
 }
 
-async function stream(form) {
+// What the model is doing, with the seconds since the reader pressed the button.
+function progressLine(state, seconds) {
+  if (state.phase === 'queued') return `Waiting for the model… ${seconds} s`;
+  if (state.phase === 'reading') {
+    const what = state.shots ? `the ${plural(state.shots, 'worked example')} and the question` : 'the question';
+    const cached = state.cached ? `, ${number(state.cached)} of them already read for this category` : '';
+    return `Reading ${what}: ${plural(state.prompt, 'token')}${cached}… ${seconds} s`;
+  }
+  return `Writing: ${plural(state.tokens, 'token')} in ${seconds} s`;
+}
+
+async function stream() {
   const body = {
     category: form.elements.category.value,
     index: Number(form.elements.number.value) - 1, // the page counts from 1, the API from 0
     shots: Number(form.elements.shots.value),
   };
+  const started = performance.now();
+  const state = { phase: 'queued', shots: 0, prompt: 0, cached: 0, tokens: 0 };
+  const show = () => { progress.textContent = progressLine(state, ((performance.now() - started) / 1000).toFixed(1)); };
+  const tick = setInterval(show, 250);
+  const stopper = new AbortController();
+  let last = null;
   panel.hidden = false;
+  progress.hidden = false;
   written.textContent = '';
-  verdict.textContent = 'The model is writing…';
+  verdict.textContent = 'The model is reading the prompt.';
+  show();
   button.setAttribute('aria-disabled', 'true');
+  stopButton.hidden = false;
+  stopButton.onclick = () => { stopper.abort(); button.focus(); }; // the Stop button hides at the end
   try {
     const response = await fetch('/api/mmlu-pro/generate', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: stopper.signal,
     });
     if (!response.ok) {
       verdict.textContent = (await response.json()).error;
@@ -43,24 +84,48 @@ async function stream(form) {
       buffered = lines.pop();
       for (const line of lines.filter(Boolean)) {
         const event = JSON.parse(line);
-        if (event.text !== undefined) written.textContent += event.text;
-        else if (event.done || event.error) verdict.textContent = describe(event);
+        if (event.prompt !== undefined) {
+          state.shots = event.shots_used;
+        } else if (event.reading) {
+          Object.assign(state, { phase: 'reading', prompt: event.reading.prompt_tokens, cached: event.reading.cached_tokens });
+        } else if (event.text !== undefined) {
+          if (state.phase !== 'writing') {
+            state.phase = 'writing';
+            // The first token's time, in seconds from the press (tests/browser read it here).
+            root.dataset.firstTokenS = ((performance.now() - started) / 1000).toFixed(2);
+            verdict.textContent = 'The model is writing.';
+          }
+          state.tokens = event.tokens;
+          written.textContent += event.text;
+        } else if (event.done || event.error) {
+          last = event;
+        }
       }
+      show();
     }
+    verdict.textContent = last ? describe(last, state.tokens) : 'The answer broke off before its end; try again.';
   } catch (error) {
-    verdict.textContent = `The stream broke off: ${error.message}`;
+    verdict.textContent = stopper.signal.aborted
+      ? `It wrote ${plural(state.tokens, 'token')} and stopped because you stopped it; no letter was read.`
+      : `The stream broke off: ${error.message}`;
   } finally {
+    clearInterval(tick);
+    show();
+    stopButton.hidden = true;
     button.setAttribute('aria-disabled', 'false');
   }
 }
 
-if (button && panel && window.TextDecoderStream) {
-  button.addEventListener('click', (event) => {
-    event.preventDefault();
-    if (button.getAttribute('aria-disabled') === 'true') {
-      verdict.textContent = 'The model is still writing; its answer will follow the text.';
-      return;
-    }
-    stream(button.form);
-  });
+if (root && form) {
+  liveForm(root, { form, words: WORDS });
+  if (button && panel && window.TextDecoderStream) {
+    button.addEventListener('click', (event) => {
+      event.preventDefault();
+      if (button.getAttribute('aria-disabled') === 'true') {
+        verdict.textContent = 'The model is still writing; its answer will follow the text.';
+        return;
+      }
+      stream();
+    });
+  }
 }

@@ -1,0 +1,173 @@
+// A live, model-backed form, enhanced in place: every benchmark's page that scores questions on the
+// app's model (each document's live scoring or question browser) uses this one component.
+// Without JavaScript the form posts and the server renders the whole page with the result; with it,
+// the same POST is sent with ?fragment=1 and only the results panel comes back (always a 200: the
+// panel's data-status, data-state and data-retry-after carry the real answer), which replaces the
+// old one in place: no page load, no jump to the top. While the model works, a progress line counts
+// the seconds, the status line (role="status") says what is happening, and the model's warm-up is
+// followed. A failed run's panel lists its problems by field (data-problem-for); each is shown
+// beside its field, which is marked invalid, and the first such field takes the focus. The run
+// button keeps the focus while the model works: it is marked aria-disabled, not disabled (a
+// disabled button drops the focus to the page), and a second press only says the first still runs.
+// The server side is benchmarks/server/live_form.py and live-results.html; styles static/css/live-form.css.
+
+const POLL_MS = 1500;
+export const WARMING = 'Warming up: the model is loading (the first start converts its weights and takes longer).';
+
+export function setText(el, text) { if (el) el.textContent = text; }
+
+export async function getJSON(url, options = {}) {
+  const response = await fetch(url, { headers: { Accept: 'application/json' }, ...options });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(body.error || `The server answered ${response.status}.`);
+  return body;
+}
+
+// The parts are found in ``root`` by their data attributes: [data-ls-form] (or ``form``),
+// [data-ls-results], [data-ls-status], [data-ls-progress], [data-ls-progress-text], [data-ls-run];
+// ``root.dataset.apiModel`` / ``apiLoad`` are the model's state and warm-up URLs. ``words`` says
+// what the status line says while it runs ({ running, busy }).
+export function liveForm(root, { form = root.querySelector('[data-ls-form]'), words } = {}) {
+  const results = root.querySelector('[data-ls-results]');
+  const status = root.querySelector('[data-ls-status]');
+  const progress = root.querySelector('[data-ls-progress]');
+  const progressText = root.querySelector('[data-ls-progress-text]');
+  const runButton = form.querySelector('[data-ls-run]');
+  let warming = null;
+  let running = false;
+
+  // -- problems beside their fields ----------------------------------------------------------------
+  function showProblem(control, said) {
+    const field = root.querySelector(`#${control}`);
+    const message = root.querySelector(`[data-field-error="${control}"]`);
+    if (!field || !message) return null;
+    field.setAttribute('aria-invalid', 'true');
+    message.textContent = said;
+    message.hidden = false;
+    return field;
+  }
+
+  function clearProblem(field) {
+    const message = root.querySelector(`[data-field-error="${field.id}"]`);
+    field.removeAttribute('aria-invalid');
+    if (message) {
+      message.textContent = '';
+      message.hidden = true;
+    }
+  }
+
+  // The results panel's list of problems, placed on the fields; the first field gets the focus.
+  function placeProblems() {
+    root.querySelectorAll('[aria-invalid="true"]').forEach(clearProblem);
+    const fields = [...results.querySelectorAll('[data-problem-for]')]
+      .map((item) => showProblem(item.dataset.problemFor, item.textContent.trim()))
+      .filter(Boolean);
+    return fields[0] || null;
+  }
+  // A field the reader changes is no longer marked: the next run checks it again.
+  root.addEventListener('input', (event) => { if (event.target.id) clearProblem(event.target); });
+
+  // -- warming the model up -----------------------------------------------------------------------
+  async function pollModel() {
+    try {
+      const state = await getJSON(root.dataset.apiModel);
+      root.dataset.state = state.state;
+      if (state.state === 'loading') {
+        setText(status, WARMING);
+        return new Promise((resolve) => setTimeout(() => resolve(pollModel()), POLL_MS));
+      }
+      if (state.state === 'failed') setText(status, state.message);
+      else if (status.textContent === WARMING) setText(status, running ? words.running : '');
+      return state;
+    } catch (error) {
+      setText(status, error.message);
+      return null;
+    }
+  }
+
+  function warmUp() {
+    if (!warming) {
+      warming = getJSON(root.dataset.apiLoad, { method: 'POST' }).then(pollModel).catch((error) => {
+        setText(status, error.message);
+        warming = null;
+      });
+    }
+    return warming;
+  }
+  form.addEventListener('focusin', warmUp, { once: true });
+
+  // -- running ----------------------------------------------------------------------------------
+  function busy(on) {
+    running = on;
+    runButton.setAttribute('aria-disabled', on ? 'true' : 'false');
+    results.setAttribute('aria-busy', on ? 'true' : 'false');
+    progress.hidden = !on;
+  }
+
+  async function run(submitter) {
+    const started = performance.now();
+    busy(true);
+    setText(status, words.running);
+    const tick = setInterval(() => {
+      const seconds = ((performance.now() - started) / 1000).toFixed(0);
+      const what = root.dataset.state === 'loading' ? 'Warming up the model' : 'Scoring';
+      setText(progressText, `${what}… ${seconds} s`);
+    }, 500);
+    setText(progressText, 'Scoring…');
+    warmUp();
+    try {
+      for (;;) {
+        const body = new URLSearchParams(new FormData(form, submitter));
+        const action = new URL(form.getAttribute('action') || window.location.href, window.location.href);
+        action.searchParams.set('fragment', '1');
+        const response = await fetch(action, { method: 'POST', body, headers: { Accept: 'text/html' } });
+        if (!response.ok) throw new Error(`the server answered ${response.status}`);
+        const html = await response.text();
+        const panel = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-ls-error]');
+        const retry = Number(panel?.dataset.retryAfter || 0);
+        if (panel?.dataset.state === 'loading' && retry > 0) {
+          root.dataset.state = 'loading';
+          await new Promise((resolve) => setTimeout(resolve, retry * 1000));
+          continue;
+        }
+        results.innerHTML = html; // our own server's escaped template output
+        break;
+      }
+      const invalidField = placeProblems();
+      const verdict = results.querySelector('[data-ls-verdict]');
+      const said = verdict ? `Scored. ${verdict.textContent.replace(/\s+/g, ' ').trim()}.` : 'The question was not scored.';
+      const caution = results.querySelector('[data-ls-caution-headline]');
+      setText(status, caution ? `${said} ${caution.textContent}` : said);
+      (invalidField || results).focus({ preventScroll: !invalidField && isVisible(results) });
+    } catch (error) {
+      results.replaceChildren();
+      const box = document.createElement('div');
+      box.className = 'ls-error';
+      box.setAttribute('role', 'alert');
+      box.textContent = `The question could not be scored: ${error.message}. Check the connection and try again.`;
+      results.append(box);
+    } finally {
+      clearInterval(tick);
+      busy(false);
+    }
+  }
+
+  form.addEventListener('submit', (event) => {
+    // Only the run button scores; another submit button of the form (if any) is the page's own.
+    if (event.submitter && event.submitter !== runButton) return;
+    event.preventDefault();
+    if (running) {
+      setText(status, words.busy);
+      return;
+    }
+    run(event.submitter);
+  });
+
+  return { showProblem, clearProblem, warmUp, status };
+}
+
+// Whether the top of ``el`` is on the screen (then focusing it must not scroll the page).
+function isVisible(el) {
+  const top = el.getBoundingClientRect().top;
+  return top >= 0 && top < window.innerHeight;
+}
