@@ -16,6 +16,7 @@ rendered on request and again after any of its files changes.
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 import threading
@@ -287,9 +288,10 @@ def glossary_entries(glossary: Glossary, refs: PageRefs, used: PageRefs,
     return terms, symbols
 
 
-# Rendering a document takes seconds, and every app made in one process (the tests make dozens) would
-# render the same files again: apps share what a document's files rendered to, keyed by its folder and
-# the state (path, size, modification time) of every file in it. What is kept is read-only.
+# Rendering a document takes seconds, and every app made in one process (the tests make dozens, some
+# from copies of a document's folder) would render the same files again: apps share what a document's
+# files rendered to, keyed by the folder's name (its address) and every file's path in it and bytes.
+# What is kept is read-only.
 _RENDERED: dict[tuple, object] = {}
 _RENDERED_LOCK = threading.Lock()
 _RENDERED_MAX = 32
@@ -297,7 +299,8 @@ _RENDERED_MAX = 32
 
 def _shared(kind: str, document: Document, build):
     files = sorted(p for p in document.folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
-    key = (kind, str(document.folder.resolve()), tuple((str(p), *_stat(p)) for p in files))
+    key = (kind, document.folder.name,
+           tuple((p.relative_to(document.folder).as_posix(), hashlib.sha256(p.read_bytes()).digest()) for p in files))
     with _RENDERED_LOCK:
         if key in _RENDERED:
             return _RENDERED[key]
@@ -307,11 +310,6 @@ def _shared(kind: str, document: Document, build):
             _RENDERED.pop(next(iter(_RENDERED)))
         _RENDERED[key] = made
     return made
-
-
-def _stat(path: Path) -> tuple[int, int]:
-    info = path.stat()
-    return info.st_size, info.st_mtime_ns
 
 
 class ContentLibrary:
