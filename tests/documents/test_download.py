@@ -40,6 +40,7 @@ def run_download(*args):
                           cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow  # a download command and the whole dataset compared
 def test_download_extracts_the_three_splits_and_writes_subjects(served_release, tmp_path):
     dest = tmp_path / "mmlu"
     result = run_download("--url", served_release, "--dest", str(dest))
@@ -54,6 +55,7 @@ def test_download_extracts_the_three_splits_and_writes_subjects(served_release, 
     assert not (dest / "README.txt").exists()
 
 
+@pytest.mark.slow  # two download commands
 def test_download_refuses_to_overwrite_without_force(served_release, tmp_path):
     dest = tmp_path / "mmlu"
     assert run_download("--url", served_release, "--dest", str(dest)).returncode == 0

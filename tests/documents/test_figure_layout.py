@@ -68,6 +68,7 @@ def every_view(app, slug: str):
 DRAWN = {"mmlu": "scaling-plot", "mmlu-pro": "category-bars", "scoring-lesson": "two-run-gate", "demo": "coin-flips"}
 
 
+@pytest.mark.slow  # every widget at eight widths, the gate over whole runs
 @pytest.mark.parametrize("slug", [*documents(), "demo"])
 def test_every_figure_fits_its_width_with_no_text_clipped_or_overlapping(slug, real_app, fixture_app):
     seen, found = set(), []

@@ -100,6 +100,7 @@ def test_per_subject_deltas_match_numpy_and_are_sorted():
     assert [r["delta"] for r in rows] == sorted(r["delta"] for r in rows)
 
 
+@pytest.mark.slow  # both whole published runs
 def test_the_published_runs_against_numpy():
     """The widget's example (from the server's summary) against numpy on the two files' own rows."""
     report = compare(example_pair())

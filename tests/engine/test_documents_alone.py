@@ -23,6 +23,7 @@ DOCUMENTS = sorted(p.parent.name for p in (ROOT / "content").glob("*/paper.toml"
 LIVE_FORMS = {"mmlu": ["/mmlu/run"], "mmlu-pro": ["/mmlu-pro/run"], "scoring-lesson": ["/scoring-lesson/overlap"]}
 
 
+@pytest.mark.slow  # a copy of the site per document, every address fetched
 @pytest.mark.parametrize("slug", DOCUMENTS)
 def test_a_document_served_alone_answers_every_address(tmp_path, slug):
     (tmp_path / "content").mkdir()

@@ -243,6 +243,7 @@ def test_an_overlap_post_tokenises_only_the_pasted_text(monkeypatch):
     assert len(calls) == 1, f"{len(calls)} texts tokenised into n-grams for one post"
 
 
+@pytest.mark.slow  # a full scan of the 14,042 test questions
 def test_the_indexed_overlap_lists_what_the_full_scan_listed():
     """The index only picks candidates: the rows and their overlaps are those of the full scan
     (explainers.ngram_overlap of each question against the text)."""

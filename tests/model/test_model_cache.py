@@ -15,6 +15,8 @@ import pytest
 from livescoring import model as model_module
 from livescoring.model import CHECKSUMS, ModelSettings, cache_problem, load, remove_stale_staging
 
+pytestmark = pytest.mark.slow  # the first load imports torch and safetensors (seconds, on each worker)
+
 
 class SafetensorError(Exception):
     """What safetensors raises on a full disk: not an OSError."""

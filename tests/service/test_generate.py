@@ -170,6 +170,7 @@ def test_one_clients_share_is_refused_with_its_own_words():
     wait_until(lambda: idle(service))
 
 
+@pytest.mark.slow  # timed generations side by side
 def test_another_client_is_served_while_one_client_holds_generation():
     """Finding 3 of issue 26: one address sending long generations back to back kept every other
     address at 429. Now the other reader's answer runs beside the hog's, and the hog's next one waits."""

@@ -47,6 +47,7 @@ WRITER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow  # three writer processes killed after waits
 @pytest.mark.parametrize("name", ["run.jsonl", "run.jsonl.gz"])
 def test_a_writer_killed_mid_write_leaves_only_whole_lines_and_resume_goes_on(tmp_path, name):
     out = tmp_path / name
