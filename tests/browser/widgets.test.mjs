@@ -3,6 +3,7 @@
 // state, that reopening the URL restores it, that axe-core finds nothing, and that the console
 // stays clean. One page per widget (each page starts Pyodide once); widgets run two at a time.
 import { test, before, after } from 'node:test';
+import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR } from './lib.mjs';
 import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
@@ -271,6 +272,18 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
     assert.match(await widget.locator('.widget-summary').innerText(), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    // The same runs gzipped, as the site publishes its own: unzipped in the page, the same report.
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.setInputFiles('#w-release-gate-production', { name: 'prod.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(production.join('\n')) });
+    await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(candidate.join('\n')) });
+    await page.click('[data-action="compare-runs"]');
+    await settle(page, name, renders);
+    assert.match(await widget.locator('.widget-summary').innerText(), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    // A file named .gz that is not gzip: said beside the inputs, nothing redrawn.
+    await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: Buffer.from('not gzip') });
+    await page.click('[data-action="compare-runs"]');
+    await widget.locator('[data-role="load-error"]').waitFor({ state: 'visible' });
+    assert.match(await widget.locator('[data-role="load-error"]').innerText(), /cand\.jsonl\.gz is not a gzip file/);
 
     renders = Number(await widget.getAttribute('data-renders'));
     await page.click('[data-action="clear-results"]');

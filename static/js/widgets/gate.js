@@ -3,8 +3,19 @@
 // (in the page's worker, or the server's widget route before it starts), which parses them with the
 // same reader as the command line. A file that cannot be read is an error next to the inputs, with
 // the chart left empty.
+// A gzipped file (the site publishes its runs as .jsonl.gz) is unzipped here too, by the browser's own
+// DecompressionStream; its name loses the .gz, so a harness file keeps the name its task is read from.
+async function fileText(file) {
+  if (!file.name.endsWith('.gz')) return [file.name, await file.text()];
+  try {
+    return [file.name.slice(0, -3), await new Response(file.stream().pipeThrough(new DecompressionStream('gzip'))).text()];
+  } catch {
+    throw new Error(`${file.name} is not a gzip file that can be unzipped; choose the .jsonl file itself, or a whole .jsonl.gz.`);
+  }
+}
+
 async function readFiles(input) {
-  return Promise.all([...input.files].map(async (file) => [file.name, await file.text()]));
+  return Promise.all([...input.files].map(fileText));
 }
 
 function withoutLoaded(context) {
@@ -27,8 +38,13 @@ function use(widget, loaded) {
 export function setup(widget) {
   widget.el.querySelector('[data-action="compare-runs"]').addEventListener('click', async () => {
     const runs = {};
-    for (const input of widget.el.querySelectorAll('input[data-run]')) {
-      if (input.files.length) runs[input.dataset.run] = await readFiles(input);
+    try {
+      for (const input of widget.el.querySelectorAll('input[data-run]')) {
+        if (input.files.length) runs[input.dataset.run] = await readFiles(input);
+      }
+    } catch (error) {
+      showError(widget, error.message);
+      return;
     }
     if (!runs.production || !runs.candidate) {
       showError(widget, 'Choose a production run and a candidate run first.');
