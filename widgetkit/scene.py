@@ -151,12 +151,40 @@ def caption(x: float, top: float, width: float, text: str, anchor: str = "middle
 
 
 def swatch(kind: str, x: float, middle: float, cls: str) -> dict:
-    """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot" or "line"."""
+    """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot", "line",
+    "square" (a small square marker) or "whisker" (a band's span)."""
     if kind == "dot":
         return mark("circle", {"cx": x + 7, "cy": middle, "r": 5, "class": cls})
     if kind == "line":
         return hline(x, x + 14, middle, cls)
+    if kind == "square":
+        return mark("rect", {"x": x + 3, "y": middle - 4, "width": 8, "height": 8, "class": cls})
+    if kind == "whisker":
+        return hwhisker(x, x + 14, middle, cls, cap=4)
     return rect(x, x + 14, middle - 5, middle + 5, cls)
+
+
+def key(marks: list[dict]) -> dict:
+    """A chart's key: its legend, or the labels that name its series where they are drawn. Every
+    chart has one (the layout test looks for the ``fig-key`` group and checks its text is seen)."""
+    return mark("g", {"class": "fig-key"}, children=marks)
+
+
+def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick") -> dict:
+    """Names written beside the ends of a chart's lines, each at its line's height ``y`` or moved
+    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs."""
+    step = line_height(cls) + 1
+    placed: list[float] = []
+    marks = []
+    for y, name in sorted(items):
+        baseline = y + 4
+        for shift in [0] + [d * sign for d in range(2, 200, 2) for sign in (1, -1)]:
+            if all(abs(baseline + shift - other) >= step for other in placed):
+                baseline += shift
+                break
+        placed.append(baseline)
+        marks.append(label(x, baseline, name, cls, "start"))
+    return key(marks)
 
 
 def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: float) -> tuple[list[dict], float]:
@@ -171,7 +199,7 @@ def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: floa
             x, row = x0, row + step
         marks += [swatch(kind, x, row + step / 2, cls), label(x + 20, baseline_below(row + 2), words, "fig-tick", "start")]
         x += wide + 3 * GAP
-    return marks, row + step
+    return [key(marks)], row + step
 
 
 BESIDE_FROM = 400  # the narrowest frame in which rows' names may go beside them

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.scene import Linear, Rows, figure, hwhisker, mark, percent_axis_x
+from widgetkit.layout import GAP
+from widgetkit.scene import Linear, Rows, figure, hwhisker, legend, mark, percent_axis_x, vline
 from widgetkit.words import pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
@@ -148,10 +149,17 @@ def view(state: dict, context: dict) -> dict:
         label = "95% band of an overall score in each category, from its size"
     bottom = grid.top(len(marks)) + 4
     x = grid.x
-    marks += percent_axis_x(x, bottom, step=25)
+    # Gridlines at the axis's ticks, under the rows, so a dot's value can be read across.
+    grid_lines = [vline(x(share / 100), 4, bottom, "fig-grid") for share in range(0, 101, 25)]
+    marks = grid_lines + marks + percent_axis_x(x, bottom, step=25)
+    sample = (("line", "chance-rate", "chance rate") if run else
+              ("square", "reported-score", "GPT-4o's score (dataset card)"))
+    keys, end = legend([("dot", "fig-dot", "score" if run else "overall score"),
+                        ("whisker", "fig-whisker", "95% band"), sample], rows.x0, bottom + 30, rows.x1 - rows.x0)
+    marks += keys
     return {
         "summary": summary,
-        "figure": figure(state["width"], bottom + 30, label, marks, role="group"),
+        "figure": figure(state["width"], round(end + GAP), label, marks, role="group"),
         "numbers": {"bands": bands, **numbers},
     }
 
