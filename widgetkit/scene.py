@@ -234,8 +234,8 @@ class Rows:
         """The name of the row whose top is at ``top`` (its mark ``mark_height`` tall). Above its
         row, a name is haloed in the background colour: the plot's reference lines cross it."""
         if self.beside:
-            return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick", "end")
-        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo", "start")
+            return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick fig-key", "end")
+        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo fig-key", "start")
 
 
 class Placer:

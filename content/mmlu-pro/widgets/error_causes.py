@@ -41,7 +41,7 @@ def view(state: dict, context: dict) -> dict:
     bottom = 12 + len(rows) * pitch
     marks += percent_axis_part(x, bottom + 4, 0, 50, 10)
     keys, end = legend([("box", "fig-bar-model-a", "other causes"),
-                        ("box", "fig-bar-model-b", "a calculator or Python could fix these")],
+                        ("box", "fig-bar-model-b", "a calculator could fix these")],
                        names.x0, bottom + 30, names.x1 - names.x0)
     marks += keys
     return {

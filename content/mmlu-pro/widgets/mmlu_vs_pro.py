@@ -28,7 +28,7 @@ def view(state: dict, context: dict) -> dict:
     # Each line's model is named beside its MMLU-Pro end: the names take the right-hand column.
     names_width = max(text_width(row["model"], "fig-tick") for row in MMLU_VS_PRO)
     left = Y_AXIS_WIDTH
-    right = max(width - names_width - 8 - GAP, left + text_width("MMLU") / 2 + text_width("MMLU-Pro") / 2 + 2 * GAP)
+    right = width - names_width - 8 - GAP
     marks = percent_axis_y(y, left, right)
     marks += [label(left, y(0) + 22, "MMLU", "fig-tick"), label(right, y(0) + 22, "MMLU-Pro", "fig-tick")]
     summary, drops = [], {}
