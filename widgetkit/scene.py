@@ -224,9 +224,9 @@ class Rows:
 
     @classmethod
     def fit(cls, names: list[str], width: float, *, right: float = X_AXIS_OVERHANG, share: float = 0.42,
-            left: float = X_AXIS_OVERHANG) -> Rows:
+            left: float = X_AXIS_OVERHANG, beside_from: float = BESIDE_FROM) -> Rows:
         widest = max(text_width(name) for name in names)
-        if width >= BESIDE_FROM and GAP + widest + 8 <= share * width:
+        if width >= beside_from and GAP + widest + 8 <= share * width:
             return cls(True, GAP + widest, GAP + widest + 8, width - right, 0)
         return cls(False, left, left, width - right, line_height() + 2)
 

@@ -5,7 +5,7 @@
 // model's published run in category-bars; the printed page keeping every widget's picture and address.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, summaryText } from './lib.mjs';
 import { checkAgainstServer, checkPrinted, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -66,7 +66,7 @@ test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
         const renders = await tabTo(page, selector);
         await page.keyboard.press(key);
         await checkAgainstServer(page, name, renders);
-        assert.match(await widget.locator('.widget-summary').innerText(), expected);
+        assert.match(await widget.locator('.widget-summary').evaluate(summaryText), expected);
       }
       assert.deepEqual(await axeViolations(page), [], `${name}: axe-core violations`);
       await narrowDark(page, name);
@@ -79,7 +79,7 @@ test('MMLU-Pro widgets', { concurrency: 2 }, async (t) => {
     const name = 'category-bars';
     const { page, problems } = await open(name, '?results=run');
     const widget = widgetOf(page, name);
-    const summary = await widget.locator('.widget-summary').innerText();
+    const summary = await widget.locator('.widget-summary').evaluate(summaryText);
     assert.match(summary, /not the paper's 5-shot chain of thought/);
     assert.match(summary, /first 100 test questions of each category by question_id/);
     assert.equal(await widget.locator('line.chance-rate').count(), 14);
