@@ -8,7 +8,7 @@
 //   least 3:1 against the widget's background, by its fill or by its outline, from computed styles;
 // - at 360 px, each widget's first view (from its top to the end of its figure, the headline
 //   sentence and its first two controls) is at most 780 px tall, at most two controls show before
-//   "More settings", and no data editor (a text box for answers or runs, a file chooser) shows
+//   "More settings" (a live widget's form is the question it scores: it is measured, not counted), and no data editor (a text box for answers or runs, a file chooser) shows
 //   until asked for;
 // - at 360 px, /mmlu/ is at most 70,000 px tall.
 //
@@ -131,7 +131,7 @@ function inspectFirstViews() {
       name: w.dataset.widget || w.id,
       height: Math.round(bottom - top),
       controls: fields.length,
-      drawn: !w.matches('[data-driver="live"]'),
+      drawn: Boolean(w.querySelector('form.widget-controls')), // a live widget's form is its question, not settings
       editors: editors.map((el) => el.id || el.name),
     });
   }

@@ -99,8 +99,7 @@ def paper_rows(state: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple
     narrowest, widest = ordered[0], ordered[-1]
     half = {name: 50 * (bands[name][1] - bands[name][0]) for name in (narrowest[0], widest[0])}
     summary.insert(0, f"A score of {100 * score:.1f}% is known to ±{half[narrowest[0]]:.1f} points on "
-                      f"{narrowest[0]}'s {narrowest[1]:,} questions but only to ±{half[widest[0]]:.1f} on "
-                      f"{widest[0]}'s {widest[1]:,}.")
+                      f"{narrowest[0]} but only to ±{half[widest[0]]:.1f} on {widest[0]}.")
     summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
                    f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores as the authors' dataset "
                    f"card gives them (5-shot chain of thought).")

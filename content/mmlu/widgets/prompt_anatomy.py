@@ -94,5 +94,6 @@ WIDGET = Widget(
     blurb="Pick a subject and a number of worked examples; this is the exact text the model reads.",
     height=1100, params=params, normalise=normalise, view=view, driver="server", script=True, style=True,
     fragments={"prompt-text": "prompt-anatomy-text.html"},
+    primary=1,  # the prompt itself is long: the subject chooser alone goes under it
     needs={"subjects": titled_sizes, "dataset": server_object},
 )
