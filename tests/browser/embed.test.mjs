@@ -86,6 +86,7 @@ test('a page on another origin embeds two widgets that render, work and report t
 
   // The prompt anatomy (text from the server) works in its frame too: one worked example more.
   const anatomyRenders = await anatomy.evaluate(() => Number(document.querySelector('section.widget').dataset.renders || 0));
+  await anatomy.locator('details.widget-more > summary').click(); // the shots are under "More settings"
   await anatomy.focus('#w-prompt-anatomy-shots-range');
   await page.keyboard.press('ArrowRight');
   await settle(anatomy, 'prompt-anatomy', anatomyRenders);
