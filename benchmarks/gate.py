@@ -134,8 +134,10 @@ def lone_group(report: dict) -> dict | None:
     return max(lone, key=lambda g: abs(g["delta"]))
 
 
-def report_lines(report: dict) -> list[str]:
-    """The report as plain sentences, for the command line and the widget's summary."""
+def report_lines(report: dict, headline_given: bool = False) -> list[str]:
+    """The report as plain sentences, for the command line and the widget's summary. With
+    ``headline_given`` (the widget, whose headline already names the verdict and the shape) the
+    verdict's line gives only its rule, and the shape's only the group that moved, so each is said once."""
     pts = lambda x: f"{x * 100:+.2f}"  # noqa: E731  (points, signed)
     size = lambda x: f"{x * 100:.2f}"  # noqa: E731
     verdict = "investigate" if _moves(report) else "ship"
@@ -148,8 +150,9 @@ def report_lines(report: dict) -> list[str]:
         f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} "
         f"({size(report['clustered_se_cr1'])} with the small-sample factor, CR1) points.",
         *gate_error_words(report, report["multiple"]),
-        f"Verdict: {verdict} (|Δ| {'>' if verdict == 'investigate' else '≤'} {report['critical']:.2f} × SE "
-        f"= {size(report['band'])} points).",
+        ("The gate's rule: " if headline_given else f"Verdict: {verdict} (")
+        + f"|Δ| {'>' if verdict == 'investigate' else '≤'} {report['critical']:.2f} × SE "
+        f"= {size(report['band'])} points" + ("." if headline_given else ")."),
     ]
 
     def few(numbers: dict) -> str:
@@ -165,6 +168,11 @@ def report_lines(report: dict) -> list[str]:
         lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}."
                      + few(h))
     group = lone_group(report)
+    if headline_given:
+        if group:
+            lines.append(f"The group that moved: {group['group']}, {pts(group['delta'])} points over "
+                         f"{group['n']:,} questions.")
+        return lines
     shape = SHAPES[report["shape"]].replace(
         "{band}", f"±{size(report['band'])} points, {report['critical']:.2f} standard errors")
     if group:

@@ -342,7 +342,7 @@ def view(state: dict, context: dict) -> dict:
     except (RunFormatError, ValueError) as error:
         return error_view(str(error), state["width"])
     verdict = "investigate" if report["verdict"] == "investigate" else "ship"
-    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source, *report_lines(report),
+    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source, *report_lines(report, headline_given=True),
                EXPLAIN[report["shape"]]]
     rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
             for r in report["subject_rows"]]

@@ -189,12 +189,40 @@ def caption(x: float, top: float, width: float, text: str, anchor: str = "middle
 
 
 def swatch(kind: str, x: float, middle: float, cls: str) -> dict:
-    """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot" or "line"."""
+    """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot", "line",
+    "square" (a small square marker) or "whisker" (a band's span)."""
     if kind == "dot":
         return mark("circle", {"cx": x + 7, "cy": middle, "r": 5, "class": cls})
     if kind == "line":
         return hline(x, x + 14, middle, cls)
+    if kind == "square":
+        return mark("rect", {"x": x + 3, "y": middle - 4, "width": 8, "height": 8, "class": cls})
+    if kind == "whisker":
+        return hwhisker(x, x + 14, middle, cls, cap=4)
     return rect(x, x + 14, middle - 5, middle + 5, cls)
+
+
+def key(marks: list[dict]) -> dict:
+    """A chart's key: its legend, or the labels that name its series where they are drawn. Every
+    chart has one (the layout test looks for the ``fig-key`` group and checks its text is seen)."""
+    return mark("g", {"class": "fig-key"}, children=marks)
+
+
+def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick") -> dict:
+    """Names written beside the ends of a chart's lines, each at its line's height ``y`` or moved
+    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs."""
+    step = line_height(cls) + 1
+    placed: list[float] = []
+    marks = []
+    for y, name in sorted(items):
+        baseline = y + 4
+        for shift in [0] + [d * sign for d in range(2, 200, 2) for sign in (1, -1)]:
+            if all(abs(baseline + shift - other) >= step for other in placed):
+                baseline += shift
+                break
+        placed.append(baseline)
+        marks.append(label(x, baseline, name, cls, "start"))
+    return key(marks)
 
 
 def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: float) -> tuple[list[dict], float]:
@@ -209,7 +237,7 @@ def legend(items: list[tuple[str, str, str]], x0: float, top: float, width: floa
             x, row = x0, row + step
         marks += [swatch(kind, x, row + step / 2, cls), label(x + 20, baseline_below(row + 2), words, "fig-tick", "start")]
         x += wide + 3 * GAP
-    return marks, row + step
+    return [key(marks)], row + step
 
 
 BESIDE_FROM = 400  # the narrowest frame in which rows' names may go beside them
@@ -234,9 +262,9 @@ class Rows:
 
     @classmethod
     def fit(cls, names: list[str], width: float, *, right: float = X_AXIS_OVERHANG, share: float = 0.42,
-            left: float = X_AXIS_OVERHANG) -> Rows:
+            left: float = X_AXIS_OVERHANG, beside_from: float = BESIDE_FROM) -> Rows:
         widest = max(text_width(name) for name in names)
-        if width >= BESIDE_FROM and GAP + widest + 8 <= share * width:
+        if width >= beside_from and GAP + widest + 8 <= share * width:
             return cls(True, GAP + widest, GAP + widest + 8, width - right, 0)
         return cls(False, left, left, width - right, line_height() + 2)
 
@@ -244,8 +272,8 @@ class Rows:
         """The name of the row whose top is at ``top`` (its mark ``mark_height`` tall). Above its
         row, a name is haloed in the background colour: the plot's reference lines cross it."""
         if self.beside:
-            return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick", "end")
-        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo", "start")
+            return label(self.name_end, top + mark_height / 2 + 4, text, "fig-tick fig-key", "end")
+        return label(self.x0, baseline_below(top), text, "fig-tick fig-halo fig-key", "start")
 
 
 class Placer:

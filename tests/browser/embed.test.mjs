@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, summaryText } from './lib.mjs';
 import { redrawnForWidth, settle } from './widget-helpers.mjs';
 
 const TEACHER_PAGE = `<!doctype html>
@@ -81,11 +81,12 @@ test('a page on another origin embeds two widgets that render, work and report t
   await explorer.fill('#w-chance-explorer-n', '1000');
   await page.keyboard.press('Tab');
   await settle(explorer, 'chance-explorer', renders);
-  assert.match(await explorer.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.match(await explorer.locator('.widget-summary').evaluate(summaryText), /can be told apart from guessing/);
   assert.match(await explorer.locator('[data-share="iframe"]').inputValue(), /\/embed\/mmlu\/chance-explorer\?n=1000"/);
 
   // The prompt anatomy (text from the server) works in its frame too: one worked example more.
   const anatomyRenders = await anatomy.evaluate(() => Number(document.querySelector('section.widget').dataset.renders || 0));
+  await anatomy.locator('details.widget-more > summary').click(); // the shots are under "More settings"
   await anatomy.focus('#w-prompt-anatomy-shots-range');
   await page.keyboard.press('ArrowRight');
   await settle(anatomy, 'prompt-anatomy', anatomyRenders);

@@ -43,3 +43,9 @@ export async function axeViolations(page) {
 export async function screenshot(page, name) {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: false });
 }
+
+// A widget's text summary as a reader who opens "More about this figure" reads it: the headline and
+// the sentences behind it, one a line (innerText would leave out the folded ones). For locator.evaluate.
+export function summaryText(summary) {
+  return [...summary.querySelectorAll('p')].map((p) => p.textContent).join('\n');
+}

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import zlib from 'node:zlib';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, summaryText } from './lib.mjs';
 import { checkAgainstServer, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -98,7 +98,7 @@ test('the published runs, chosen by keyboard, drawn in the browser as the server
       const { page, problems } = await open(c.name);
       const renders = await choose(page, c.select, c.option);
       await checkAgainstServer(page, c.name, renders);
-      const summary = await widgetOf(page, c.name).locator('.widget-summary').innerText();
+      const summary = await widgetOf(page, c.name).locator('.widget-summary').evaluate(summaryText);
       const view = await served(c.name, new URL(page.url()).search.slice(1));
       assert.match(summary, c.about);
       for (const figure of c.expected(RUN_ROWS, view)) assert.match(summary, new RegExp(escaped(figure)), `${c.name}: ${figure}`);

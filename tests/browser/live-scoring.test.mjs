@@ -82,6 +82,7 @@ test('a real question runs from the page and shows bars, verdict and prompt', { 
   await screenshot(page, 'live-scoring-coin-toss');
 
   // Two worked examples, and the full-option method: the prompt grows, the method is named.
+  await page.locator('.ls-more > summary').click(); // "More settings"
   await page.selectOption('#ls-shots', '2');
   await page.selectOption('#ls-method', 'option');
   await page.click('[data-ls-run]');

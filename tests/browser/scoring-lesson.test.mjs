@@ -6,7 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, summaryText } from './lib.mjs';
 import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 const HARNESS = new URL('../fixtures/harness_samples/', import.meta.url).pathname;
@@ -50,7 +50,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
   const widget = widgetOf(page, name);
   await settle(page, name, 0);
-  assert.match(await widget.locator('.widget-summary').innerText(), /From SmolLM2-135M-Instruct's published runs .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)\. Real runs, nothing simulated\./);
+  assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /From SmolLM2-135M-Instruct's published runs .* over the whole MMLU test \(14,042 questions\): its 0-shot run \(production\) against its 5-shot run \(candidate\)\. Real runs, nothing simulated\./);
 
   let renders = await tabTo(page, `#w-${name}-multiple-range`);
   await page.keyboard.press('End');
@@ -66,7 +66,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await tabTo(page, '[data-action="compare-runs"]');
   await page.keyboard.press('Enter');
   await settle(page, name, renders);
-  const text = await widget.locator('.widget-summary').innerText();
+  const text = await widget.locator('.widget-summary').evaluate(summaryText);
   assert.match(text, /Your loaded runs\./);
   assert.match(text, /6 paired questions in 2 subjects/);
   assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
@@ -109,7 +109,7 @@ test('one gate: each of the four shapes can be chosen and shows its shape, verdi
       const renders = Number(await widget.getAttribute('data-renders'));
       await page.selectOption(`#w-${name}-source`, shape);
       await settle(page, name, renders);
-      const text = await widget.locator('.widget-summary').innerText();
+      const text = await widget.locator('.widget-summary').evaluate(summaryText);
       assert.match(text, verdict, `${name} ${shape}`);
       assert.match(text, explanation, `${name} ${shape}`);
       assert.match(text, /Simulated|Part simulated/, `${name} ${shape} says what is simulated`);
@@ -132,11 +132,11 @@ test('micro against macro: choose the published run by keyboard; the redraw equa
   await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
   await settle(page, name, 0);
   const widget = widgetOf(page, name);
-  assert.match(await widget.locator('.widget-summary').innerText(), /Table 1's GPT-3 X-Large/);
+  assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Table 1's GPT-3 X-Large/);
   let renders = await tabTo(page, `#w-${name}-source`);
   await page.keyboard.press('End'); // the last choice: the simulated run where the averages part
   await settle(page, name, renders);
-  assert.match(await widget.locator('.widget-summary').innerText(), /a simulated run, not real results.*they differ by \+21\.1 points/);
+  assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /a simulated run, not real results.*they differ by \+21\.1 points/);
   renders = Number(await widget.getAttribute('data-renders'));
   await page.keyboard.press('ArrowUp'); // the live model's published 5-shot run
   await settle(page, name, renders);

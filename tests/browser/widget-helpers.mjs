@@ -8,8 +8,27 @@ export function widgetOf(page, name) {
   return page.locator(`section.widget[data-widget="${name}"]`);
 }
 
-// Press Tab until `selector` has focus (keyboard only); returns the widget's redraw count then.
+// Press Tab until `selector` has focus (keyboard only); returns the widget's redraw count then. A
+// control folded in a disclosure ("More settings", a data editor) is reached as a reader reaches
+// it: Tab to the disclosure's summary and press Enter, then Tab on.
 export async function tabTo(page, selector, limit = 80) {
+  const folds = await page.evaluate((sel) => {
+    const names = [];
+    for (let fold = document.querySelector(sel)?.closest('details:not([open])'); fold; fold = fold.parentElement.closest('details:not([open])')) {
+      const summary = fold.querySelector(':scope > summary');
+      summary.dataset.fold = `fold-${document.querySelectorAll('[data-fold]').length}`;
+      names.unshift(summary.dataset.fold);
+    }
+    return names;
+  }, selector);
+  for (const name of folds) {
+    await focusByTab(page, `summary[data-fold="${name}"]`, limit);
+    await page.keyboard.press('Enter');
+  }
+  return focusByTab(page, selector, limit);
+}
+
+async function focusByTab(page, selector, limit) {
   for (let i = 0; i < limit; i += 1) {
     const found = await page.evaluate((sel) => document.activeElement && document.activeElement.matches(sel), selector);
     if (found) {

@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR, summaryText } from './lib.mjs';
 import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -35,10 +35,10 @@ async function open(name, query = '') {
 // Reopen the page's URL without JavaScript: the server alone must show the same view.
 async function reopenRestores(page, name) {
   const url = page.url();
-  const live = await page.evaluate((n) => document.querySelector(`section.widget[data-widget="${n}"] .widget-summary`).innerText, name);
+  const live = await page.locator(`section.widget[data-widget="${name}"] .widget-summary`).evaluate(summaryText);
   const again = await plain.newPage();
   await again.goto(url);
-  const restored = await again.locator('.widget-summary').innerText();
+  const restored = await again.locator('.widget-summary').evaluate(summaryText);
   await again.close();
   assert.equal(restored, live, `${name}: reopening ${url} does not restore the state`);
 }
@@ -65,15 +65,15 @@ test('widgets', { concurrency: 2 }, async (t) => {
     const opened = await open(name, '?n=100&score=0.30');
     const { page } = opened;
     const widget = widgetOf(page, name);
-    assert.match(await widget.locator('.widget-summary').innerText(), /cannot be told apart/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /cannot be told apart/);
 
     let renders = await tabTo(page, '#w-chance-explorer-n');
     await page.keyboard.press('Control+A');
     await page.keyboard.type('1000');
     await page.keyboard.press('Tab');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
-    assert.doesNotMatch(await widget.locator('.widget-summary').innerText(), /cannot/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /can be told apart from guessing/);
+    assert.doesNotMatch(await widget.locator('.widget-summary').evaluate(summaryText), /cannot/);
 
     renders = await tabTo(page, '#w-chance-explorer-score-range');
     await page.keyboard.press('ArrowRight');
@@ -101,7 +101,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     renders = await tabTo(page, '#w-chance-explorer-options');
     await page.keyboard.press('ArrowDown');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /chance rate of 10%/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /chance rate of 10%/);
 
     renders = Number(await widget.getAttribute('data-renders'));
     await page.fill('#w-chance-explorer-n', '50000');
@@ -129,12 +129,12 @@ test('widgets', { concurrency: 2 }, async (t) => {
     const opened = await open(name);
     const { page } = opened;
     const widget = widgetOf(page, name);
-    assert.match(await widget.locator('.widget-summary').innerText(), /RMS calibration error over 2 confidence groups: 0\.212/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /RMS calibration error over 2 confidence groups: 0\.212/);
 
     let renders = await tabTo(page, '#w-calibration-bars-bins-range');
     await page.keyboard.press('ArrowRight');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /over 3 confidence groups/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /over 3 confidence groups/);
 
     renders = Number(await widget.getAttribute('data-renders')); // drag the slider with the mouse
     const track = await page.locator('#w-calibration-bars-bins-range').boundingBox();
@@ -144,7 +144,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.mouse.up();
     await checkAgainstServer(page, name, renders);
     assert.equal(await page.inputValue('#w-calibration-bars-bins'), '10');
-    assert.match(await widget.locator('.widget-summary').innerText(), /over 10 confidence groups/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /over 10 confidence groups/);
 
     renders = await tabTo(page, '#w-calibration-bars-correct-4');
     await page.keyboard.press('ArrowUp'); // wrong → right
@@ -154,13 +154,13 @@ test('widgets', { concurrency: 2 }, async (t) => {
     renders = await tabTo(page, '[data-action="add-answer"]');
     await page.keyboard.press('Enter');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /^11 answers/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^11 answers/);
 
     renders = Number(await widget.getAttribute('data-renders'));
     await page.fill('#w-calibration-bars-pairs', '0.9, 1\n0.8, 0\n0.3, 0\n0.6, 1');
     await page.click('[data-action="load-pairs"]');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /^4 answers/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^4 answers/);
     assert.equal(await widget.locator('.answer-row').count(), 4);
 
     // A results file from `python -m engine mmlu evaluate` (its JSONL fields, as the README lists them).
@@ -168,7 +168,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.setInputFiles('#w-calibration-bars-file', { name: 'run.jsonl', mimeType: 'application/json',
       buffer: Buffer.from(evaluateRows('astronomy', [[0.91, true], [0.85, false], [0.4, true]]).join('\n')) });
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /^3 answers/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^3 answers/);
     assert.match(page.url(), /conf=0\.91,0\.85,0\.4/);
     assert.match(page.url(), /correct=1,0,1/);
     await finish(t, opened, name);
@@ -182,7 +182,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     const renders = await tabTo(page, 'input[name="show"][value="unifiedqa"]');
     await page.keyboard.press('Space');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /UnifiedQA \(transfer\): hidden/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /UnifiedQA \(transfer\): hidden/);
     assert.equal(await widget.locator('.series-unifiedqa.fig-point').count(), 0);
     await tabTo(page, '.fig-point'); // past the other series' boxes: the first point of the plot
     const focused = await page.evaluate(() => document.activeElement.getAttribute('aria-label'));
@@ -198,7 +198,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.keyboard.press('ArrowDown');
     await checkAgainstServer(page, name, renders);
     assert.match(page.url(), /level=0\.99/);
-    assert.match(await widgetOf(page, name).locator('.widget-summary').innerText(), /Micro average.*macro average/s);
+    assert.match(await widgetOf(page, name).locator('.widget-summary').evaluate(summaryText), /Micro average.*macro average/s);
     await finish(t, opened, name);
   });
 
@@ -248,7 +248,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     let renders = await tabTo(page, '#w-release-gate-delta-range');
     await page.keyboard.press('End');
     await checkAgainstServer(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /^Verdict: investigate/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^Verdict: investigate/);
     renders = await tabTo(page, '#w-release-gate-corr-range');
     await page.keyboard.press('Home');
     await checkAgainstServer(page, name, renders);
@@ -256,10 +256,11 @@ test('widgets', { concurrency: 2 }, async (t) => {
     renders = Number(await widget.getAttribute('data-renders'));
     const lines = [];
     for (let i = 0; i < 40; i += 1) lines.push(`${i % 2 ? 'anatomy' : 'virology'}, ${i % 3 ? 1 : 0}, ${i % 4 ? 1 : 0}`);
+    await widget.locator('details.widget-data > summary').click(); // "Bring your own two runs"
     await page.fill('#w-release-gate-results', lines.join('\n'));
     await page.click('[data-action="load-results"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /Your pasted results \(40 questions\)/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your pasted results \(40 questions\)/);
     assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
     // Two runs of `python -m engine mmlu evaluate`, paired question by question.
     renders = Number(await widget.getAttribute('data-renders'));
@@ -271,14 +272,14 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl', mimeType: 'application/json', buffer: Buffer.from(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
     // The same runs gzipped, as the site publishes its own: unzipped in the page, the same report.
     renders = Number(await widget.getAttribute('data-renders'));
     await page.setInputFiles('#w-release-gate-production', { name: 'prod.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(production.join('\n')) });
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').innerText(), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
     // A file named .gz that is not gzip: said beside the inputs, nothing redrawn.
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: Buffer.from('not gzip') });
     await page.click('[data-action="compare-runs"]');
@@ -326,7 +327,7 @@ test('inline on the annotated paper: no Pyodide before a touch, then the server 
   await page.fill('#w-chance-explorer-n', '1000'); // the first touch: the server answers at once
   await page.keyboard.press('Tab');
   await settle(page, 'chance-explorer', renders);
-  assert.match(await widget.locator('.widget-summary').innerText(), /can be told apart from guessing/);
+  assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /can be told apart from guessing/);
   // The worker starts on that touch and fetches Pyodide on its own time: wait for the request.
   for (let waited = 0; !runtime.some((url) => /\/pyodide\//.test(url)) && waited < 60_000; waited += 100) {
     await page.waitForTimeout(100);

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.layout import Box
-from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, mark, percent_axis_x, rect, vline
+from widgetkit.layout import GAP, Box
+from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, legend, mark, percent_axis_x, rect, vline
 from widgetkit.words import pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
@@ -60,7 +60,9 @@ class Grid:
     x: Linear
 
     def top(self, number: int) -> float:
-        return 8 + number * (self.rows.name_height + 24)
+        # Names beside their rows (a phone's frame too: fourteen rows with names above them would
+        # not leave the figure's first view on one screen) pack the rows closer.
+        return 8 + number * (22 if self.rows.beside else self.rows.name_height + 24)
 
     def middle(self, number: int) -> float:
         """The height of row ``number``'s whisker."""
@@ -95,6 +97,9 @@ def paper_rows(state: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple
                                                               "height": 8, "class": "reported-score"})
         marks.append(row(number, grid, name, n, score, low, high, text, square))
     narrowest, widest = ordered[0], ordered[-1]
+    half = {name: 50 * (bands[name][1] - bands[name][0]) for name in (narrowest[0], widest[0])}
+    summary.insert(0, f"A score of {100 * score:.1f}% is known to ±{half[narrowest[0]]:.1f} points on "
+                      f"{narrowest[0]} but only to ±{half[widest[0]]:.1f} on {widest[0]}.")
     summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
                    f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores as the authors' dataset "
                    f"card gives them (5-shot chain of thought).")
@@ -125,6 +130,8 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid)
     low, high = stats.confidence_interval(overall, sum(counts), 0.95, state["band"])
     chance = weighted_accuracy(counts, [run["categories"][name][2] for name, _ in scored])
     whole_test = weighted_accuracy([size for _, size in scored], [accuracies[name] for name, _ in scored])
+    summary.insert(0, f"{run['model']} is right on {pct(overall)} of the {sum(counts):,} questions scored, "
+                      f"against a chance rate of {pct(chance)}.")
     summary.append(f"{run['model']}, {run['shots']}-shot, scored by its letter probabilities, not the paper's "
                    f"5-shot chain of thought; the questions are {run['sample']}.")
     summary.append(f"Over those {sum(counts):,} questions it is right on {pct(overall)} (95% band {pct(low)} to "
@@ -136,7 +143,7 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid)
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
-    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"])
+    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.6, beside_from=0)
     grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)))
     run = context.get("live_run") if state["results"] == "run" else None
     if run and not set(run["categories"]) & set(category_sizes):
@@ -149,16 +156,23 @@ def view(state: dict, context: dict) -> dict:
         label = "95% band of an overall score in each category, from its size"
     bottom = grid.top(len(marks)) + 4
     x = grid.x
-    marks += percent_axis_x(x, bottom, step=25)
+    # Gridlines at the axis's ticks, under the rows, so a dot's value can be read across.
+    grid_lines = [vline(x(share / 100), 4, bottom, "fig-grid") for share in range(0, 101, 25)]
+    marks = grid_lines + marks + percent_axis_x(x, bottom, step=25)
     if not run:  # the overall score every row is drawn at: a thumb on the axis drags and keys it (under the rows)
         score, setting = state["score"], {p.name: p for p in params(context)}["score"]
         marks.insert(0, handle(setting, score, pct(score), [(x(0), 0.0), (x(1), 1.0)],
                             Box(x(score) - 6, bottom - 12, x(score) + 6, bottom + 4),
                             [vline(x(score), grid.top(0), bottom, "fig-grid"),
                              rect(x(score) - 4, x(score) + 4, bottom - 10, bottom + 4, "fig-grip-bar")]))
+    sample = (("line", "chance-rate", "chance rate") if run else
+              ("square", "reported-score", "GPT-4o's score (dataset card)"))
+    keys, end = legend([("dot", "fig-dot", "score" if run else "overall score"),
+                        ("whisker", "fig-whisker", "95% band"), sample], GAP, bottom + 30, state["width"] - 2 * GAP)
+    marks += keys
     return {
         "summary": summary,
-        "figure": figure(state["width"], bottom + 30, label, marks, role="group"),
+        "figure": figure(state["width"], round(end + GAP), label, marks, role="group"),
         "numbers": {"bands": bands, **numbers},
     }
 
@@ -169,4 +183,5 @@ WIDGET = Widget(
     blurb="The same score has a wide band on history's 381 questions and a narrow one on math's 1,351; "
           "GPT-4o's reported scores and the live model's own run, category by category.",
     height=620, params=params, view=view, accepts={"category_sizes": sizes, "live_run": run_summary}, style=True,
+    primary=1,  # fourteen rows of chart: the results chooser alone goes under them
 )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP, text_width
-from widgetkit.scene import Linear, Rows, figure, label, mark, percent_axis_part, rect
+from widgetkit.scene import Linear, Rows, figure, label, legend, mark, percent_axis_part, rect
 
 from ..figures import ERROR_CAUSES, ERRORS_SAMPLED
 
@@ -40,9 +40,13 @@ def view(state: dict, context: dict) -> dict:
                    "dataset card or repository, so they could not be checked against the paper.")
     bottom = 12 + len(rows) * pitch
     marks += percent_axis_part(x, bottom + 4, 0, 50, 10)
+    keys, end = legend([("box", "fig-bar-model-a", "other causes"),
+                        ("box", "fig-bar-model-b", "a calculator could fix these")],
+                       names.x0, bottom + 30, names.x1 - names.x0)
+    marks += keys
     return {
         "summary": summary,
-        "figure": figure(width, bottom + 30, f"Causes of GPT-4o's errors in {ERRORS_SAMPLED} sampled questions", marks,
+        "figure": figure(width, round(end + GAP), f"Causes of GPT-4o's errors in {ERRORS_SAMPLED} sampled questions", marks,
                          role="group"),
         "numbers": {"causes": dict(ERROR_CAUSES)},
     }

@@ -9,8 +9,8 @@ from __future__ import annotations
 from explainers import lesson, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.layout import Box
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, handle, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.layout import GAP, Box
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, handle, label, legend, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, pct, points
 
 from ..figures import CATEGORY_SIZES
@@ -42,7 +42,7 @@ def view(state: dict, context: dict) -> dict:
         numbers[f"k{options}"] = {"low": low, "high": high, "expected": expected}
         name = "MMLU, 4 options" if options == 4 else "MMLU-Pro, 10 options"
         marks += [
-            label(x(0) + 2, top - 6, name, "fig-tick", "start"),
+            label(x(0) + 2, top - 6, name, "fig-tick fig-key", "start"),
             rect(x(low), x(high), top, top + 20, "fig-band-guess",
                  f"{name}: a guesser lands between {pct(low)} and {pct(high)}"),
             vline(x(1 / options), top - 2, top + 22, "fig-ref fig-chance"),
@@ -61,9 +61,12 @@ def view(state: dict, context: dict) -> dict:
     lift = numbers["k4"]["expected"] - numbers["k10"]["expected"]
     summary.append(f"Six more options take {points(lift)} of lucky guesses away from that reader.")
     marks += percent_axis_x(x, 160)
+    keys, end = legend([("box", "fig-band-guess", "a pure guesser (95% of runs)"), ("line", "fig-ref fig-chance", "chance"),
+                        ("dot", "fig-dot", "the partly informed reader")], x(0), 186, x(1) - x(0))
+    marks += keys
     return {
         "summary": summary,
-        "figure": figure(width, 190, "Guessing ranges and expected scores with four and with ten options", marks,
+        "figure": figure(width, round(end + GAP), "Guessing ranges and expected scores with four and with ten options", marks,
                          role="group"),
         "numbers": numbers,
     }

@@ -9,7 +9,7 @@ from explainers import calibration
 from explainers.calibration import calibration_groups
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP, Box
-from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, handle, percent_axis_y, rect
+from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, caption, figure, handle, legend, percent_axis_y, rect
 from widgetkit.words import count, plural, points
 
 EXAMPLE = "example"
@@ -123,6 +123,9 @@ def view(state: dict, context: dict) -> dict:
     words, bottom = caption((left + right) / 2, names.bottom + 6, right - left,
                             "average claimed confidence of each group (answers in it)")
     marks += words
+    keys, bottom = legend([("box", "fig-bar-claimed", "claimed confidence"), ("box", "fig-bar-actual", "accuracy"),
+                           ("box", "fig-gap", "gap between them")], left, bottom + 4, right - left)
+    marks += keys
     height = round(bottom + GAP)
     return {
         "summary": summary,

@@ -6,8 +6,8 @@ from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
-from widgetkit.layout import Box
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.layout import GAP, Box, text_width
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, key, label, mark, percent_axis_x, rect, title, vline
 from widgetkit.words import count, level_text, pct, points
 
 QUESTION_STOPS = tuple(round(10 ** (k / 8)) for k in range(35))  # 1 to 20,000 questions, evenly on a log scale
@@ -59,6 +59,13 @@ def questions_handle(param: Param, state: dict, x: Linear, low: float, high: flo
                   [bar], key="n", label="Questions in the subject (the score band's edge)")
 
 
+def band_name(start: float, end: float, baseline: float, text: str, width: float) -> dict:
+    """A band's name beside it: after its end where it fits in the figure, else before its start."""
+    if end + 6 + text_width(text, "fig-tick") <= width - GAP:
+        return label(end + 6, baseline, text, "fig-tick fig-halo", "start")
+    return label(max(start - 6, text_width(text, "fig-tick") + GAP), baseline, text, "fig-tick fig-halo", "end")
+
+
 def view(state: dict, context: dict) -> dict:
     subjects = context.get("subjects", {})
     n, score = state["n"], state["score"]
@@ -89,10 +96,8 @@ def view(state: dict, context: dict) -> dict:
     marks = [
         rect(x(guess_low), x(guess_high), 46, 66, "fig-band-guess",
              f"Guessing range: {pct(guess_low)} to {pct(guess_high)}"),
-        label(x(0) + 2, 60, "guessing", "fig-tick", "start"),
         rect(x(low), x(high), 80, 100, "fig-band-score distinct" if distinct else "fig-band-score",
              f"Score band: {pct(low)} to {pct(high)}"),
-        label(x(0) + 2, 94, "score", "fig-tick", "start"),
         vline(x(chance), 34, 110, "fig-ref fig-chance"),
         vline(x(expert), 34, 110, "fig-ref fig-expert"),
     ]
@@ -104,10 +109,15 @@ def view(state: dict, context: dict) -> dict:
                         Box(x(score) - 6, 84, x(score) + 6, 96),
                         [mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"},
                               children=[title(f"Score {pct(score)}")])]))
-    # Each line's name sits over it, moved in from the edge, or a line higher if it would meet the other's.
+    # Each band's name goes beside it, never on it: right of its end where that fits, else left of its
+    # start (haloed, so a line crossing it does not strike it through). Each line's name sits over it,
+    # moved in from the edge, or a line higher if it would meet the other's.
+    named = [band_name(x(guess_low), x(guess_high), 60, "guessing", width),
+             band_name(x(low), x(high), 94, "score", width)]
     names = Placer(width, 140)
     for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
-        marks.append(names.near(text, "fig-ref-label", x(value), [29, 14]))
+        named.append(names.near(text, "fig-ref-label", x(value), [29, 14]))
+    marks.append(key(named))
     marks += percent_axis_x(x, 112)
     return {
         "summary": summary,

@@ -120,6 +120,12 @@ def view(state: dict, context: dict) -> dict:
     marks += keys_marks
     scores_from = ("our own runs of the live model over every test question" if state.get("models") == "live"
                    else "Table 1")
+    # The headline: each model's two averages in one short sentence; the groups' scores follow it.
+    averaged = [f"{row['model']} {pct(numbers[row['model']]['micro'])} micro, "
+                f"{pct(numbers[row['model']]['macro'])} macro average" for row in models
+                if numbers[row["model"]]["micro"] is not None]
+    if averaged:
+        summary.insert(0, "; ".join(averaged) + ".")
     summary.append(f"Bands: {level_text(level)} intervals from each group's number of test questions; "
                    f"group scores from {scores_from}; chance 25%.")
     return {

@@ -75,7 +75,7 @@ def view(state: dict, context: dict) -> dict:
     marks = []
     for i, (letter, p) in enumerate(probs.items()):
         top = 10 + i * 28
-        marks.append(label(28, top + 16, letter, "fig-tick", "end"))
+        marks.append(label(28, top + 16, letter, "fig-tick fig-key", "end"))
         marks.append(rect(x(0), x(p), top, top + 20, "fig-bar-prob" + (" chosen" if letter == choice else ""),
                           f"P({letter}) = {p:.2f}"))
         marks.append(label(x(p) + 6, top + 15, f"{p:.2f}", "fig-tick", "start"))
@@ -94,5 +94,6 @@ WIDGET = Widget(
     blurb="Pick a subject and a number of worked examples; this is the exact text the model reads.",
     height=1100, params=params, normalise=normalise, view=view, driver="server", script=True, style=True,
     fragments={"prompt-text": "prompt-anatomy-text.html"},
+    primary=1,  # the prompt itself is long: the subject chooser alone goes under it
     needs={"subjects": titled_sizes, "dataset": server_object},
 )

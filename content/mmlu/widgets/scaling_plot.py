@@ -85,7 +85,12 @@ def view(state: dict, context: dict) -> dict:
             summary.append(f"{name}: hidden.")
             continue
         summary.append(f"{name}: {described}.")
-        coords = [(x(p["parameters"]), y(p["accuracy"] / 100)) for p in pts]
+        # Two settings of one model (0 and 5 shots) sit at one size: they step apart sideways, as a
+        # dodged pair, so neither dot hides the other.
+        sizes = [p["parameters"] for p in pts]
+        dodge = {size: 7 if sizes.count(size) == 2 else 0 for size in sizes}
+        coords = [(x(p["parameters"]) + dodge[p["parameters"]] * (1 if sizes[:nth].count(p["parameters"]) else -1),
+                   y(p["accuracy"] / 100)) for nth, p in enumerate(pts)]
         if len(coords) > 1:
             marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
                                            "class": f"fig-line series-{key}"}))

