@@ -8,7 +8,7 @@
 // ready). Screenshots with a handle focused, 360 and 1280 px, light and dark, in tests/artifacts/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, screenshot } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, screenshot, summaryText } from './lib.mjs';
 import { redrawnForWidth, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -28,7 +28,7 @@ async function open(path, name, width = 1280) {
 }
 
 const handleOf = (page, name, mark) => widgetOf(page, name).locator(`svg[data-role="figure"] [role="slider"][data-mark="${mark}"]`);
-const summaryOf = (page, name) => widgetOf(page, name).locator('.widget-summary').innerText();
+const summaryOf = (page, name) => widgetOf(page, name).locator('.widget-summary').evaluate(summaryText);
 const renders = (page, name) => widgetOf(page, name).getAttribute('data-renders').then(Number);
 
 // The middle of a handle's grip, in the page's pixels.
@@ -214,15 +214,15 @@ test('handles', { concurrency: 1 }, async (t) => {
     const name = 'category-bars';
     const opened = await open('/mmlu-pro/widgets/category-bars', name);
     const { page } = opened;
-    assert.match(await summaryOf(page, name), /^math \(1,351 questions\): 72\.6% would be known/);
+    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): 72\.6% would be known/);
     await mouseDrag(page, name, 'score', -200, 0);
     const score = Number(await page.inputValue('#w-category-bars-score'));
     assert.ok(score < 0.6, `dragging the thumb left gave ${score}`);
-    assert.match(await summaryOf(page, name), new RegExp(`^math \\(1,351 questions\\): ${(100 * score).toFixed(1)}% would be known`));
+    assert.match(await summaryOf(page, name), new RegExp(`\\nmath \\(1,351 questions\\): ${(100 * score).toFixed(1)}% would be known`));
     await touchDrag(page, name, 'score', 100, 0);
     assert.ok(Number(await page.inputValue('#w-category-bars-score')) > score, 'a finger dragging the thumb right raises it');
     await keys(page, name, 'score', 'End', 'PageDown');
-    assert.match(await summaryOf(page, name), /^math \(1,351 questions\): 99\.0% would be known/);
+    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): 99\.0% would be known/);
     assert.equal(await valueText(page, name, 'score'), '99.0%');
     await finish(opened, name, 'score');
   });
