@@ -160,7 +160,24 @@ function initNumberSources() {
   });
 }
 
+// Long reference lists (a document's glossary) fold on a phone, where they are screens long; they open
+// again for a link into them and for printing. Without JavaScript they stay open.
+function foldOnPhones() {
+  const folds = [...document.querySelectorAll('details[data-fold-narrow]')];
+  if (!folds.length) return;
+  const openFor = () => {
+    const target = window.location.hash && document.getElementById(decodeURIComponent(window.location.hash.slice(1)));
+    const fold = target && target.closest('details[data-fold-narrow]');
+    if (fold) { fold.open = true; target.scrollIntoView(); }
+  };
+  if (window.matchMedia('(max-width: 30rem)').matches) folds.forEach((fold) => { fold.open = false; });
+  openFor();
+  window.addEventListener('hashchange', openFor);
+  window.addEventListener('beforeprint', () => folds.forEach((fold) => { fold.open = true; }));
+}
+
 initPopovers();
+foldOnPhones();
 initSnippets();
 initNumberSources();
 initThemeToggle();
