@@ -31,6 +31,8 @@ import sys
 import threading
 import time
 
+from werkzeug.wsgi import ClosingIterator
+
 MAX_REQUEST_HEAD_BYTES = 32 * 1024  # request line and headers; waitress answers 431 beyond it
 REQUEST_LOOKAHEAD = 1  # requests waitress reads ahead on a busy connection: it sees the client leave
 STOP_MARGIN_S = 2.0  # before the grace ends, a stream still running is closed with a line saying why
@@ -90,17 +92,27 @@ def limit_malloc_arenas() -> None:
 
 
 PAGE_NICENESS = 5  # request threads run this much nicer than the model's worker (Linux: per thread)
+SWITCH_INTERVAL_S = 0.0005  # how long a thread may hold the GIL while another waits (Python's default: 5 ms)
 
 
-def yielding_to_the_model(app):
-    """The WSGI app, served by threads that each lower their own CPU priority on their first request.
+def yielding_to_the_model(app, scoring=None):
+    """The WSGI app, served by threads that each lower their own CPU priority on their first request,
+    and that tell the model's worker (``scoring``) while page requests are running.
 
-    Pages and the model share the cores: with the same priority, sixteen readers fetching pages slowed
-    a live question about eight times (issue 26), as the model's torch threads waited for cores. A
-    request thread only reads files, renders and waits for the queue; the model's worker (made at
-    start-up, at the process's priority: livescoring/worker.py) then gets the cores first, and pages
-    take what it leaves. Where threads have no priority of their own (not Linux), nothing changes."""
+    Pages and the model share the cores: sixteen readers fetching pages slowed a live question about
+    eight times (issue 26). A request thread only reads files, renders and waits for the queue; the
+    model's worker (made at start-up, at the process's priority: livescoring/worker.py) gets the
+    cores first, and pages take what it leaves. While a request that is not waiting for the model is
+    being answered, the worker runs on one torch thread: its threads wait for each other at every
+    operation, and a core busy with a page stalled both. Where threads have no priority of their own
+    (not Linux), only the second part applies."""
     lowered = threading.local()
+    answering = [0]  # requests being answered now, those waiting for the model included
+    counting = threading.Lock()
+
+    def answered() -> None:
+        with counting:
+            answering[0] -= 1
 
     def wsgi(environ, start_response):
         if not getattr(lowered, "done", False):
@@ -110,8 +122,16 @@ def yielding_to_the_model(app):
                 os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + PAGE_NICENESS)
             except (AttributeError, OSError):
                 pass
-        return app(environ, start_response)
+        with counting:
+            answering[0] += 1
+        try:
+            return ClosingIterator(app(environ, start_response), answered)
+        except BaseException:
+            answered()
+            raise
 
+    if scoring is not None:
+        scoring.others_busy = lambda: answering[0] > scoring.outstanding()
     return wsgi
 
 
@@ -136,8 +156,12 @@ def serve(app, host: str, port: int, threads: int) -> None:
     from waitress import wasyncore
 
     config = app.config
+    # The model's worker takes the GIL back after every torch operation (hundreds per question); with
+    # page threads running Python it waited up to the switch interval each time.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     server = waitress.create_server(
-        yielding_to_the_model(app), host=host, port=port, threads=threads, ident="annotated-papers",
+        yielding_to_the_model(app, app.extensions.get("scoring")), host=host, port=port, threads=threads,
+        ident="annotated-papers",
         connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
         max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
         cleanup_interval=min(30, config["SERVER_CHANNEL_TIMEOUT_S"]),

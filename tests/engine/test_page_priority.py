@@ -11,7 +11,7 @@ import pytest
 
 from app import PAGE_NICENESS, yielding_to_the_model
 from livescoring.model import ModelSettings
-from livescoring.worker import ScoringService
+from livescoring.worker import READY, ScoringService
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is Linux's")
 
@@ -34,7 +34,7 @@ def test_a_request_thread_lowers_its_own_priority_once_and_serves_the_request():
     mine = priority(threading.get_native_id())
 
     def two_requests():
-        first = wsgi({"n": 1}, None)
+        first = list(wsgi({"n": 1}, None))
         after_one = priority(threading.get_native_id())
         wsgi({"n": 2}, None)
         return {"first": first, "after_one": after_one, "after_two": priority(threading.get_native_id())}
@@ -58,3 +58,47 @@ def test_the_models_worker_keeps_its_makers_priority_when_a_lowered_thread_start
         return {"worker": priority(service.worker.native_id)}
 
     assert in_a_thread(lowered_request_starts_the_model)["worker"] == mine
+
+
+def serving(settings: ModelSettings) -> ScoringService:
+    """The service's worker serving, with no model: generations only need the worker's loop."""
+    service = ScoringService(settings)
+    service.state = READY
+    threading.Thread(target=service._serve, daemon=True).start()
+    return service
+
+
+def test_the_model_runs_on_one_torch_thread_while_pages_are_answered_and_on_all_of_them_after(tmp_path):
+    torch = pytest.importorskip("torch")
+    settings = ModelSettings(model=str(tmp_path / "no-model"), device="cpu", threads=2, cache_dir=tmp_path)
+    service = serving(settings)
+    page_started, page_may_end = threading.Event(), threading.Event()
+
+    def site(environ, start_response):
+        if environ["PATH_INFO"] == "/page":
+            page_started.set()
+            page_may_end.wait(10)
+            return [b"a page"]
+
+        def torch_threads_in_the_worker():  # runs in the model's worker, one step at a time
+            yield {"threads": torch.get_num_threads()}
+
+        return [str(next(service.generate(torch_threads_in_the_worker()))["threads"]).encode()]
+
+    wsgi = yielding_to_the_model(site, service)
+
+    def get(path: str) -> bytes:
+        answer = wsgi({"PATH_INFO": path}, None)
+        try:
+            return b"".join(answer)
+        finally:
+            answer.close()  # as waitress does once the answer is sent
+
+    assert get("/model") == b"2"  # a request waiting for the model is not a page
+    pages = [threading.Thread(target=get, args=("/page",))]
+    pages[0].start()
+    assert page_started.wait(10)
+    assert get("/model") == b"1"
+    page_may_end.set()
+    pages[0].join(10)
+    assert get("/model") == b"2"
