@@ -152,7 +152,7 @@ class ScoringService:
         # Whether other work (the server's page requests) is running in this process now; the server
         # sets it. While it is, the model runs on one torch thread (see _share_cores).
         self.others_busy: Callable[[], bool] = lambda: False
-        self._threads_now = 0  # the torch threads the worker last ran on (0: not yet)
+        self._threads_now = max(1, settings.threads)  # the torch threads the worker runs on (load sets them)
         # The worker thread is made now, by whoever makes the service (the server's main thread), and
         # waits for start(): a thread inherits its maker's CPU priority, and the server lowers its
         # request threads' (app.py), one of which may be the first to ask for the model.
