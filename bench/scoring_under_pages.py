@@ -2,6 +2,7 @@
 
     python3 bench/scoring_under_pages.py                          # this checkout, 3 rounds
     python3 bench/scoring_under_pages.py --before main --rounds 4  # and the code at a git ref, interleaved
+    python3 bench/scoring_under_pages.py --before main --env SCORER_THREADS=1
 
 One client scores real 0-shot questions one after another (POST /api/score) against the
 production server (python3 app.py, the model loaded at start, SCORER_THREADS as configured): in
@@ -109,17 +110,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--before", metavar="REF", help="also run the code at this git ref, round by round")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="for every server (repeatable), e.g. SCORER_THREADS=1")
     args = parser.parse_args()
     print(f"hardware: {hardware()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
     shared_data = REPO_ROOT.parent / "shared" / "data"
     data_env = {name: os.environ.get(name, str(shared_data / folder)) for name, folder in DATA_DIRS.items()}
+    settings = dict(pair.split("=", 1) for pair in args.env)
+    if settings:
+        print(f"every server with {settings}")
     with contextlib.ExitStack() as stack:
         variants = {"this checkout": REPO_ROOT}
         if args.before:
             variants[f"before ({args.before})"] = stack.enter_context(exported(args.before))
         ports = {}
         for name, root in variants.items():
-            server = stack.enter_context(running_server(env={"SCORER_LOAD_AT_START": "1", **data_env},
+            server = stack.enter_context(running_server(env={"SCORER_LOAD_AT_START": "1", **data_env, **settings},
                                                         timeout=600, root=root))
             ports[name] = int(server.url.rsplit(":", 1)[1])
             for index in range(WARM_QUESTIONS):
