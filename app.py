@@ -92,23 +92,30 @@ def limit_malloc_arenas() -> None:
 
 
 PAGE_NICENESS = 5  # request threads run this much nicer than the model's worker (Linux: per thread)
+PAGE_TURN_WAIT_S = 5.0  # a page waits at most this long for its turn while the model works, then runs anyway
 SWITCH_INTERVAL_S = 0.0005  # how long a thread may hold the GIL while another waits (Python's default: 5 ms)
 
 
 def yielding_to_the_model(app, scoring=None):
     """The WSGI app, served by threads that each lower their own CPU priority on their first request,
-    and that tell the model's worker (``scoring``) while page requests are running.
+    and that make room for the model's worker (``scoring``) while it has work.
 
-    Pages and the model share the cores: sixteen readers fetching pages slowed a live question about
-    eight times (issue 26). A request thread only reads files, renders and waits for the queue; the
-    model's worker (made at start-up, at the process's priority: livescoring/worker.py) gets the
-    cores first, and pages take what it leaves. While a request that is not waiting for the model is
-    being answered, the worker runs on one torch thread: its threads wait for each other at every
-    operation, and a core busy with a page stalled both. Where threads have no priority of their own
-    (not Linux), only the second part applies."""
+    Pages and the model share the cores and the GIL: sixteen readers fetching pages slowed a live
+    question about eight times (issue 26; docs/performance.md has each cause measured).
+    - A request thread only reads files, renders and waits for the queue; the model's worker (made
+      at start-up, at the process's priority: livescoring/worker.py) gets the cores first.
+    - While a request that is not waiting for the model is being answered, the worker runs on one
+      torch thread: its threads wait for each other at every operation, and a core busy with a page
+      stalled both.
+    - While the model has work, GET and HEAD requests take turns (the model's work is always a
+      POST, so none of them waits for it while holding the turn). Pages run Python under the GIL, so
+      they gain little by running together, and sixteen at once made the worker wait behind each of
+      them for the GIL after every torch operation.
+    Where threads have no priority of their own (not Linux), the first does nothing."""
     lowered = threading.local()
     answering = [0]  # requests being answered now, those waiting for the model included
     counting = threading.Lock()
+    page_turn = threading.Lock()
 
     def answered() -> None:
         with counting:
@@ -124,11 +131,16 @@ def yielding_to_the_model(app, scoring=None):
                 pass
         with counting:
             answering[0] += 1
+        taking_turns = (scoring is not None and environ.get("REQUEST_METHOD") in ("GET", "HEAD")
+                        and scoring.outstanding() > 0 and page_turn.acquire(timeout=PAGE_TURN_WAIT_S))
         try:
             return ClosingIterator(app(environ, start_response), answered)
         except BaseException:
             answered()
             raise
+        finally:
+            if taking_turns:  # the body is ready: waitress's main thread sends it
+                page_turn.release()
 
     if scoring is not None:
         scoring.others_busy = lambda: answering[0] > scoring.outstanding()

@@ -101,3 +101,47 @@ def test_the_model_runs_on_one_torch_thread_while_pages_are_answered_and_on_all_
     page_may_end.set()
     page.join(10)
     assert get("/model") == b"2"  # back to SCORER_THREADS; a request waiting for the model is not a page
+
+
+def test_pages_take_turns_while_the_model_has_work_and_run_together_when_it_has_none(tmp_path):
+    service = serving(ModelSettings(model=str(tmp_path / "no-model"), device="cpu", threads=1, cache_dir=tmp_path))
+    entered = {name: threading.Event() for name in ("a", "b", "c", "d")}
+    may_end = threading.Event()
+
+    def site(environ, start_response):
+        entered[environ["PATH_INFO"].strip("/")].set()
+        may_end.wait(10)
+        return [b"a page"]
+
+    wsgi = yielding_to_the_model(site, service)
+
+    def fetch(name: str) -> threading.Thread:
+        thread = threading.Thread(target=lambda: wsgi({"PATH_INFO": f"/{name}", "REQUEST_METHOD": "GET"}, None).close())
+        thread.start()
+        return thread
+
+    pages = [fetch("a"), fetch("b")]  # the model idle: both pages run at once
+    assert entered["a"].wait(10) and entered["b"].wait(10)
+    may_end.set()
+    for page in pages:
+        page.join(10)
+
+    model_may_end = threading.Event()
+
+    def long_answer():
+        yield {"started": True}
+        model_may_end.wait(10)
+        yield {"done": True}
+
+    stream = service.generate(long_answer())  # the model busy with a generation
+    may_end.clear()
+    pages = [fetch("c")]
+    assert entered["c"].wait(10)
+    pages.append(fetch("d"))
+    assert not entered["d"].wait(0.5)  # its turn comes when "c" has its body
+    may_end.set()
+    assert entered["d"].wait(10)
+    model_may_end.set()
+    assert list(stream) == [{"started": True}, {"done": True}]
+    for page in pages:
+        page.join(10)
