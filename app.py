@@ -31,8 +31,6 @@ import sys
 import threading
 import time
 
-from werkzeug.wsgi import ClosingIterator
-
 MAX_REQUEST_HEAD_BYTES = 32 * 1024  # request line and headers; waitress answers 431 beyond it
 REQUEST_LOOKAHEAD = 1  # requests waitress reads ahead on a busy connection: it sees the client leave
 STOP_MARGIN_S = 2.0  # before the grace ends, a stream still running is closed with a line saying why
@@ -104,22 +102,17 @@ def yielding_to_the_model(app, scoring=None):
     question about eight times (issue 26; docs/performance.md has each cause measured).
     - A request thread only reads files, renders and waits for the queue; the model's worker (made
       at start-up, at the process's priority: livescoring/worker.py) gets the cores first.
-    - While a request that is not waiting for the model is being answered, the worker runs on one
-      torch thread: its threads wait for each other at every operation, and a core busy with a page
-      stalled both.
+    - While a page (a GET or HEAD request) is being answered, the worker runs on one torch thread:
+      its threads wait for each other at every operation, and a core busy with a page stalled both.
     - While the model has work, GET and HEAD requests take turns (the model's work is always a
       POST, so none of them waits for it while holding the turn). Pages run Python under the GIL, so
       they gain little by running together, and sixteen at once made the worker wait behind each of
       them for the GIL after every torch operation.
     Where threads have no priority of their own (not Linux), the first does nothing."""
     lowered = threading.local()
-    answering = [0]  # requests being answered now, those waiting for the model included
+    pages = [0]  # GET and HEAD requests being answered or waiting for their turn
     counting = threading.Lock()
     page_turn = threading.Lock()
-
-    def answered() -> None:
-        with counting:
-            answering[0] -= 1
 
     def wsgi(environ, start_response):
         if not getattr(lowered, "done", False):
@@ -129,21 +122,21 @@ def yielding_to_the_model(app, scoring=None):
                 os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + PAGE_NICENESS)
             except (AttributeError, OSError):
                 pass
+        if scoring is None or environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return app(environ, start_response)
         with counting:
-            answering[0] += 1
-        taking_turns = (scoring is not None and environ.get("REQUEST_METHOD") in ("GET", "HEAD")
-                        and scoring.outstanding() > 0 and page_turn.acquire(timeout=PAGE_TURN_WAIT_S))
+            pages[0] += 1
+        taking_turns = scoring.outstanding() > 0 and page_turn.acquire(timeout=PAGE_TURN_WAIT_S)
         try:
-            return ClosingIterator(app(environ, start_response), answered)
-        except BaseException:
-            answered()
-            raise
+            return app(environ, start_response)  # the body is made here; waitress's main thread sends it
         finally:
-            if taking_turns:  # the body is ready: waitress's main thread sends it
+            if taking_turns:
                 page_turn.release()
+            with counting:
+                pages[0] -= 1
 
     if scoring is not None:
-        scoring.others_busy = lambda: answering[0] > scoring.outstanding()
+        scoring.others_busy = lambda: pages[0] > 0
     return wsgi
 
 

@@ -34,7 +34,7 @@ def test_a_request_thread_lowers_its_own_priority_once_and_serves_the_request():
     mine = priority(threading.get_native_id())
 
     def two_requests():
-        first = list(wsgi({"n": 1}, None))
+        first = wsgi({"n": 1}, None)
         after_one = priority(threading.get_native_id())
         wsgi({"n": 2}, None)
         return {"first": first, "after_one": after_one, "after_two": priority(threading.get_native_id())}
@@ -68,7 +68,7 @@ def serving(settings: ModelSettings) -> ScoringService:
     return service
 
 
-def test_the_model_runs_on_one_torch_thread_while_pages_are_answered_and_on_all_of_them_after(tmp_path):
+def test_the_model_runs_on_one_torch_thread_while_a_page_is_answered_and_on_scorer_threads_after(tmp_path):
     torch = pytest.importorskip("torch")
     settings = ModelSettings(model=str(tmp_path / "no-model"), device="cpu", threads=2, cache_dir=tmp_path)
     service = serving(settings)
@@ -87,20 +87,16 @@ def test_the_model_runs_on_one_torch_thread_while_pages_are_answered_and_on_all_
 
     wsgi = yielding_to_the_model(site, service)
 
-    def get(path: str) -> bytes:
-        answer = wsgi({"PATH_INFO": path}, None)
-        try:
-            return b"".join(answer)
-        finally:
-            answer.close()  # as waitress does once the answer is sent
+    def get(path: str, method: str = "GET") -> bytes:
+        return b"".join(wsgi({"PATH_INFO": path, "REQUEST_METHOD": method}, None))
 
     page = threading.Thread(target=get, args=("/page",))
     page.start()
     assert page_started.wait(10)
-    assert get("/model") == b"1"
+    assert get("/model", "POST") == b"1"
     page_may_end.set()
     page.join(10)
-    assert get("/model") == b"2"  # back to SCORER_THREADS; a request waiting for the model is not a page
+    assert get("/model", "POST") == b"2"  # back to SCORER_THREADS
 
 
 def test_pages_take_turns_while_the_model_has_work_and_run_together_when_it_has_none(tmp_path):
@@ -116,7 +112,7 @@ def test_pages_take_turns_while_the_model_has_work_and_run_together_when_it_has_
     wsgi = yielding_to_the_model(site, service)
 
     def fetch(name: str) -> threading.Thread:
-        thread = threading.Thread(target=lambda: wsgi({"PATH_INFO": f"/{name}", "REQUEST_METHOD": "GET"}, None).close())
+        thread = threading.Thread(target=wsgi, args=({"PATH_INFO": f"/{name}", "REQUEST_METHOD": "GET"}, None))
         thread.start()
         return thread
 
