@@ -90,17 +90,29 @@ def limit_malloc_arenas() -> None:
 
 
 PAGE_NICENESS = 5  # request threads run this much nicer than the model's worker (Linux: per thread)
+PAGE_TURN_WAIT_S = 5.0  # a page waits at most this long for its turn while the model works, then runs anyway
+SWITCH_INTERVAL_S = 0.0005  # how long a thread may hold the GIL while another waits (Python's default: 5 ms)
 
 
-def yielding_to_the_model(app):
-    """The WSGI app, served by threads that each lower their own CPU priority on their first request.
+def yielding_to_the_model(app, scoring=None):
+    """The WSGI app, served by threads that each lower their own CPU priority on their first request,
+    and that make room for the model's worker (``scoring``) while it has work.
 
-    Pages and the model share the cores: with the same priority, sixteen readers fetching pages slowed
-    a live question about eight times (issue 26), as the model's torch threads waited for cores. A
-    request thread only reads files, renders and waits for the queue; the model's worker (made at
-    start-up, at the process's priority: livescoring/worker.py) then gets the cores first, and pages
-    take what it leaves. Where threads have no priority of their own (not Linux), nothing changes."""
+    Pages and the model share the cores and the GIL: sixteen readers fetching pages slowed a live
+    question about eight times (issue 26; docs/performance.md has each cause measured).
+    - A request thread only reads files, renders and waits for the queue; the model's worker (made
+      at start-up, at the process's priority: livescoring/worker.py) gets the cores first.
+    - While a page (a GET or HEAD request) is being answered, the worker runs on one torch thread:
+      its threads wait for each other at every operation, and a core busy with a page stalled both.
+    - While the model has work, GET and HEAD requests take turns (the model's work is always a
+      POST, so none of them waits for it while holding the turn). Pages run Python under the GIL, so
+      they gain little by running together, and sixteen at once made the worker wait behind each of
+      them for the GIL after every torch operation.
+    Where threads have no priority of their own (not Linux), the first does nothing."""
     lowered = threading.local()
+    pages = [0]  # GET and HEAD requests being answered or waiting for their turn
+    counting = threading.Lock()
+    page_turn = threading.Lock()
 
     def wsgi(environ, start_response):
         if not getattr(lowered, "done", False):
@@ -110,8 +122,21 @@ def yielding_to_the_model(app):
                 os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + PAGE_NICENESS)
             except (AttributeError, OSError):
                 pass
-        return app(environ, start_response)
+        if scoring is None or environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+            return app(environ, start_response)
+        with counting:
+            pages[0] += 1
+        taking_turns = scoring.outstanding() > 0 and page_turn.acquire(timeout=PAGE_TURN_WAIT_S)
+        try:
+            return app(environ, start_response)  # the body is made here; waitress's main thread sends it
+        finally:
+            if taking_turns:
+                page_turn.release()
+            with counting:
+                pages[0] -= 1
 
+    if scoring is not None:
+        scoring.others_busy = lambda: pages[0] > 0
     return wsgi
 
 
@@ -136,8 +161,12 @@ def serve(app, host: str, port: int, threads: int) -> None:
     from waitress import wasyncore
 
     config = app.config
+    # The model's worker takes the GIL back after every torch operation (hundreds per question); with
+    # page threads running Python it waited up to the switch interval each time.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     server = waitress.create_server(
-        yielding_to_the_model(app), host=host, port=port, threads=threads, ident="annotated-papers",
+        yielding_to_the_model(app, app.extensions.get("scoring")), host=host, port=port, threads=threads,
+        ident="annotated-papers",
         connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
         max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
         cleanup_interval=min(30, config["SERVER_CHANNEL_TIMEOUT_S"]),

@@ -1,35 +1,49 @@
 """Live scoring while many readers fetch pages (issue 26, item 11: scoring slowed about 8x under 16 page clients).
 
-    python3 bench/scoring_under_pages.py                 # 20 s alone, then 20 s beside 16 page clients
-    python3 bench/scoring_under_pages.py --seconds 10 --clients 8
+    python3 bench/scoring_under_pages.py                          # this checkout, 3 rounds
+    python3 bench/scoring_under_pages.py --before main --rounds 4  # and the code at a git ref, interleaved
+    python3 bench/scoring_under_pages.py --before main --env SCORER_THREADS=1
 
 One client scores real 0-shot questions one after another (POST /api/score) against the
-production server (python3 app.py, the model loaded at start, SCORER_THREADS as configured), first
-alone, then while ``--clients`` threads fetch /mmlu/ (a cached page) one request after another.
-Prints the scoring latency both ways (p50, p99), the ratio, and the pages served. The clients run in
-this process, on the same cores as the server, as the issue's attacker did.
+production server (python3 app.py, the model loaded at start, SCORER_THREADS as configured): in
+each round first alone, then while ``--clients`` threads fetch /mmlu/ one request after another.
+With ``--before REF`` a second server runs the code at REF (exported with git archive) and the
+rounds alternate between the two, so a machine shared with other work slows both alike. Prints each
+variant's scoring p50 alone and beside the pages, their ratio, and the pages served per second.
+
+The page clients run in a child process, on the same cores as the server, as the issue's attacker
+did: in this process their threads would hold its GIL while the scoring client waits for an answer.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
+import multiprocessing
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import hardware, running_server  # noqa: E402
+from common import REPO_ROOT, hardware, running_server  # noqa: E402
 
 SUBJECT = "astronomy"
+WARM_QUESTIONS = 5  # the model warm, the subject's prefix cached
+WARM_PAGES_S = 5.0  # pages fetched, unmeasured, before the first round: its first beside-pages phase ran
+# slower than the later ones in most runs here, on either server
+DATA_DIRS = {"MMLU_DATA_DIR": "mmlu", "MMLU_PRO_DATA_DIR": "mmlu-pro"}  # where an exported tree finds the data
 
 
 def score(port: int, index: int) -> float:
     started = time.perf_counter()
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
     body = {"subject": SUBJECT, "split": "test", "index": index % 150, "shots": 0}
     connection.request("POST", "/api/score", body=json.dumps(body), headers={"Content-Type": "application/json"})
     response = connection.getresponse()
@@ -39,52 +53,104 @@ def score(port: int, index: int) -> float:
     return time.perf_counter() - started
 
 
-def scoring_for(port: int, seconds: float) -> list[float]:
-    latencies, deadline, index = [], time.monotonic() + seconds, 0
-    while time.monotonic() < deadline:
-        latencies.append(score(port, index))
-        index += 1
+def scoring_for(port: int, seconds: float, first: int) -> list[float]:
+    """Questions scored back to back for ``seconds`` (at least two, so a slow phase still counts)."""
+    latencies, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline or len(latencies) < 2:
+        latencies.append(score(port, first + len(latencies)))
     return latencies
 
 
-def pages(port: int, stop: threading.Event, served: list) -> None:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    while not stop.is_set():
-        connection.request("GET", "/mmlu/", headers={"Accept-Encoding": "gzip"})
-        response = connection.getresponse()
-        response.read()
-        served.append(response.status)
+def fetch_pages(port: int, clients: int, stop, served) -> None:
+    """In a child process: ``clients`` threads fetching /mmlu/ (gzip) until ``stop`` is set."""
+    def client() -> None:
+        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        while not stop.is_set():
+            connection.request("GET", "/mmlu/", headers={"Accept-Encoding": "gzip"})
+            response = connection.getresponse()
+            response.read()
+            with served.get_lock():
+                served.value += 1
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
-def summary(values: list[float]) -> str:
-    ordered = sorted(values)
-    return (f"{len(ordered)} questions, p50 {statistics.median(ordered) * 1000:.0f} ms, "
-            f"p99 {ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1000:.0f} ms")
+def scoring_beside_pages(port: int, seconds: float, first: int, clients: int) -> tuple[list[float], float]:
+    """Scoring latencies while the page clients run, and the pages they got per second."""
+    stop, served = multiprocessing.Event(), multiprocessing.Value("i", 0)
+    pages = multiprocessing.Process(target=fetch_pages, args=(port, clients, stop, served), daemon=True)
+    pages.start()
+    time.sleep(0.5)  # every client connected and fetching
+    before, started = served.value, time.monotonic()
+    latencies = scoring_for(port, seconds, first)
+    rate = (served.value - before) / (time.monotonic() - started)
+    stop.set()
+    pages.join(timeout=120)
+    return latencies, rate
+
+
+@contextlib.contextmanager
+def exported(ref: str):
+    """The repository's files at ``ref`` in a temporary folder (git archive: committed files only)."""
+    with tempfile.TemporaryDirectory(prefix="scoring-under-pages-") as folder:
+        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", ref], check=True, capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        yield Path(folder)
+
+
+def p50_ms(values: list[float]) -> float:
+    return statistics.median(values) * 1000
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--seconds", type=float, default=10, help="of each phase (default 10)")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--clients", type=int, default=16)
+    parser.add_argument("--before", metavar="REF", help="also run the code at this git ref, round by round")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="for every server (repeatable), e.g. SCORER_THREADS=1")
     args = parser.parse_args()
-    print(f"hardware: {hardware()}")
-    with running_server(env={"SCORER_LOAD_AT_START": "1"}, timeout=600) as server:
-        port = int(server.url.rsplit(":", 1)[1])
-        for index in range(5):  # the model warm, the subject's prefix cached
-            score(port, index)
-        alone = scoring_for(port, args.seconds)
-        print(f"scoring alone: {summary(alone)}")
-        stop, served = threading.Event(), []
-        threads = [threading.Thread(target=pages, args=(port, stop, served), daemon=True) for _ in range(args.clients)]
-        for thread in threads:
-            thread.start()
-        beside = scoring_for(port, args.seconds)
-        stop.set()
-        for thread in threads:
-            thread.join(timeout=30)
-        print(f"scoring beside {args.clients} page clients: {summary(beside)}; "
-              f"{len(served):,} pages served ({len(served) / args.seconds:.0f}/s)")
-        print(f"ratio: scoring p50 {statistics.median(beside) / statistics.median(alone):.1f}x slower")
+    print(f"hardware: {hardware()}; load average {os.getloadavg()[0]:.1f} at the start", flush=True)
+    shared_data = REPO_ROOT.parent / "shared" / "data"
+    data_env = {name: os.environ.get(name, str(shared_data / folder)) for name, folder in DATA_DIRS.items()}
+    settings = dict(pair.split("=", 1) for pair in args.env)
+    if settings:
+        print(f"every server with {settings}")
+    with contextlib.ExitStack() as stack:
+        variants = {"this checkout": REPO_ROOT}
+        if args.before:
+            variants[f"before ({args.before})"] = stack.enter_context(exported(args.before))
+        ports = {}
+        for name, root in variants.items():
+            server = stack.enter_context(running_server(env={"SCORER_LOAD_AT_START": "1", **data_env, **settings},
+                                                        timeout=600, root=root))
+            ports[name] = int(server.url.rsplit(":", 1)[1])
+            for index in range(WARM_QUESTIONS):
+                score(ports[name], index)
+            scoring_beside_pages(ports[name], WARM_PAGES_S, WARM_QUESTIONS, args.clients)
+        found = {name: {"alone": [], "beside": [], "pages": []} for name in variants}
+        index = 0
+        for round_number in range(1, args.rounds + 1):
+            for name, port in ports.items():
+                alone = scoring_for(port, args.seconds, index)
+                beside, rate = scoring_beside_pages(port, args.seconds, index + len(alone), args.clients)
+                index += len(alone) + len(beside)
+                for key, values in (("alone", alone), ("beside", beside), ("pages", [rate])):
+                    found[name][key].extend(values)
+                print(f"round {round_number}, {name}: alone p50 {p50_ms(alone):.0f} ms ({len(alone)} questions), "
+                      f"beside pages p50 {p50_ms(beside):.0f} ms ({len(beside)}), {rate:.0f} pages/s, "
+                      f"load average {os.getloadavg()[0]:.1f}", flush=True)
+        print(f"over {args.rounds} rounds of {args.seconds:g} s per phase, {args.clients} page clients:")
+        for name, got in found.items():
+            print(f"{name}: alone p50 {p50_ms(got['alone']):.0f} ms ({len(got['alone'])} questions); "
+                  f"beside pages p50 {p50_ms(got['beside']):.0f} ms ({len(got['beside'])}); "
+                  f"ratio {statistics.median(got['beside']) / statistics.median(got['alone']):.2f}x; "
+                  f"{statistics.mean(got['pages']):.0f} pages/s")
 
 
 if __name__ == "__main__":

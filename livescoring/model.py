@@ -248,6 +248,14 @@ def _load_verified_cache(cached: Path, dtype):
     return None
 
 
+def use_threads(threads: int) -> None:
+    """Run the calling thread's next torch operations on ``threads`` threads (torch's thread count is
+    per calling thread under OpenMP: the worker that runs the model must set it itself)."""
+    import torch
+
+    torch.set_num_threads(max(1, threads))
+
+
 def load(settings: ModelSettings) -> LoadedModel:
     """Load the configured model once; raise ModelUnavailable with a readable reason on failure."""
     check_available(settings)

@@ -34,7 +34,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
-from .model import ModelSettings, ModelUnavailable, check_available, load
+from .model import ModelSettings, ModelUnavailable, check_available, load, use_threads
 from .scorer import PASS_TOKENS, Scorer, ScoringCancelled, return_freed_memory
 
 log = logging.getLogger(__name__)
@@ -149,6 +149,10 @@ class ScoringService:
         self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
         self.abandoned = 0  # generations stopped because their reader left
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
+        # Whether other work (the server's page requests) is running in this process now; the server
+        # sets it. While it is, the model runs on one torch thread (see _share_cores).
+        self.others_busy: Callable[[], bool] = lambda: False
+        self._threads_now = max(1, settings.threads)  # the torch threads the worker runs on (load sets them)
         # The worker thread is made now, by whoever makes the service (the server's main thread), and
         # waits for start(): a thread inherits its maker's CPU priority, and the server lowers its
         # request threads' (app.py), one of which may be the first to ask for the model.
@@ -214,10 +218,21 @@ class ScoringService:
         is loaded): each turn, one scoring batch (if any waits), then one step of each running generation."""
         while True:
             batch = self._next_batch()
+            self._share_cores()
             if batch:
                 self._score_batch(batch)
             for job in list(self.generating):
                 self._step(job)
+
+    def _share_cores(self) -> None:
+        """One torch thread while other requests run, else the configured count. torch's threads meet
+        at the end of every operation, so when a page request holds one of the cores, every operation
+        waits for the thread that was descheduled: sixteen page clients made a question 8x slower on
+        2 threads and 2 cores (issue 26; bench/scoring_under_pages.py)."""
+        wanted = 1 if self.others_busy() else max(1, self.settings.threads)
+        if wanted != self._threads_now:
+            use_threads(wanted)
+            self._threads_now = wanted
 
     def _score_batch(self, batch: list[_Job]) -> None:
         started = time.perf_counter()
@@ -334,6 +349,11 @@ class ScoringService:
                     job.events.put(ModelUnavailable(self.message))
 
     # -- requests -------------------------------------------------------------------------------
+    def outstanding(self) -> int:
+        """Requests waiting for the model: queued, being scored or generating."""
+        with self._changed:
+            return sum(self._per_client.values())
+
     def retry_after(self) -> int:
         """Seconds until the queue has probably moved: queued jobs times recent time per job."""
         per_job_s = (sum(self._recent_ms) / len(self._recent_ms) / 1000) if self._recent_ms else 2.0

@@ -117,8 +117,10 @@ def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
 @contextlib.contextmanager
 def running_server(*, threads: int | None = None, env: Mapping[str, str] | None = None,
                    log_path: str | os.PathLike | None = None, ready_path: str = "/",
-                   timeout: float = DEFAULT_TIMEOUT, port: int | None = None) -> Iterator[Server]:
-    """Run `python3 app.py --port N [--threads T]` from the repository root until the block ends.
+                   timeout: float = DEFAULT_TIMEOUT, port: int | None = None,
+                   root: Path = REPO_ROOT) -> Iterator[Server]:
+    """Run `python3 app.py --port N [--threads T]` from the repository root (or another checkout,
+    ``root``) until the block ends.
 
     `env` is added to this process's environment. The server's output goes to `log_path`
     (default: a new file in the temporary directory, kept afterwards). Waits until `ready_path`
@@ -138,7 +140,7 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
             command += ["--threads", str(threads)]
         base = f"http://127.0.0.1:{chosen}"
         with open(log_path, "w") as log:
-            process = subprocess.Popen(command, cwd=REPO_ROOT, env={**os.environ, **(env or {})},
+            process = subprocess.Popen(command, cwd=root, env={**os.environ, **(env or {})},
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_until_ready(base + ready_path, process, log_path, timeout)
