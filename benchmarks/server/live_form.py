@@ -1,6 +1,6 @@
 """The server side of a live, model-backed form, the same for every benchmark's (MMLU's /mmlu/run,
-MMLU-Pro's /mmlu-pro/run): what a POST must carry before it may start the model, and the two ways
-its answer comes back.
+MMLU-Pro's /mmlu-pro/run, the scoring lesson's three-scorers widget): what a POST must carry before
+it may start the model, and the two ways its answer comes back.
 
 Without JavaScript the form posts and gets the whole page, with the result or the problems beside
 their fields, under the real status. With JavaScript (static/js/widgets/live-form.js) the same POST

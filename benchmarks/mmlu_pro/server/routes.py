@@ -256,7 +256,7 @@ def finished(q, written: str, event: dict, cap: int) -> dict:
     found = answer.extract_answer(written, len(q.options))
     return event | {"extracted": found.letter, "rule": found.rule, "key": q.answer,
                     "correct": None if found.letter is None else found.letter == q.answer,
-                    "stopped": why_it_stopped(event["reason"], cap, STOP)}
+                    "stopped": why_it_stopped(event["reason"], cap, f"“{STOP}”")}
 
 
 @bp.post("/api/mmlu-pro/generate")
