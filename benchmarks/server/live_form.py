@@ -6,7 +6,8 @@ Without JavaScript the form posts and gets the whole page, with the result or th
 their fields, under the real status. With JavaScript (static/js/widgets/live-form.js) the same POST
 carries ``?fragment=1`` and gets only the results panel, always as a 200 (a reader's typo is then no
 console error): the panel carries the real status, model state and Retry-After as data attributes
-(benchmarks/server/live-results.html). The route functions stay in each benchmark's server package.
+(benchmarks/server/live-results.html). A page may answer a GET the same way (MMLU-Pro's "Show this
+question": the shown question alone). The route functions stay in each benchmark's server package.
 """
 from __future__ import annotations
 
