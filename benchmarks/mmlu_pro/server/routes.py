@@ -357,7 +357,7 @@ def page():
                "scored": request.method == "POST", "category": category, "index": index, "shots": shots,
                "question": question, "letters": LETTERS, "cot_tokens": DEFAULT_COT_TOKENS, "status": service().status(),
                # Printed in place of a live result, which paper cannot run.
-               "example": None if question is None else published_answer(question)}
+               "example": None if question is None or result else published_answer(question)}
 
     def whole_page():
         return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
