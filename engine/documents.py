@@ -53,9 +53,10 @@ class DocumentHooks:
 
     ``init_app(app, document)`` registers its routes and data (the benchmarks it scores, say);
     ``widget_context(app) -> dict`` is the data its widgets declare they need; ``live_widget(widget,
-    mode) -> dict`` the template variables of its live widgets; ``live_widget_form(widget, mode) ->
-    (dict, status, headers)`` the same for a live widget's form, posted to the widget's page or embed
-    address; ``math_examples() -> [(function, arguments, source)]`` its rows of ``/math-core``;
+    mode) -> dict`` the template variables of its live widgets; ``live_widget_form(widget, mode,
+    whole_page) -> response`` answers a live widget's form, posted to the widget's page or embed
+    address (``whole_page(variables)`` draws that page with the widget's template variables);
+    ``math_examples() -> [(function, arguments, source)]`` its rows of ``/math-core``;
     ``commands`` its command lines; ``unavailable`` the errors that mean "its data is not here" (a
     503 with their message; the rest of the site keeps working).
     """

@@ -153,11 +153,6 @@ def csrf_input() -> Markup:
     return Markup(f'<input type="hidden" name="{CSRF_FIELD}" value="{csrf_token()}">')
 
 
-def form_token_valid() -> bool:
-    """Whether this POST carries a current CSRF token for this client."""
-    return csrf_token_valid(request.form.get(CSRF_FIELD))
-
-
 def csrf_token_valid(token: str | None) -> bool:
     # Any token we wrote is 32 hex digits; anything else (non-ASCII above all, which
     # hmac.compare_digest refuses with a TypeError) is simply not a valid token.

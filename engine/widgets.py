@@ -219,17 +219,20 @@ def embed(slug: str, name: str):
 
 def _live_form(slug: str, name: str, mode: str):
     """A live widget's form, posted to the address that shows the widget: its paper's
-    ``live_widget_form(widget, mode)`` reads the request and returns the widget's template
-    variables with the status and headers to answer with."""
+    ``live_widget_form(widget, mode, whole_page)`` reads the request and answers it (the whole page,
+    or for a script only the widget's results), drawing the page with ``whole_page(variables)``: the
+    widget with those template variables, in its page or its embed."""
     paper = paper_of(slug)
     widget = widget_of(paper, name)
     hook = paper.hooks.live_widget_form
     if widget.driver != "live" or hook is None:
         raise MethodNotAllowed(["GET", "HEAD"], description=f"{name} takes nothing by POST; its settings are in its address.")
     require_same_origin()  # a page of another site may not spend this server's work
-    variables, status, headers = hook(widget, mode)
-    response = make_response(_page_template(paper, widget, mode, render_live(paper, widget, mode, variables)),
-                             status, headers)
+
+    def whole_page(variables: dict) -> str:
+        return _page_template(paper, widget, mode, render_live(paper, widget, mode, variables))
+
+    response = make_response(hook(widget, mode, whole_page))
     response.cache_control.no_store = True  # this reader's answer, with this reader's form token
     return response
 

@@ -1,12 +1,13 @@
 """The server side of a live, model-backed form, the same for every benchmark's (MMLU's /mmlu/run,
-MMLU-Pro's /mmlu-pro/run): what a POST must carry before it may start the model, and the two ways
-its answer comes back.
+MMLU-Pro's /mmlu-pro/run, the scoring lesson's three-scorers widget): what a POST must carry before
+it may start the model, and the two ways its answer comes back.
 
 Without JavaScript the form posts and gets the whole page, with the result or the problems beside
 their fields, under the real status. With JavaScript (static/js/widgets/live-form.js) the same POST
 carries ``?fragment=1`` and gets only the results panel, always as a 200 (a reader's typo is then no
 console error): the panel carries the real status, model state and Retry-After as data attributes
-(benchmarks/server/live-results.html). The route functions stay in each benchmark's server package.
+(benchmarks/server/live-results.html). A page may answer a GET the same way (MMLU-Pro's "Show this
+question": the shown question alone). The route functions stay in each benchmark's server package.
 """
 from __future__ import annotations
 

@@ -82,10 +82,11 @@ def reading(result: dict) -> dict:
             "rule": {"close_below": CLOSE_SPLIT, "letters_below": LETTERS_SHARE}, "headline": headline, "notes": notes}
 
 
-def why_it_stopped(reason: str, cap: int, stop: str) -> str:
+def why_it_stopped(reason: str, cap: int, stop: str, meaning: str = "it began another question",
+                   cap_note: str = "") -> str:
     """Why a generation ended (its closing event's ``reason``), in words that follow "stopped because":
-    the model's end-of-text token, the ``stop`` string that begins another question, or the ``cap``
-    of new tokens."""
+    the model's end-of-text token, a stop sequence (``stop``, as the reader should see it, and what
+    writing it ``meaning``), or the ``cap`` of new tokens (``cap_note`` after it: whose cap it is)."""
     return {"end of text": "it ended its answer (the model's end-of-text token)",
-            "stop": f"it began another question (“{stop}”), where the protocol ends the answer",
-            "length": f"it reached the cap of {cap} new tokens"}[reason]
+            "stop": f"{meaning} ({stop}), where the protocol ends the answer",
+            "length": f"it reached the cap of {cap} new tokens{cap_note}"}[reason]

@@ -32,11 +32,11 @@ def live_widget(widget, mode: str) -> dict:
     return widget_variables(mode)
 
 
-def live_widget_form(widget, mode: str) -> tuple[dict, int, dict]:
-    """The three-scorers widget with the posted question scored (or the reason it was not)."""
+def live_widget_form(widget, mode: str, whole_page):
+    """The three-scorers widget's answer to its posted form: the whole page, or the results alone."""
     from benchmarks.mmlu.server.three_scorers import form_answer
 
-    return form_answer(mode)
+    return form_answer(mode, whole_page)
 
 
 def widget_context(app: Flask) -> dict:

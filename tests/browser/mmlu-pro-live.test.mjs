@@ -53,11 +53,12 @@ test('scoring answers in place; the chain of thought says what it does and why i
   assert.ok(await page.evaluate(() => window.scrollY) >= scrolled, 'the page did not jump back to the top');
   assert.match(await page.locator('[data-ls-status]').innerText(),
     /^Scored\. Prediction: [A-D] · key: C · (right|wrong) · confidence [\d.]+%\./);
-  assert.equal(await page.locator('.ls-bar-row').count(), 4);
-  assert.ok(await page.locator('[data-ls-bars]').isVisible() && await page.locator('[data-ls-verdict]').isVisible());
+  assert.equal(await page.locator('[data-ls-results] .ls-bar-row').count(), 4);
+  assert.ok(await page.locator('[data-ls-results] [data-ls-bars]').isVisible()
+    && await page.locator('[data-ls-results] [data-ls-verdict]').isVisible());
   // The page's reading, by its stated rules, agrees with the numbers it shows.
   const shown = await page.evaluate(() => ({
-    percents: [...document.querySelectorAll('.ls-bar-value')].map((c) => parseFloat(c.textContent)),
+    percents: [...document.querySelectorAll('[data-ls-results] .ls-bar-value')].map((c) => parseFloat(c.textContent)),
     share: parseFloat(/together hold ([\d.]+)%/.exec(document.querySelector('.run-result').textContent)[1]),
     caution: document.querySelector('[data-ls-caution]')?.textContent ?? '',
   }));

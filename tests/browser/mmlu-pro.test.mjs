@@ -145,19 +145,82 @@ test('the MMLU-Pro page', async (t) => {
     assert.deepEqual(await axeViolations(page), []);
   });
 
-  await t.test('the question browser works with the keyboard', async () => {
-    await page.setViewportSize({ width: 900, height: 900 });
+  await t.test('the question browser works with the keyboard, showing each question in place', async () => {
+    await page.setViewportSize({ width: 900, height: 600 });
+    await page.emulateMedia({ colorScheme: 'light' });
     await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&number=88`);
     assert.match(await page.locator('.run-question-text').innerText(), /first pharaohs/);
     assert.equal(await page.locator('.run-options li').count(), 4);
+    let loads = 0;
+    page.on('load', () => { loads += 1; });
+
+    // Another number, by keyboard: the question comes in place, the address says which.
+    await tabUntil(page, '#run-number');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('5');
+    await tabUntil(page, 'button[data-show]:not([name])');
+    await page.evaluate(() => window.scrollTo(0, 120));
+    const scrolled = await page.evaluate(() => window.scrollY);
+    assert.ok(scrolled > 0, 'the page scrolls');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /question 5 /.test(document.querySelector('#run-question-title')?.textContent ?? ''));
+    assert.equal(await page.locator('[data-shown-status]').innerText(), 'Showing history, question 5, with 5 worked examples.');
+    assert.match(page.url(), /\/mmlu-pro\/run\?category=history&number=5&shots=5$/);
+    assert.ok(await page.evaluate(() => document.activeElement.matches('button[data-show]')), 'the focus stays on the button');
+    assert.equal(loads, 0, 'no page load');
+    assert.ok(Math.abs(await page.evaluate(() => window.scrollY) - scrolled) <= 1, 'the scroll position kept');
+    // The scoring form is the shown question's.
+    assert.equal(await page.locator('[data-ls-form] input[name="number"]').inputValue(), '5');
+
+    // A number the category does not have: said beside its field, which takes the focus.
+    await page.locator('#run-number').fill('0');
+    await page.locator('#run-number').press('Enter');
+    await page.waitForSelector('#run-number-error:not([hidden])');
+    assert.equal(await page.locator('#run-number-error').innerText(), 'Type a question number from 1 to 381: history has 381 test questions.');
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'run-number');
+    assert.equal(await page.locator('#run-number').getAttribute('aria-invalid'), 'true');
+    assert.equal(await page.locator('.run-question').count(), 0);
+    assert.equal(loads, 0);
+
+    // A random one of the last category: in place, its own number in the address (a reload shows it again).
     await tabUntil(page, '#run-category');
     await page.keyboard.press('End'); // the last category, history
     await tabUntil(page, 'button[name="random"]');
     await page.keyboard.press('Enter');
-    await page.waitForURL(/random=1/);
-    assert.match(await page.locator('#run-question-title').innerText(), /^history, question \d+/);
+    await page.waitForSelector('.run-question');
+    const title = await page.locator('#run-question-title').innerText();
+    assert.match(title, /^history, question \d+/);
+    const number = /question (\d+)/.exec(title)[1];
+    assert.match(page.url(), new RegExp(`category=history&number=${number}&shots=5$`));
+    assert.equal(await page.locator('#run-number').inputValue(), number);
+    assert.equal(await page.locator('#run-number').getAttribute('aria-invalid'), null, 'the last problem cleared');
+    assert.equal(loads, 0);
     assert.deepEqual(await axeViolations(page), []);
+    for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [360, 'light'], [360, 'dark']]) {
+      await page.setViewportSize({ width, height: 900 });
+      await page.emulateMedia({ colorScheme: scheme });
+      await screenshot(page, `mmlu-pro-run-shown-${width}-${scheme}`);
+    }
+    await page.emulateMedia({ colorScheme: 'light' });
     await narrowDark(page, 'run');
+  });
+
+  await t.test('printed, the question browser shows the shown question with an example result, not a form', async () => {
+    await page.setViewportSize({ width: 900, height: 900 });
+    await page.emulateMedia({ colorScheme: 'light' });
+    await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&number=88`);
+    await page.emulateMedia({ media: 'print' });
+    const printed = await page.evaluate(() => {
+      const shows = (sel) => { const el = document.querySelector(sel); return !!el && getComputedStyle(el).display !== 'none'; };
+      return { form: shows('.run-form'), score: shows('.run-score'), question: shows('.run-question-text'),
+        example: shows('.run-example'), label: document.querySelector('.run-example')?.innerText ?? '' };
+    });
+    assert.deepEqual([printed.form, printed.score, printed.question, printed.example], [false, false, true, true]);
+    assert.match(printed.label, /^An example result, not a live one: SmolLM2-135M-Instruct/);
+    assert.match(printed.label, /Prediction: A · key: C · wrong/);
+    await page.screenshot({ path: '/tmp/shots-24live/mmlu-pro-run-printed.png', fullPage: true });
+    await page.emulateMedia({ media: 'screen' });
+    assert.equal(await page.locator('.run-example').isVisible(), false, 'on screen the example is not shown');
   });
   assert.deepEqual(problems, []);
   await page.close();

@@ -1,8 +1,10 @@
-// The scoring lesson's three-scorers widget in headless Chromium. A teacher's page on another origin
-// embeds it; keyboard only, a reader picks a real question and the real model scores it inside the
-// frame: each scorer's decision with the prompt as plain text and in the chat template (letter
-// log-likelihood, full answer summed and per character, generated and parsed), each side's prompt,
-// the result announced and focused, the frame resized to fit. Without JavaScript the embed's form
+// The scoring lesson's three-scorers widget in headless Chromium, on every live form's component
+// (static/js/widgets/live-form.js). A teacher's page on another origin embeds it; keyboard only, a
+// reader picks a real question and the real model scores it inside the frame, in place (no load, the
+// scroll kept, a status line and the seconds so far): each scorer's decision with the prompt as plain
+// text and in the chat template (letter log-likelihood, full answer summed and per character,
+// generated and parsed, with why each generation stopped in words), each side's prompt, the result
+// announced and focused, the frame resized to fit, and at 360 px each row a card. Without JavaScript the embed's form
 // posts to the embed itself, and the answer (here a refusal, at its field) stays in the frame. The
 // widget's page and the lesson's copy: a refusal tied to its field, by keyboard; the share box; axe
 // in light and dark; no sideways scrolling at 320 and 360 px; screenshots at 360 and 1280 px.
@@ -88,23 +90,34 @@ test('embedded on another origin: one question scored by keyboard with the real 
     const problems = watchConsole(page);
     await page.goto(teacherUrl);
     const frame = frameOf(page, EMBED);
-    await frame.waitForSelector('section.widget[data-widget="three-scorers"] [data-ts-form]');
+    await frame.waitForSelector('section.widget[data-widget="three-scorers"] [data-ls-form]');
     const published = await frame.locator('.ts-published').innerText();
     for (const score of ['0.636', '0.637', '0.488']) assert.ok(published.includes(score), score);
     assert.equal(await frame.locator('h1').innerText(), 'Same question, three scorers');
     await page.waitForFunction(() => Number(document.getElementById('scorers').dataset.reportedHeight) > 400);
 
     await typeQuestion(page, frame, 'virology', '4', '1');
+    let loads = 0;
+    frame.page().on('framenavigated', (f) => { if (f === frame) loads += 1; });
+    await frame.evaluate(() => { window.notReloaded = true; });
     await page.keyboard.press('Enter');
-    await frame.waitForFunction(() => document.querySelector('[data-ts-progress]').hidden === false);
-    assert.match(await frame.locator('[data-ts-status-text]').innerText(), /^Scoring/);
+    await frame.waitForFunction(() => document.querySelector('[data-ls-progress]').hidden === false);
+    // The run button keeps the focus while the model works (aria-disabled, not disabled).
+    assert.deepEqual(await frame.evaluate(() => [document.activeElement.matches('[data-ls-run]'),
+      document.querySelector('[data-ls-run]').getAttribute('aria-disabled')]), [true, 'true']);
+    assert.match(await frame.locator('[data-ls-status]').innerText(), /^(Scoring: the model reads the question six times|Warming up)/);
+    await frame.waitForFunction(() => /s$/.test(document.querySelector('[data-ls-progress-text]').textContent));
+    assert.match(await frame.locator('[data-ls-progress-text]').innerText(), /^(Scoring|Warming up the model)… \d+ s$/);
     await frame.waitForSelector('#ts-results-title', { timeout: MODEL_WAIT_MS });
     assert.equal(frame.url(), EMBED, 'answered in place: the frame did not navigate');
+    assert.equal(loads, 0, 'no page load');
+    assert.ok(await frame.evaluate(() => window.notReloaded), 'the same document, not a reload');
 
-    // The result is announced (the status line) and focused (its heading).
+    // The result is announced (the status line) and focused (the results panel).
     assert.match(await frame.locator('#ts-results-title').innerText(), /virology question 4 \(answer key: [ABCD]\)/);
-    assert.equal(await frame.evaluate(() => document.activeElement.id), 'ts-results-title');
-    assert.match(await frame.locator('[data-ts-status-text]').innerText(), /^Scored\. \d of the 8 decisions are the key's letter\.$/);
+    assert.equal(await frame.evaluate(() => document.activeElement.id), 'ts-results');
+    assert.match(await frame.locator('[data-ls-status]').innerText(), /^Scored\. \d of the 8 decisions are the key's letter\.$/);
+    assert.equal(await frame.locator('[data-ls-run]').getAttribute('aria-disabled'), 'false');
     assert.match(await frame.locator('#ts-results').innerText(), /with 1 worked example\./);
     const scorers = (await frame.locator('.ts-decisions tbody th').allTextContents()).map((t) => t.replace(/\s+/g, ' ').trim());
     assert.deepEqual(scorers, ['Letter log-likelihood mmlu, acc', 'Full answer, summed mmlu_continuation, acc',
@@ -127,6 +140,9 @@ test('embedded on another origin: one question scored by keyboard with the real 
       assert.ok(letterHeading.endsWith(`: ${decisions[0]}`), letterHeading);
       const parsed = await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dd`).last().innerText();
       assert.equal(parsed, decisions[3]);
+      // Why it stopped, in the words MMLU-Pro's chain of thought uses (benchmarks/server/reading.py).
+      const stopped = await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dt:text-is("It stopped because") + dd`).innerText();
+      assert.match(stopped, /^(it wrote a stop sequence \(a line break or “<\/s>”\), where the protocol ends the answer|it ended its answer \(the model's end-of-text token\)|it reached the cap of 32 new tokens \(this widget's; the harness allows 256\))$/);
     }
 
     // The frame grew to its answer (embed-resize.js on the teacher's page); the results read by keyboard.
@@ -135,6 +151,23 @@ test('embedded on another origin: one question scored by keyboard with the real 
     await page.keyboard.press('Tab');
     assert.equal(await frame.evaluate(() => document.activeElement.className), 'ts-decisions');
     await lightThenNarrowDark(page, frame, 'three-scorers-embed');
+
+    // On a phone the results are comparable cards: each scorer a card with its plain and chat decision.
+    const cards = await frame.evaluate(() => [...document.querySelectorAll('.ts-decisions tbody tr')].map((tr) => {
+      const box = tr.getBoundingClientRect();
+      const sides = [...tr.querySelectorAll('td')].map((td) => td.getBoundingClientRect());
+      return { display: getComputedStyle(tr).display, width: box.width, stacked: sides.length === 2 && sides[1].top >= sides[0].bottom - 1 };
+    }));
+    assert.equal(cards.length, 4);
+    for (const card of cards) assert.ok(card.display === 'block' && card.width <= 360 && card.stacked, JSON.stringify(card));
+    for (const scheme of ['light', 'dark']) {
+      await page.emulateMedia({ colorScheme: scheme });
+      await frame.locator('.ts-decisions').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: path.join(ARTIFACTS, `three-scorers-embed-cards-360-${scheme}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 1000 });
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-embed-1280-dark.png'), fullPage: true });
     assert.deepEqual(problems, []);
     await page.close();
   });
@@ -145,7 +178,7 @@ test('without JavaScript the embed posts to itself: the answer, a refusal at its
     const page = await context.newPage();
     await page.goto(teacherUrl);
     const frame = frameOf(page, EMBED);
-    await frame.waitForSelector('[data-ts-form]');
+    await frame.waitForSelector('[data-ls-form]');
     await typeQuestion(page, frame, 'astronomy', '100000', '0');
     await Promise.all([frame.waitForNavigation(), page.keyboard.press('Enter')]);
     const answered = frameOf(page, EMBED); // the same frame, now showing the embed's answer
@@ -166,12 +199,19 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
     await page.goto(PAGE);
     assert.equal(await page.locator('h1').innerText(), 'Same question, three scorers');
     await typeQuestion(page, page, 'astronomy', '100000', '0');
+    await page.evaluate(() => { window.notReloaded = true; });
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#ts-number-error');
+    await page.waitForSelector('#ts-number-error:not([hidden])');
     assert.equal(page.url(), PAGE, 'answered in place');
+    assert.ok(await page.evaluate(() => window.notReloaded), 'no page load');
     assert.equal(await page.evaluate(() => document.activeElement.id), 'ts-number', 'focus on the field to fix');
-    assert.match(await page.locator('[data-ts-status-text]').innerText(), /^Not scored: Type a question number from 1 to 152: astronomy has 152 questions in its test split\.$/);
+    assert.equal(await page.locator('[data-ls-status]').innerText(), 'The question was not scored.');
+    assert.equal(await page.locator('#ts-number-error').innerText(),
+      'Type a question number from 1 to 152: astronomy has 152 questions in its test split.');
+    assert.equal(await page.locator('#ts-number').getAttribute('aria-invalid'), 'true');
     assert.match(await page.locator('#ts-number').getAttribute('aria-describedby'), /\bts-number-error\b/);
+    // The problem is listed in the results too, linking to its field; fixing the field clears its mark.
+    assert.match(await page.locator('[data-ls-results] [data-problem-for="ts-number"]').innerText(), /^Type a question number/);
 
     // The share box: the embed code a teacher pastes, and its Copy button (the page's script shows it).
     await page.locator('.widget-share summary').focus();
@@ -180,6 +220,8 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
       new RegExp(`^<iframe src="${EMBED}" title="Same question, three scorers"`));
     assert.ok(await page.locator('[data-copy="w-three-scorers-iframe"]').isVisible());
     await lightThenNarrowDark(page, page, 'three-scorers-page');
+    await page.locator('#ts-number').fill('3');
+    assert.equal(await page.locator('#ts-number').getAttribute('aria-invalid'), null);
 
     // The lesson's copy answers in the lesson (its script posts to the widget's page).
     await page.emulateMedia({ colorScheme: 'light' });
@@ -189,13 +231,15 @@ test('the widget page and the lesson: a refusal by keyboard, focused at its fiel
     assert.equal(await inline.locator('h3.widget-title').innerText(), 'Same question, three scorers');
     await inline.locator('#ts-shots').fill('9');
     await inline.locator('#ts-shots').press('Enter'); // Enter in a field sends the form
-    await page.waitForSelector('#ts-shots-error');
+    await page.waitForSelector('#ts-shots-error:not([hidden])');
     assert.match(page.url(), /\/scoring-lesson\/#what-gets-scored$/, 'still on the lesson');
     assert.match(await inline.locator('#ts-shots-error').innerText(), /^Choose from 0 to 5 worked examples\.$/);
-    assert.equal(await inline.locator('#ts-results-title').evaluate((h) => h.tagName), 'H4');
+    assert.equal(await inline.locator('[data-ls-results] .ls-results-title').evaluate((h) => h.tagName), 'H4');
     const wide = await page.evaluate(() => document.documentElement.scrollWidth);
     assert.ok(wide <= 320, `the lesson is ${wide} px wide at 320 px`);
-    // The refusals are 400 answers, which the browser notes in its console; nothing else may be there.
-    assert.deepEqual(problems.filter((p) => !/the server responded with a status of 400/.test(p)), []);
+    await inline.locator('[data-ls-form]').evaluate((form) => form.scrollIntoView({ block: 'start', behavior: 'instant' }));
+    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-lesson-refused-320.png') });
+    // The script's refusals come back as 200 panels: nothing in the console.
+    assert.deepEqual(problems, []);
     await page.close();
   });

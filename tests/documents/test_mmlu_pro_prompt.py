@@ -2,6 +2,8 @@
 tests/model/test_mmlu_pro_live.py runs the real model)."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from benchmarks.mmlu_pro import prompt
@@ -144,6 +146,45 @@ def test_the_question_browser_numbers_questions_from_one(client):
     html = client.get("/mmlu-pro/run?category=history&number=88&shots=0").get_data(as_text=True)
     assert "history, question 88 " in html and "When did the first pharaohs emerge in Egypt?" in html
     assert 'name="number" value="88"' in html and "1 to 381" in html
+
+
+def test_show_this_question_in_place_answers_the_shown_question_alone(client):
+    """The page's script asks for the same GET with ?fragment=1: only the shown question (with its
+    scoring form and the data the script puts in the address), or the problems by field, as a 200."""
+    response = client.get("/mmlu-pro/run?category=history&number=88&shots=1&fragment=1")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and "<html" not in html and 'class="run-form"' not in html
+    assert 'data-category="history" data-number="88" data-shots="1"' in html
+    assert "When did the first pharaohs emerge in Egypt?" in html and 'name="csrf_token"' in html
+    assert 'action="/mmlu-pro/run?category=history&amp;number=88&amp;shots=1"' in html
+    random = client.get("/mmlu-pro/run?category=history&random=1&shots=0&fragment=1").get_data(as_text=True)
+    number = int(re.search(r'data-number="(\d+)"', random).group(1))
+    assert 1 <= number <= 381 and f"history, question {number} " in random
+    refused = client.get("/mmlu-pro/run?category=history&number=0&shots=9&fragment=1")
+    said = refused.get_data(as_text=True)
+    assert refused.status_code == 200 and 'class="run-question"' not in said
+    assert '<li data-problem-for="run-number"><a href="#run-number">Type a question number from 1 to 381' in said
+    assert '<li data-problem-for="run-shots">' in said
+    assert client.get("/mmlu-pro/run?category=history&number=0").status_code == 400  # the page itself: the real status
+
+
+def test_the_printed_question_browser_shows_the_published_runs_answer(client, pharaohs):
+    """Paper cannot run the model: the shown question prints with the published run's answer to it,
+    labelled as an example (benchmarks/mmlu_pro/runs/), its numbers the file's own."""
+    from benchmarks.mmlu_pro.server import LIVE_RUN, RUNS_DIR
+    from benchmarks.server.runfile import read_rows
+
+    row = next(r for r in read_rows(RUNS_DIR / LIVE_RUN) if r["question_id"] == pharaohs.question_id)
+    html = client.get("/mmlu-pro/run?category=history&number=88&shots=5").get_data(as_text=True)
+    example = html[html.index('<div class="ls-example run-example">'):html.index("</section>", html.index("ls-example"))]
+    assert "An example result, not a live one" in example and "published 0-shot run" in example
+    assert f"Prediction: {row['prediction']}" in example and f"key: {row['key']}" in example
+    shown = [float(v) for v in re.findall(r'<span class="ls-bar-value">([\d.]+)%', example)]
+    assert shown == [round(100 * row["probabilities"][letter], 1) for letter in "ABCD"]
+    assert "run-print-only" not in example
+    # A question the run did not score (it covers the first 100 of each category) says so instead.
+    later = client.get("/mmlu-pro/run?category=history&number=300").get_data(as_text=True)
+    assert "ls-example" not in later.split('class="run-question"')[1] and "not in the published run" in later
 
 
 def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):

@@ -217,7 +217,8 @@ def field_error(html: str, field: str) -> str:
     """The error shown with ``field``, which must point at it (aria-describedby, aria-invalid)."""
     box = re.search(rf'<(?:input|select) id="ts-{field}"[^>]*>', html).group(0)
     assert f"ts-{field}-error" in box and 'aria-invalid="true"' in box, box
-    return re.search(rf'<p class="ts-field-error" id="ts-{field}-error">([^<]*)</p>', html).group(1)
+    return re.search(rf'<span class="field-error" id="ts-{field}-error" data-field-error="ts-{field}">([^<]*)</span>',
+                     html).group(1)
 
 
 @pytest.mark.parametrize("url", [PAGE, EMBED])
@@ -226,7 +227,7 @@ def test_bad_input_is_refused_at_its_field_before_the_model_runs(APP, url):
     bad = post(client, url, subject="<b>nope</b>", number="1", shots="0")
     html = widget_of(bad.get_data(as_text=True))
     assert bad.status_code == 400 and "no such subject" in field_error(html, "subject") and "<b>nope</b>" not in html
-    assert 'role="alert"' in html and '<a href="#ts-subject">Go to Subject</a>' in html
+    assert 'role="alert"' in html and '<li data-problem-for="ts-subject"><a href="#ts-subject">' in html
     far = post(client, url, subject="astronomy", number="99999", shots="0")
     assert far.status_code == 400
     html = widget_of(far.get_data(as_text=True))
@@ -242,6 +243,40 @@ def test_bad_input_is_refused_at_its_field_before_the_model_runs(APP, url):
     assert unsigned.status_code == 400 and "This form has expired" in unsigned.get_data(as_text=True)
     assert 'aria-invalid' not in widget_of(unsigned.get_data(as_text=True))  # the whole form, no one field
     assert APP.extensions["scoring"].state == "not loaded"
+
+
+@pytest.mark.parametrize("url", [PAGE, EMBED])
+def test_the_scripts_post_gets_the_results_alone_always_a_200(APP, url):
+    """With ?fragment=1 (static/js/widgets/live-form.js) a refusal comes back as the results panel alone,
+    a 200 carrying the real status, its problems listed by the control they belong to, headed for the
+    copy that sent it (shown_in); the whole page keeps its own headings."""
+    client = APP.test_client()
+    token = run_form_token(client, url)
+    answer = client.post(f"{url}?fragment=1", data={"subject": "astronomy", "number": "0", "shots": "0",
+                                                    "shown_in": "inline", **token})
+    html = answer.get_data(as_text=True)
+    assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-store"
+    assert "<form" not in html and 'name="csrf_token"' not in html and "<html" not in html
+    assert 'data-ls-error data-status="400"' in html and '<h4 class="ls-results-title">The question was not scored</h4>' in html
+    assert re.search(r'<li data-problem-for="ts-number"><a href="#ts-number">Type a question number from 1 to 152', html)
+    page = client.post(url, data={"subject": "astronomy", "number": "0", "shots": "0", "shown_in": "inline", **token})
+    assert page.status_code == 400 and '<h2 class="ls-results-title">' in page.get_data(as_text=True)  # its own level
+    expired = client.post(f"{url}?fragment=1", data={"subject": "astronomy", "number": "1", "shots": "0"})
+    said = expired.get_data(as_text=True)
+    assert expired.status_code == 200 and "This form has expired" in said and "reload the page, then press" in said
+    bare = client.post(url, data={"number": "1", **token})  # not the form: refused before the model
+    assert bare.status_code == 400 and "The form arrived without a subject" in bare.get_data(as_text=True)
+    assert APP.extensions["scoring"].state == "not loaded"
+
+
+def test_why_a_generation_stopped_in_words():
+    """The widget says why the model stopped writing as MMLU-Pro's chain of thought does (reading.why_it_stopped)."""
+    words = {reason: page.generation_side("p", "", {"reason": reason, "tokens": 1})["stopped"]
+             for reason in ("stop", "end of text", "length")}
+    assert words == {
+        "stop": "it wrote a stop sequence (a line break or “</s>”), where the protocol ends the answer",
+        "end of text": "it ended its answer (the model's end-of-text token)",
+        "length": "it reached the cap of 32 new tokens (this widget's; the harness allows 256)"}
 
 
 def test_the_costliest_question_at_five_shots_is_refused_for_all_six_runs_quickly():
@@ -349,18 +384,24 @@ def test_the_embed_answers_its_form_in_the_frame(live_app):
     html = widget_of(response.get_data(as_text=True))
     assert html.count('data-role="decision"') == 8 and html.count('class="prompt-text"') == 6
     assert html.count("&lt;|im_start|&gt;system") == 3  # a chat prompt per scorer, escaped like any text
-    assert ('<h2 class="ts-results-title" id="ts-results-title" tabindex="-1">'
+    assert ('<h2 class="ls-results-title" id="ts-results-title">'
             "Decisions for astronomy question 1 (answer key: ") in html  # numbered from 1, as the form numbers it
-    tally = re.search(r"<span data-ts-announce>(\d) of the 8 decisions are the key's letter\.</span>", html)
+    tally = re.search(r"data-ls-verdict><strong>(\d) of the 8 decisions are the key's letter</strong>", html)
     decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*\((right|wrong)\)', html)
     assert tally and int(tally.group(1)) == sum(verdict == "right" for _, verdict in decided)
 
 
 @pytest.mark.model
-def test_the_lessons_copy_gets_an_answer_with_its_own_headings(live_app):
-    """The lesson page's script posts to the widget's page and puts the answer in the lesson (shown_in)."""
+def test_the_lessons_copy_gets_its_results_alone_with_its_own_headings(live_app):
+    """The lesson page's script posts to the widget's page with ?fragment=1 and puts the results in the
+    lesson: only the results, with the lesson's headings (shown_in); why each generation stopped in words."""
     client = live_app.test_client()
-    response = post(client, PAGE, subject="virology", number="4", shots="1", shown_in="inline")
-    html = widget_of(response.get_data(as_text=True))
-    assert response.status_code == 200 and '<h4 class="ts-results-title"' in html
+    response = post(client, f"{PAGE}?fragment=1", subject="virology", number="4", shots="1", shown_in="inline")
+    html = response.get_data(as_text=True)
+    assert response.status_code == 200 and html.lstrip().startswith('<h4 class="ls-results-title"')
+    assert "<form" not in html and "<section class=\"widget" not in html and "data-ls-verdict" in html
     assert '<h5 id="ts-letter">' in html and html.count("<h6>") == 6
+    stopped = re.findall(r"<dt>It stopped because</dt><dd>([^<]*)</dd>", html)
+    assert len(stopped) == 2 and all(s.startswith(("it wrote a stop sequence (a line break or “&lt;/s&gt;”)",
+                                                   "it ended its answer", "it reached the cap of 32 new tokens"))
+                                     for s in stopped), stopped

@@ -9,27 +9,30 @@ reads the answers as the harness does. Scoring goes through the live model's que
 (greedy, a lane of the same queue, stopped at the task's stop sequences or at
 ``PAGE_MAX_NEW_TOKENS``).
 
-The widget (widgets/three-scorers.html) is live: ``widget_variables`` draws its form for the
-lesson's ``live_widget`` hook, and ``form_answer`` answers the form, posted (a plain form, so it
-works without JavaScript) to the widget's page or, inside an embed, to the embed itself, for the
-``live_widget_form`` hook. The old address of the page, ``/scoring-lesson/three-scorers``,
-redirects to the widget's page.
+The widget (widgets/three-scorers.html) is every benchmark's live form (benchmarks/server/live_form.py,
+static/js/widgets/live-form.js): ``widget_variables`` draws its form for the lesson's ``live_widget``
+hook, and ``form_answer`` answers it for the ``live_widget_form`` hook, posted (a plain form, so it
+works without JavaScript) to the widget's page or, inside an embed, to the embed itself: the whole
+page, or with ``?fragment=1`` only the results (widgets/three-scorers-results.html). The old address
+of the page, ``/scoring-lesson/three-scorers``, redirects to the widget's page.
 """
 from __future__ import annotations
 
 from flask import Blueprint, current_app, redirect, request, url_for
 
-from benchmarks.server import budget
-from engine.security import form_token_valid
+from benchmarks.server import budget, live_form
+from benchmarks.server.reading import why_it_stopped
 
 from . import harness_tasks as harness
 from .harness_tasks import HarnessPrompt
 
 bp = Blueprint("scoring_lesson_scorers", __name__)
+# The document whose widget this is (its results template).
+DOCUMENT = "scoring-lesson"
 DEFAULT = {"subject": "astronomy", "number": "1", "shots": "0"}  # questions numbered from 1, as a reader counts
 FIELDS = tuple(DEFAULT)
-# A refusal names the request's field; a prompt too long for the model is fixed with fewer worked examples.
-FIELD_OF = {"subject": "subject", "index": "number", "shots": "shots", "question": "shots"}
+# The control each refused field belongs to; a prompt too long for the model is fixed with fewer worked examples.
+CONTROLS = {"subject": "ts-subject", "index": "ts-number", "shots": "ts-shots", "question": "ts-shots"}
 MODES = ("inline", "page", "embed")
 # The harness lets the model write up to 256 tokens; the parser reads only the first line, and a
 # small model's first line is short, so the widget stops sooner to keep a request short.
@@ -42,11 +45,6 @@ SIDES = ("plain", "chat")
 # high_school_european_history at 5 shots, would have cost about 180 CPU-s (issue 26).
 FORM_WORK_FACTOR = 2
 CHAT_TURN_CHARS = 32  # what the chat template adds around each turn ("<|im_start|>user\n" … "<|im_end|>\n")
-STOPPED = {
-    "stop": "at a stop sequence (a line break or “</s>”)",
-    "end of text": "at the model's end-of-text token",
-    "length": f"at this widget's cap of {PAGE_MAX_NEW_TOKENS} new tokens (the harness allows {harness.HARNESS_MAX_GEN_TOKS})",
-}
 
 
 def chat_template(tokenizer):
@@ -72,7 +70,9 @@ def continuation_side(result: dict) -> dict:
 
 def generation_side(prompt: str, written: str, last: dict) -> dict:
     response = harness.get_response(written)
-    return {"prompt": prompt, "generated": written, "stopped": STOPPED[last["reason"]], "tokens": last["tokens"],
+    stopped = why_it_stopped(last["reason"], PAGE_MAX_NEW_TOKENS, "a line break or “</s>”", meaning="it wrote a stop sequence",
+                             cap_note=f" (this widget's; the harness allows {harness.HARNESS_MAX_GEN_TOKS})")
+    return {"prompt": prompt, "generated": written, "stopped": stopped, "tokens": last["tokens"],
             "response": response, "prediction": harness.generated_letter(response)}
 
 
@@ -106,9 +106,9 @@ def _checked(values: dict) -> dict:
         check_budget(arguments, current_app.config["SCORER_MAX_WORK_CHARS"])
         check_form_budget(arguments, FORM_WORK_FACTOR * current_app.config["SCORER_MAX_WORK_CHARS"])
     except TooCostly as error:
-        raise ScoreFailed(413, error.problems[0].words, field=error.field) from None
-    except InvalidRequest as error:  # said as the form's reader reads it ("Type a question number from 1 to 152: …")
-        raise ScoreFailed(400, error.problems[0].words, field=error.field) from None
+        raise ScoreFailed(413, str(error), problems=error.problems) from None
+    except InvalidRequest as error:  # each problem is said as the form's reader reads it, beside its field
+        raise ScoreFailed(400, str(error), problems=error.problems) from None
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
     return arguments
@@ -204,45 +204,48 @@ def score_three_ways(values: dict) -> dict:
 
 
 def widget_variables(mode: str, values: dict | None = None, found: dict | None = None,
-                     error: dict | None = None, shown_in: str | None = None) -> dict:
+                     failure=None) -> dict:
     """What widgets/three-scorers.html draws: the form (with the reader's values), and the result or
-    the refusal ({"message", "field"}: the form field it names, or None for the whole form).
-    ``mode`` is where the widget is drawn; its headings follow ``shown_in``, the widget the reader's
-    script will put this answer into, when that is another (the lesson page posts to the widget's page)."""
+    the failure (a ScoreFailed, its problems placed on the form's controls). ``mode`` is where the
+    widget is drawn, or for the script's results the copy that asked (its headings follow it)."""
     from benchmarks.mmlu.data import DataMissing
     from benchmarks.mmlu.server import dataset
+    from benchmarks.server import service
 
     try:
         subjects = sorted(dataset().subjects)
     except DataMissing:
         subjects = []
     # Without JavaScript the lesson's copy posts to the widget's page; an embed posts to itself, in its frame.
-    action = url_for("widgets.embed" if mode == "embed" else "widgets.page", slug="scoring-lesson",
-                     name="three-scorers")
-    return {"ts": {"subjects": subjects, "typed": values or dict(DEFAULT), "found": found, "error": error,
-                   "action": action, "level": 3 if (shown_in or mode) == "inline" else 1,
+    action = url_for("widgets.embed" if mode == "embed" else "widgets.page", slug=DOCUMENT, name="three-scorers")
+    return {"ts": {"subjects": subjects, "typed": values or dict(DEFAULT), "found": found, "failure": failure,
+                   "errors": failure.on_form(CONTROLS) if failure else None,
+                   "action": action, "level": 3 if mode == "inline" else 1, "status": service().status(),
+                   "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load")},
                    "cap": PAGE_MAX_NEW_TOKENS, "harness_cap": harness.HARNESS_MAX_GEN_TOKS,
                    "commit": harness.HARNESS_COMMIT}}
 
 
-def form_answer(mode: str) -> tuple[dict, int, dict]:
-    """The posted form, scored: (template variables, status, headers). The engine has refused posts
-    from other sites' pages; a form without this client's current token is refused here, before the model."""
+def form_answer(mode: str, whole_page):
+    """The posted form, scored: the whole page (``whole_page(variables)``) under the answer's status,
+    or for the script only the results. The engine has refused posts from other sites' pages; a post
+    without the form's fields or this client's current token is refused here, before the model."""
     from benchmarks.server.failures import ScoreFailed
 
     values = {key: request.form.get(key, "") for key in FIELDS}
-    shown_in = request.form.get("shown_in") if request.form.get("shown_in") in MODES else None
-    found, error, status, headers = None, None, 200, {}
-    if not form_token_valid():
-        error, status = {"message": "This form has expired (or was not sent from this site); it has been refreshed: "
-                                    "press “Score it three ways” again.", "field": None}, 400
-    else:
-        try:
-            found = score_three_ways(values)
-        except ScoreFailed as failure:
-            error = {"message": failure.message, "field": FIELD_OF.get(failure.field)}
-            status, headers = failure.status, failure.headers
-    return widget_variables(mode, values, found, error, shown_in), status, headers
+    found = failure = None
+    try:
+        live_form.check_post("subject" in request.form,
+                             "The form arrived without a subject; choose one and press “Score it three ways”.",
+                             "subject", "“Score it three ways”")
+        found = score_three_ways(values)
+    except ScoreFailed as error:
+        failure = error
+    # The script's results are drawn for the copy that sent the form (the lesson's posts to the widget's page).
+    shown_in = request.form.get("shown_in") if request.form.get("shown_in") in MODES else mode
+    return live_form.answer(f"{DOCUMENT}/widgets/three-scorers-results.html",
+                            widget_variables(shown_in, values, found, failure),
+                            lambda: whole_page(widget_variables(mode, values, found, failure)), failure)
 
 
 @bp.get("/scoring-lesson/three-scorers")

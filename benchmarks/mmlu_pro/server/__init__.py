@@ -15,6 +15,7 @@ from flask import Flask, current_app
 from benchmarks.server import init_service
 from benchmarks.server.runfile import read_rows
 
+from ..data import LETTERS
 from .reader import MMLUProData
 
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu-pro"  # ../shared beside the checkout
@@ -56,3 +57,23 @@ def live_run() -> dict | None:
         categories[r["category"]] = (right + bool(r["correct"]), n + 1, chance + 1 / r["options"])
     return {"model": rows[0]["model"], "shots": rows[0]["shots"], "sample": LIVE_RUN_SAMPLE,
             "categories": {name: [right, n, chance / n] for name, (right, n, chance) in categories.items()}}
+
+
+def published_answer(question) -> dict | None:
+    """The published run's answer to one test question (a ``Question`` of the reader), as the question
+    browser prints it in place of a live result: {"model", "shots", "prediction", "key", "correct",
+    "confidence", "options": [{"letter", "choice", "probability"}]}; None for a question the run did
+    not score (it covers the first 100 of each category) or when the file is not there."""
+    row = _published_rows().get((question.category, question.index))
+    if row is None or row["question_id"] != question.question_id:  # never another question's answer
+        return None
+    return {key: row[key] for key in ("model", "shots", "prediction", "key", "correct", "confidence")} | {
+        "options": [{"letter": letter, "choice": choice, "probability": row["probabilities"][letter]}
+                    for letter, choice in zip(LETTERS, question.options, strict=False)]}
+
+
+@lru_cache(maxsize=1)
+def _published_rows() -> dict[tuple[str, int], dict]:
+    """published_answer's rows by (category, index): read once."""
+    path = RUNS_DIR / LIVE_RUN
+    return {(r["category"], r["index"]): r for r in read_rows(path)} if path.is_file() else {}

@@ -12,7 +12,9 @@
                                               tokens so far; then the letter the paper's extraction reads,
                                               whether it is the key, and why it stopped, in words)
     GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
-                                              from 1, as the page does); POST scores the chosen question
+                                              from 1, as the page does); POST scores the chosen question;
+                                              with ?fragment=1 (the page's script) a GET answers the shown
+                                              question alone and a POST the results alone
 Each request that starts the model (score, generate, and the page's POST in either mode) is first
 held to the work budget of benchmarks/server/budget.py (the prompt's characters, the letters it
 compares, the new tokens it may write): over it, a 413 names what fits (fewer worked examples, fewer
@@ -38,7 +40,7 @@ from livescoring.scorer import SHARED_PART_KINDS, Scorer
 
 from .. import answer, prompt
 from ..data import LETTERS, SPLITS
-from . import dataset
+from . import dataset, published_answer
 
 bp = Blueprint("mmlu_pro_live", __name__)
 # The document whose question browser this page is (its style sheet and script).
@@ -256,7 +258,7 @@ def finished(q, written: str, event: dict, cap: int) -> dict:
     found = answer.extract_answer(written, len(q.options))
     return event | {"extracted": found.letter, "rule": found.rule, "key": q.answer,
                     "correct": None if found.letter is None else found.letter == q.answer,
-                    "stopped": why_it_stopped(event["reason"], cap, STOP)}
+                    "stopped": why_it_stopped(event["reason"], cap, f"“{STOP}”")}
 
 
 @bp.post("/api/mmlu-pro/generate")
@@ -350,18 +352,21 @@ def page():
     except ScoreFailed as error:
         failure = error
     paper = current_app.extensions["documents"][DOCUMENT]
+    question = None if index is None else data.in_category(category)[index]
     context = {"result": result, "failure": failure, "errors": failure.on_form(CONTROLS) if failure else None,
-               "scored": request.method == "POST"}
+               "scored": request.method == "POST", "category": category, "index": index, "shots": shots,
+               "question": question, "letters": LETTERS, "cot_tokens": DEFAULT_COT_TOKENS, "status": service().status(),
+               # Printed in place of a live result, which paper cannot run.
+               "example": None if question is None or result else published_answer(question)}
 
     def whole_page():
         return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
-                               sizes=data.category_sizes("test"), category=category, index=index, shots=shots,
-                               question=None if index is None else data.in_category(category)[index],
-                               letters=LETTERS, reasoning=reasoning, cot_tokens=DEFAULT_COT_TOKENS,
-                               status=service().status(), **context,
+                               sizes=data.category_sizes("test"), reasoning=reasoning, **context,
                                styles=[url_for("static", filename="css/widgets.css"),
                                        url_for("static", filename="css/live-form.css"),
                                        asset_url(paper, "question-browser.css")],
                                script=asset_url(paper, "question-browser.js"))
 
-    return live_form.answer("benchmarks/mmlu_pro/server/run-results.html", context, whole_page, failure)
+    # The script's POST gets the results panel; its GET ("Show this question") the shown question.
+    fragment = "run-results.html" if request.method == "POST" else "run-question.html"
+    return live_form.answer(f"benchmarks/mmlu_pro/server/{fragment}", context, whole_page, failure)

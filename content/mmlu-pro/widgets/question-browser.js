@@ -4,14 +4,20 @@
 // token the page says that the model is reading the worked examples and the question (how many
 // tokens, how many of them it had already read for this category, and the seconds so far), then
 // that it is writing (tokens and seconds as they come), and at the end, in words, why it stopped.
-// Without this script both buttons post the form and the page shows the whole result when it is done.
+// "Show this question" (and "Show a random one") shows it in place too: the same GET with ?fragment=1
+// answers the shown question alone (or the problems, placed beside their fields), the address is
+// updated with history.replaceState (a random question gets its number, so a reload shows it again),
+// and the last question's results are cleared. Without this script both forms send the reader to the
+// page, which shows the whole result when it is done.
 // While it streams the reasoning button keeps the focus: it is marked aria-disabled (a disabled
 // button would drop the focus to the page), and pressing it again only says the model still writes.
-import { liveForm } from '/static/js/widgets/live-form.js';
+import { liveForm, placeProblems, setText } from '/static/js/widgets/live-form.js';
 
 const root = document.querySelector('[data-ls-widget]');
-const form = root?.querySelector('[data-ls-form]');
-const button = root?.querySelector('button[data-cot]');
+// The shown question's scoring form and reasoning button: replaced with each question shown in place.
+let form = root?.querySelector('[data-ls-form]');
+let button = root?.querySelector('button[data-cot]');
+let stopper = null;
 const panel = root?.querySelector('[data-reasoning]');
 const written = root?.querySelector('[data-written]');
 const progress = root?.querySelector('[data-cot-progress]');
@@ -56,7 +62,7 @@ async function stream() {
   const state = { phase: 'queued', shots: 0, prompt: 0, cached: 0, tokens: 0 };
   const show = () => { progress.textContent = progressLine(state, ((performance.now() - started) / 1000).toFixed(1)); };
   const tick = setInterval(show, 250);
-  const stopper = new AbortController();
+  stopper = new AbortController();
   let last = null;
   panel.hidden = false;
   progress.hidden = false;
@@ -65,7 +71,8 @@ async function stream() {
   show();
   button.setAttribute('aria-disabled', 'true');
   stopButton.hidden = false;
-  stopButton.onclick = () => { stopper.abort(); button.focus(); }; // the Stop button hides at the end
+  const thisButton = button;
+  stopButton.onclick = () => { stopper.abort(); thisButton.focus(); }; // the Stop button hides at the end
   try {
     const response = await fetch('/api/mmlu-pro/generate', {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal: stopper.signal,
@@ -105,18 +112,22 @@ async function stream() {
     }
     verdict.textContent = last ? describe(last, state.tokens) : 'The answer broke off before its end; try again.';
   } catch (error) {
-    verdict.textContent = stopper.signal.aborted
+    verdict.textContent = stopper?.signal.aborted
       ? `It wrote ${plural(state.tokens, 'token')} and stopped because you stopped it; no letter was read.`
       : `The stream broke off: ${error.message}`;
   } finally {
     clearInterval(tick);
     show();
     stopButton.hidden = true;
-    button.setAttribute('aria-disabled', 'false');
+    thisButton.setAttribute('aria-disabled', 'false');
   }
 }
 
-if (root && form) {
+// The scoring form of the question shown: every live form's scoring, and the streamed reasoning.
+function bindQuestion() {
+  form = root.querySelector('[data-ls-form]');
+  button = root.querySelector('button[data-cot]');
+  if (!form) return;
   liveForm(root, { form, words: WORDS });
   if (button && panel && window.TextDecoderStream) {
     button.addEventListener('click', (event) => {
@@ -128,4 +139,58 @@ if (root && form) {
       stream();
     });
   }
+}
+
+// -- "Show this question", in place --------------------------------------------------------------
+const questionForm = root?.querySelector('[data-question-form]');
+const shown = root?.querySelector('[data-shown-question]');
+const shownStatus = root?.querySelector('[data-shown-status]');
+let latestShow = 0; // an answer that arrives after a newer request is dropped
+
+async function showQuestion(submitter) {
+  const ticket = ++latestShow;
+  const address = new URL(questionForm.getAttribute('action'), window.location.href);
+  address.search = new URLSearchParams(new FormData(questionForm, submitter)).toString();
+  const asked = new URL(address);
+  asked.searchParams.set('fragment', '1');
+  setText(shownStatus, 'Fetching the question…');
+  let html;
+  try {
+    const response = await fetch(asked, { headers: { Accept: 'text/html' } });
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    html = await response.text();
+  } catch (error) {
+    setText(shownStatus, `The question could not be fetched: ${error.message}. Check the connection and try again.`);
+    return;
+  }
+  if (ticket !== latestShow) return;
+  stopper?.abort(); // a chain of thought still streaming belongs to the question before
+  shown.innerHTML = html; // our own server's escaped template output
+  const invalidField = placeProblems(root, shown);
+  const section = shown.querySelector('.run-question');
+  // The last question's answer and reasoning do not belong to this one.
+  root.querySelector('[data-ls-results]').replaceChildren();
+  panel.hidden = true;
+  written.textContent = '';
+  verdict.textContent = '';
+  if (section) {
+    const { category, number, shots } = section.dataset;
+    questionForm.elements.number.value = number;
+    address.searchParams.delete('random');
+    address.searchParams.set('number', number); // a random question's own number, so a reload shows it
+    history.replaceState(null, '', address);
+    bindQuestion();
+    setText(shownStatus, `Showing ${category}, question ${number}, with ${shots} worked example${shots === '1' ? '' : 's'}.`);
+  } else {
+    setText(shownStatus, 'The question was not shown: check the form.');
+  }
+  if (invalidField) invalidField.focus();
+}
+
+if (root) {
+  bindQuestion();
+  questionForm?.addEventListener('submit', (event) => {
+    event.preventDefault();
+    showQuestion(event.submitter);
+  });
 }

@@ -6,7 +6,8 @@
 // old one in place: no page load, no jump to the top. While the model works, a progress line counts
 // the seconds, the status line (role="status") says what is happening, and the model's warm-up is
 // followed. A failed run's panel lists its problems by field (data-problem-for); each is shown
-// beside its field, which is marked invalid, and the first such field takes the focus. The run
+// beside its field, which is marked invalid, and the first such field takes the focus (placeProblems,
+// also for a page's other forms that answer in place). The run
 // button keeps the focus while the model works: it is marked aria-disabled, not disabled (a
 // disabled button drops the focus to the page), and a second press only says the first still runs.
 // The server side is benchmarks/server/live_form.py and live-results.html; styles static/css/live-form.css.
@@ -36,36 +37,8 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
   let warming = null;
   let running = false;
 
-  // -- problems beside their fields ----------------------------------------------------------------
-  function showProblem(control, said) {
-    const field = root.querySelector(`#${control}`);
-    const message = root.querySelector(`[data-field-error="${control}"]`);
-    if (!field || !message) return null;
-    field.setAttribute('aria-invalid', 'true');
-    message.textContent = said;
-    message.hidden = false;
-    return field;
-  }
-
-  function clearProblem(field) {
-    const message = root.querySelector(`[data-field-error="${field.id}"]`);
-    field.removeAttribute('aria-invalid');
-    if (message) {
-      message.textContent = '';
-      message.hidden = true;
-    }
-  }
-
-  // The results panel's list of problems, placed on the fields; the first field gets the focus.
-  function placeProblems() {
-    root.querySelectorAll('[aria-invalid="true"]').forEach(clearProblem);
-    const fields = [...results.querySelectorAll('[data-problem-for]')]
-      .map((item) => showProblem(item.dataset.problemFor, item.textContent.trim()))
-      .filter(Boolean);
-    return fields[0] || null;
-  }
   // A field the reader changes is no longer marked: the next run checks it again.
-  root.addEventListener('input', (event) => { if (event.target.id) clearProblem(event.target); });
+  root.addEventListener('input', (event) => { if (event.target.id) clearProblem(root, event.target); });
 
   // -- warming the model up -----------------------------------------------------------------------
   async function pollModel() {
@@ -133,7 +106,7 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
         results.innerHTML = html; // our own server's escaped template output
         break;
       }
-      const invalidField = placeProblems();
+      const invalidField = placeProblems(root, results);
       const verdict = results.querySelector('[data-ls-verdict]');
       const said = verdict ? `Scored. ${verdict.textContent.replace(/\s+/g, ' ').trim()}.` : 'The question was not scored.';
       const caution = results.querySelector('[data-ls-caution-headline]');
@@ -163,7 +136,44 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
     run(event.submitter);
   });
 
-  return { showProblem, clearProblem, warmUp, status };
+  return {
+    showProblem: (control, said) => showProblem(root, control, said),
+    clearProblem: (field) => clearProblem(root, field),
+    warmUp,
+    status,
+  };
+}
+
+// -- problems beside their fields ------------------------------------------------------------------
+// A problem's message goes in the field's [data-field-error] element (templates/_form_errors.html).
+export function showProblem(root, control, said) {
+  const field = root.querySelector(`#${control}`);
+  const message = root.querySelector(`[data-field-error="${control}"]`);
+  if (!field || !message) return null;
+  field.setAttribute('aria-invalid', 'true');
+  message.textContent = said;
+  message.hidden = false;
+  return field;
+}
+
+export function clearProblem(root, field) {
+  const message = root.querySelector(`[data-field-error="${field.id}"]`);
+  field.removeAttribute('aria-invalid');
+  if (message) {
+    message.textContent = '';
+    message.hidden = true;
+  }
+}
+
+// The problems a server's answer lists by field (data-problem-for, in ``from``), placed on the fields
+// of ``root`` (the marks of an earlier answer cleared first); returns the first such field, which
+// should take the focus, or null.
+export function placeProblems(root, from) {
+  root.querySelectorAll('[aria-invalid="true"]').forEach((field) => clearProblem(root, field));
+  const fields = [...from.querySelectorAll('[data-problem-for]')]
+    .map((item) => showProblem(root, item.dataset.problemFor, item.textContent.trim()))
+    .filter(Boolean);
+  return fields[0] || null;
 }
 
 // Whether the top of ``el`` is on the screen (then focusing it must not scroll the page).
