@@ -218,7 +218,7 @@ test('the MMLU-Pro page', async (t) => {
     assert.deepEqual([printed.form, printed.score, printed.question, printed.example], [false, false, true, true]);
     assert.match(printed.label, /^An example result, not a live one: SmolLM2-135M-Instruct/);
     assert.match(printed.label, /Prediction: A · key: C · wrong/);
-    await page.screenshot({ path: '/tmp/shots-24live/mmlu-pro-run-printed.png', fullPage: true });
+    await screenshot(page, 'mmlu-pro-run-printed');
     await page.emulateMedia({ media: 'screen' });
     assert.equal(await page.locator('.run-example').isVisible(), false, 'on screen the example is not shown');
   });

@@ -92,7 +92,7 @@ export async function checkPrinted(browser, paper, count) {
     const visible = (el) => Boolean(el) && getComputedStyle(el).display !== 'none' && el.getBoundingClientRect().height > 0;
     return {
       name: s.dataset.widget,
-      figure: visible(s.querySelector('svg.widget-figure')),
+      figure: [...s.querySelectorAll('svg.widget-figure')].some(visible), // the screen's figure or its print copy
       summary: visible(s.querySelector('.widget-summary')),
       link: visible(s.querySelector('.widget-print-link')) && s.querySelector('.widget-print-link a').href,
       controls: visible(s.querySelector('.widget-controls')),
