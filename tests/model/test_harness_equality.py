@@ -27,6 +27,7 @@ from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server import evaluate as shared
+from benchmarks.server.multiple_choice import answer_questions
 from engine.config import default_config
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness_reference"
@@ -46,22 +47,24 @@ def loaded():
 
 
 def run_ours(loaded, reference: dict, method: str) -> tuple[list[dict], dict]:
-    """Our evaluate on the reference's questions: its rows, and the scorer's results by question."""
+    """Our evaluate on the reference's questions: its rows, and each question's result (the shared
+    command's own answer_questions, recorded as it returns)."""
     from livescoring.scorer import Scorer
 
     results = {}
 
-    class Recording(Scorer):
-        def score_many(self, requests, stop=None):
-            got = super().score_many(requests, stop)
-            for request, result in zip(requests, got, strict=True):
-                results[(request["subject"], request["index"])] = result
-            return got
+    def recording(scorer, questions, stop=None):
+        got = answer_questions(scorer, questions, stop)
+        for question, result in zip(questions, got, strict=True):
+            results[(question["subject"], question["index"])] = result
+        return got
 
     template = "chat" if reference["apply_chat_template"] else "plain"
     data = MMLUData(data_dir(default_config()))
-    rows = shared.evaluate(MMLUTask(data), Recording(loaded), reference["subjects"], "test", reference["num_fewshot"],
-                           reference["questions_per_subject"], method, progress=False, template=template)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shared, "answer_questions", recording)
+        rows = shared.evaluate(MMLUTask(data), Scorer(loaded), reference["subjects"], "test", reference["num_fewshot"],
+                               reference["questions_per_subject"], method, progress=False, template=template)
     return rows, results
 
 
@@ -142,7 +145,7 @@ def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loa
     for shots in (0, 5):
         questions = {subject: task.questions(subject, "test")[:3] for subject in ("abstract_algebra", "astronomy")}
         for job in shared.batches(task, questions, shots, "generative", 8, prompt_format, delimiter):
-            for ours, reference in zip(fast.score_many(job), full.score_many(job), strict=True):
+            for ours, reference in zip(answer_questions(fast, job), answer_questions(full, job), strict=True):
                 assert ours["prompt"] == reference["prompt"] and ours["shots_used"] == shots
                 assert (ours["tokens"], ours["generated"], ours["stopped"]) == \
                     (reference["tokens"], reference["generated"], reference["stopped"])
