@@ -106,14 +106,36 @@ def test_evaluate_gives_the_harness_answers_per_question(loaded, path):
     assert compared == len(METHODS) * len(reference["subjects"]) * reference["questions_per_subject"]
 
 
+@pytest.mark.model
+@pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
+def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded, path):
+    """The model's narrow interface against lm_eval 0.4.13's own answers: for each (context,
+    continuation) the reference scored, the summed log-probability and whether it is the greedy
+    continuation, as its ``loglikelihood`` returns them."""
+    from livescoring.scorer import Loglikelihood, Scorer
+
+    reference = json.loads(path.read_text())
+    requests, theirs = [], []
+    for method in ("letter", "option"):
+        for sample in reference["samples"][method]:
+            for continuation, resp in zip(sample["continuations"], sample["resps"], strict=True):
+                requests.append(Loglikelihood(sample["prompt"], continuation))
+                theirs.append(resp[0])
+    for request, answer, (logprob, greedy) in zip(requests, Scorer(loaded).loglikelihood(requests), theirs, strict=True):
+        assert math.isclose(answer.logprob, logprob, abs_tol=LOGLIKELIHOOD_TOLERANCE), (request.continuation, answer)
+        assert answer.is_greedy == greedy, (request.continuation, answer)
+
+
 def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_and_5_shots():
-    settings = set()
+    settings, greedy = set(), set()
     for path in references():
         reference = json.loads(path.read_text())
         assert set(METHODS) <= set(reference["samples"])
         assert all(len(reference["samples"][m]) >= 6 for m in METHODS)
         settings.add((reference["num_fewshot"], reference["apply_chat_template"]))
+        greedy |= {resp[0][1] for m in ("letter", "option") for s in reference["samples"][m] for resp in s["resps"]}
     assert settings == {(0, False), (0, True), (5, False), (5, True)}
+    assert greedy == {True, False}  # continuations the harness found greedy and not, for is_greedy to be held to
 
 
 @pytest.mark.model
