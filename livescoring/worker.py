@@ -379,9 +379,7 @@ class ScoringService:
                 loaded = copy.copy(scorer.loaded)
                 loaded.tokenizer = copy.deepcopy(loaded.tokenizer)
                 self._counter = Scorer(loaded, decoder=scorer.decoder)
-            if continuations:
-                return self._counter.token_count(context, continuations)
-            return len(self._counter.encode(context))
+            return self._counter.token_count(context, continuations)
 
     @property
     def context_length(self) -> int:
