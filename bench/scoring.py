@@ -47,6 +47,7 @@ from benchmarks.mmlu.server.evaluate import (  # noqa: E402
     evaluate,
 )
 from benchmarks.mmlu.server.reader import MMLUData  # noqa: E402
+from benchmarks.server.multiple_choice import answer_question, answer_questions, prepare, read  # noqa: E402
 from engine.config import default_config  # noqa: E402
 from livescoring.model import ModelSettings, load  # noqa: E402
 from livescoring.pool import score_jobs, twin  # noqa: E402
@@ -81,7 +82,7 @@ def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: 
     started = time.perf_counter()
     for subject in data.subjects:
         (request,) = requests_for(data, data.questions(subject, "test")[:1], 5)
-        first._prefix(first._prepare(request).shared_text)
+        first._prefix(prepare(first, request).shared)
     prefixes = time.perf_counter() - started  # in a run each worker computes them too, side by side
     for scorer in scorers[1:]:
         scorer.prefixes.entries = OrderedDict(first.prefixes.entries)  # read-only tensors, shared
@@ -89,7 +90,7 @@ def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: 
     jobs = batches(data, whole_test, 5, "letter", batch)[every // 2::every]  # the batch command's own batches
 
     started = time.perf_counter()
-    score_jobs(scorers, jobs, lambda job, results: None)
+    score_jobs(scorers, jobs, answer_questions, lambda job, results: None)
     seconds = time.perf_counter() - started
     torch.set_num_threads(threads)
     question = {(q.subject, q.index): q for questions in whole_test.values() for q in questions}
@@ -107,7 +108,7 @@ def latency(scorer: Scorer, requests: list[dict]) -> list[float]:
     times = []
     for r in requests:
         started = time.perf_counter()
-        scorer.score(**r)
+        answer_question(scorer, **r)
         times.append((time.perf_counter() - started) * 1000)
     return times
 
@@ -117,8 +118,9 @@ def service_throughput(loaded, requests: list[dict], micro_batch: int, clients: 
     service = ScoringService(ModelSettings(), queue_size=clients, timeout_s=600, micro_batch=micro_batch,
                              per_client=1)
     service.scorer, service.state = Scorer(loaded, batch_rows=micro_batch), READY
+    service._ready.set()
     for r in {r["subject"]: r for r in requests}.values():
-        service.scorer.score(**r)  # every subject's prefix cached, as on a warm server
+        answer_question(service.scorer, **r)  # every subject's prefix cached, as on a warm server
     threading.Thread(target=service._serve, daemon=True).start()
     answered, stop_at = [0] * clients, time.perf_counter() + seconds
 
@@ -126,7 +128,8 @@ def service_throughput(loaded, requests: list[dict], micro_batch: int, clients: 
         rng = random.Random(n)
         while time.perf_counter() < stop_at:
             try:
-                service.score(client=n, **rng.choice(requests))
+                prepared = prepare(service, rng.choice(requests))  # as benchmarks/server/live.py asks it
+                read(prepared, service.loglikelihood(prepared.requests, client=n), service.model_facts())
                 answered[n] += 1
             except QueueFull:
                 time.sleep(0.05)
@@ -191,7 +194,7 @@ def main() -> None:
     reference = Scorer(loaded, reuse_prefix=False)
     started = time.perf_counter()
     for r in requests_for(data, batch_questions, 5):
-        reference.score(**r)
+        answer_question(reference, **r)
     base = len(batch_questions) / (time.perf_counter() - started)
     print(f"5-shot, full prompt, one question per pass (the reference path): {base:.2f} questions/s "
           f"over {len(batch_questions)} questions")

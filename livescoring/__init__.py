@@ -1,8 +1,9 @@
-"""Live scoring: a real language model answers multiple-choice questions the reference way.
+"""Live scoring: a real language model behind lm-evaluation-harness's narrow interface.
 
-Dataset-agnostic and web-agnostic: a question with K options and a prompt format come in, letter
-probabilities (or full-option log-likelihoods) go out. model.py finds and loads the model (the
-packaged SmolLM2 by default), scorer.py scores one question, worker.py owns the model in one
-thread behind a bounded queue. It imports neither Flask nor the engine: the benchmarks' web side
-(benchmarks/server/) makes an app's one service and answers HTTP.
+Task-agnostic and web-agnostic: ``loglikelihood`` (a context and a continuation in; its
+log-probability and whether it is the greedy continuation out) and ``generate_until`` (a context
+and stop strings in; greedy text out). model.py finds and loads the model (the packaged SmolLM2 by
+default), scorer.py answers a batch, worker.py owns the model in one thread behind a bounded queue
+and streams generations. It imports neither Flask nor the engine: the benchmarks' side
+(benchmarks/server/) builds prompts, reads answers, makes an app's one service and answers HTTP.
 """

@@ -1,10 +1,10 @@
 """Greedy text generation on the live model, streamed piece by piece (a chain of thought, or a short answer).
 
-Generation is a lane of the scoring service's one queue (worker.py): :func:`generation` checks the
-request, queues it under the caller's ``client`` share, and returns once the worker has taken it up
-(its first event says how long the prompt is, before the prompt's forward pass, so a page can say
-what the model is doing until the first token); the rest streams back from the worker thread,
-which runs one forward pass of a generation at a time, between scoring batches and the steps of
+Generation is a lane of the scoring service's one queue (worker.py): ``ScoringService.generate_until``
+checks the request, queues :func:`greedy_steps` under the caller's ``client`` share, and returns
+once the worker has taken it up (its first event says how long the prompt is, before the prompt's
+forward pass, so a page can say what the model is doing until the first token); the rest streams
+back from the worker thread, which runs one forward pass of a generation at a time, between scoring batches and the steps of
 other readers' generations. Closing the stream, or dropping it unread, stops the generation between
 tokens; so does ``gone()`` (the client left) and the server's stop signal (see worker.py). Nothing is
 held across the request: a reader that vanishes costs at most the token being computed.
@@ -18,17 +18,11 @@ every prompt position would be prompt tokens × 49,152 floats, about 560 MiB for
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
-from .model import ModelUnavailable
 from .scorer import PromptTooLong
-from .worker import FAILED, QueueFull, StillLoading  # noqa: F401 - QueueFull: what a refused caller catches
 
 MAX_NEW_TOKENS = 512  # the cap a caller may ask for: a small model rambles, and every token costs CPU time
-
-
-def prompt_tokens(loaded, prompt: str) -> int:
-    return len(loaded.tokenizer(prompt, add_special_tokens=False)["input_ids"])
 
 
 def _checked_ids(loaded, prompt: str, max_new_tokens: int):
@@ -118,30 +112,3 @@ def stream_greedy(loaded, prompt: str, max_new_tokens: int, stop: tuple[str, ...
     for event in greedy_steps(loaded, ids, max_new_tokens, stop):
         if event is not None:
             yield event
-
-
-def generation(service, prompt: str, max_new_tokens: int, stop: tuple[str, ...] = (), client=None,
-               gone: Callable[[], bool] | None = None, shared: str = "") -> Iterator[dict]:
-    """Check the service's model is ready, queue the generation in the worker's lane and return the
-    event stream once its first event is known (iterate it; ``close()`` stops the generation).
-
-    ``client`` is the caller as the scoring queue tells callers apart (its address): it limits the
-    caller's share of the queue and runs its generations one at a time. ``gone`` says whether the
-    caller has left (waitress's ``waitress.client_disconnected``); it is asked between tokens.
-    ``shared`` is the prompt's leading text that other prompts share (a category's header and worked
-    examples): its keys and values come from the scorer's prefix cache (see greedy_steps).
-
-    Raises (before any text is produced) ModelUnavailable, StillLoading, QueueFull, PromptTooLong,
-    ValueError (max_new_tokens), or the worker's ServerStopping, ClientGone and ScoringTimeout."""
-    service.start()
-    if service.state == FAILED:
-        raise ModelUnavailable(service.message)
-    if not service.wait_ready(service.timeout_s):
-        if service.state == FAILED:
-            raise ModelUnavailable(service.message)
-        raise StillLoading(service.message)
-    loaded = service.scorer.loaded
-    ids = _checked_ids(loaded, prompt, max_new_tokens)
-    reuse = bool(shared) and prompt.startswith(shared) and service.scorer.reuse_prefix
-    steps = greedy_steps(loaded, ids, max_new_tokens, stop, *((service.scorer, shared) if reuse else ()))
-    return service.generate(steps, client=client, gone=gone)

@@ -1,4 +1,4 @@
-"""Score many questions on several cores at once: one thread per scorer, all sharing one model.
+"""Many jobs on several cores at once: one thread per scorer, all sharing one model.
 
 A batch run on a CPU is fastest with one question per forward pass and one thread per core, each
 running its own question (bench/scoring.py measures it): torch's matrix products on a ~100-token
@@ -25,8 +25,11 @@ def twin(scorer):
                         pass_tokens=scorer.pass_tokens)
 
 
-def score_jobs(scorers: Sequence, jobs: Sequence[list[dict]], on_scored: Callable[[list[dict], list[dict]], None]) -> None:
-    """Score each job (a list of requests, best sharing a prompt prefix) on whichever scorer is free.
+def score_jobs(scorers: Sequence, jobs: Sequence, work: Callable[[object, object, Callable[[], bool]], list],
+               on_scored: Callable[[object, list], None]) -> None:
+    """Run ``work(scorer, job, stop)`` for each job (say, questions whose prompts share a prefix) on
+    whichever scorer is free; ``work`` asks the scorer (loglikelihood, generate_until, token_count)
+    and passes ``stop`` on.
 
     ``on_scored(job, results)`` runs in the calling thread as each job finishes (with one scorer,
     in the jobs' order). If it or a job raises, or the caller is interrupted (Ctrl-C), the jobs not
@@ -36,10 +39,10 @@ def score_jobs(scorers: Sequence, jobs: Sequence[list[dict]], on_scored: Callabl
         free.put(scorer)
     stopping = threading.Event()
 
-    def run(job: list[dict]) -> list[dict]:
+    def run(job) -> list:
         scorer = free.get()
         try:
-            return scorer.score_many(job, stop=stopping.is_set)
+            return work(scorer, job, stopping.is_set)
         finally:
             free.put(scorer)
 

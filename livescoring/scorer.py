@@ -1,62 +1,57 @@
-"""Score multiple-choice questions with a causal LM, the way the reference evaluation does, fast.
+"""The model's narrow interface, as lm-evaluation-harness's ``lm_eval/api/model.py`` draws it, fast.
 
-The scorer knows no dataset: a question comes with its options (K of them, lettered A, B, …) and a
-prompt format, any object with ``prompt_parts(subject, question, choices, shots)`` returning parts
-with ``kind`` and ``text`` (a benchmark's prompt module, benchmarks/<name>/prompt.py). Two methods:
+The scorer knows no task: a benchmark (benchmarks/server/multiple_choice.py) builds the prompts and
+reads the answers. Two kinds of request:
 
-* ``letter`` (the reference method: lm-evaluation-harness's default multiple-choice task for the
-  benchmark, one float32 forward pass, log-softmax at the last position): after the prompt ending
-  in "Answer:", compare the log-probabilities of the continuations " A", " B", … (a letter that is
-  several tokens gets the sum of its tokens' log-probabilities); the softmax over the K letters is
-  the letter distribution and its argmax the prediction.
-* ``option`` (full-option log-likelihood): the continuation is the option's own text, " {choice}",
-  scored as the sum of its tokens' log-probabilities (explainers.option_logprob); the best one is
-  picked with explainers.pick_option.
+* :class:`Loglikelihood` (the harness's ``loglikelihood``): a context and a continuation; the answer
+  is the continuation's log-probability after the context (the sum of its tokens') and whether it
+  is the greedy continuation (every token the likeliest at its place), with each token's
+  log-probability, the context's length in tokens and the likeliest next tokens after the context.
+* :class:`Generation` (the harness's ``generate_until``): a context, ``until`` strings and
+  ``max_gen_toks``; the answer is the greedy text, as the harness runs it on a Hugging Face model:
+  stopped at the end-of-text token, after ``max_gen_toks`` tokens, or cut at the first ``until``
+  string. The server streams generations instead (worker.py, ``ScoringService.generate_until``).
 
-A request's ``delimiter`` (default " ") is what comes between the prompt and the letter or option
-text, the harness's target delimiter; after a chat template the harness uses none.
+Either request may name ``shared``: the leading part of its context that many requests share (a
+benchmark's header and worked examples). Its key/value cache is kept and reused; it changes no number.
 
 Tokenisation follows the harness: a context and a continuation are encoded as
 ``context_ids = encode(context)`` and ``continuation_ids = encode(context + continuation)[len(context_ids):]``,
-with no special tokens. When a few-shot prompt does not fit the model's context, whole worked
-examples are dropped (the original code lowered k until the prompt fit) and the result says so.
+with no special tokens (trailing spaces of the context move to the continuation). A request the
+model cannot hold raises PromptTooLong; :meth:`Scorer.token_count` says beforehand how many tokens
+it takes, so that a benchmark can shorten its prompt first (drop worked examples).
 
-Speed without changing a number (see the README, "Live scoring"):
+Speed without changing a number (see docs/live-scoring.md):
 
-* **Prefix reuse.** Every question of a subject shares the header and the worked examples. Their
-  key/value cache is computed once and kept (an LRU bounded by bytes); a question then runs only
-  its own tokens on top. The split is made on tokens, not text: the whole prompt is tokenised as
-  always and the longest common token prefix with the cached one is reused, so tokenisation never
-  changes (BPE may merge across the text boundary; those tokens are simply recomputed).
-* **Batching.** Questions that share a cached prefix run in one forward pass: each question's own
-  tokens on top of the prefix (livescoring/decoder.py packs them one after another, with no
-  padding). The language-model head (49,152 × 576 in SmolLM2) runs only at the positions whose
-  log-probabilities are read, not at every prompt position, and once for the whole batch.
+* **Prefix reuse.** The shared text's key/value cache is computed once and kept (an LRU bounded by
+  bytes); a request then runs only its own tokens on top. The split is made on tokens, not text:
+  the whole context is tokenised as always and the longest common token prefix with the cached one
+  is reused, so tokenisation never changes (BPE may merge across the text boundary; those tokens
+  are simply recomputed).
+* **Packed batches.** Requests that share a context are scored together: the context's row reads
+  the next-token distribution once, and each continuation of several tokens adds one row. Rows
+  that share a cached prefix run in one forward pass, each row's own tokens on top of the prefix
+  (livescoring/decoder.py packs them one after another, with no padding). The language-model head
+  (49,152 × 576 in SmolLM2) runs only at the positions whose log-probabilities are read.
 
-``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each question alone, one
-forward pass over its whole prompt with logits at every position, as the harness runs it. The tests
-and bench/ compare the two.
+``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each row alone, one forward
+pass over its whole sequence with logits at every position, as the harness runs it. The tests and
+bench/ compare the two.
 """
 from __future__ import annotations
 
 import math
-import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-
-import explainers
 
 from .decoder import decoder_for
 
-METHODS = ("letter", "option")
-GENERATIVE = "generative"  # greedy generation; the caller reads the answer from the text (its benchmark's filter)
 GENERATE_MAX_NEW_TOKENS = 256  # lm-evaluation-harness's max_gen_toks for Hugging Face models
 TOP_NEXT_TOKENS = 5
-LETTERS = "ABCDEFGHIJ"  # up to ten options
-SHARED_PART_KINDS = ("header", "shot")  # leading prompt parts every question of a subject and k shares
 PREFIX_CACHE_BYTES = 256 * 2**20  # SmolLM2-135M holds 46 KiB of keys and values per token in float32
 BATCH_ROWS = 8  # rows per forward pass; bench/scoring.py measures the choice
+ENCODED_CONTEXTS = 64  # contexts whose tokens are kept: token_count's, then the scoring's of the same
 # Tokens one packed forward pass may run in the server (ScoringService; a row longer than this runs
 # alone). A pass's activations grow with its tokens (at float32, about 40 KiB per token at once in
 # SmolLM2's widest layer, the MLP): eight rows of a long 5-shot question's own ~800 tokens made passes
@@ -68,7 +63,7 @@ PASS_TOKENS = 2048
 
 
 class PromptTooLong(ValueError):
-    """Even with no worked examples the question does not fit the model's context."""
+    """A request takes more tokens than the model's context holds."""
 
 
 class ScoringCancelled(RuntimeError):
@@ -76,30 +71,53 @@ class ScoringCancelled(RuntimeError):
 
 
 @dataclass(frozen=True)
-class ScoredContinuation:
-    letter: str
-    text: str  # the continuation scored after the prompt: " A" or " {choice}" (no space after a chat template)
-    token_ids: tuple[int, ...]
-    token_logprobs: tuple[float, ...]
+class Loglikelihood:
+    """How probable ``continuation`` is after ``context``; ``shared``: a leading part of ``context``
+    that other requests share, whose key/value cache is worth keeping ("" for none)."""
 
-    @property
-    def logprob(self) -> float:
-        return explainers.option_logprob(list(self.token_logprobs))
+    context: str
+    continuation: str
+    shared: str = ""
+
+
+@dataclass(frozen=True)
+class LoglikelihoodAnswer:
+    logprob: float  # the continuation's tokens' log-probabilities, summed
+    is_greedy: bool  # every token of the continuation the likeliest at its place
+    token_logprobs: tuple[float, ...]
+    context_tokens: int
+    next_tokens: tuple[tuple[str, float], ...]  # the likeliest tokens after the context: (text, probability)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """Greedy text after ``context``, until one of ``until``, the end of text or ``max_gen_toks`` tokens."""
+
+    context: str
+    until: tuple[str, ...] = ()
+    max_gen_toks: int = GENERATE_MAX_NEW_TOKENS
+    shared: str = ""
+
+
+@dataclass(frozen=True)
+class GenerationAnswer:
+    text: str  # cut before the first ``until`` string
+    stopped: str  # "stop" (an until string), "end of text" or "length"
+    tokens: tuple[int, ...]  # the tokens written (up to and with the one that completed a stop string)
+    context_tokens: int
 
 
 @dataclass
-class _Prepared:
-    """One question after prompt building and tokenisation, before the model runs."""
+class _Context:
+    """One context of a call and its distinct continuations, after tokenisation, before the model runs."""
 
-    request: dict
-    letters: str
-    texts: list[str]
-    parts: list
-    shared_text: str
-    context_ids: list[int]
-    continuation_ids: list[list[int]]
-    started: float
+    text: str
+    shared: str
+    continuations: list[str]
+    context_ids: list[int] = field(default_factory=list)
+    continuation_ids: list[list[int]] = field(default_factory=list)
     token_logprobs: list[list[float]] = field(default_factory=list)
+    greedy: list[bool] = field(default_factory=list)
     next_logprobs: object = None  # log-softmax over the vocabulary after the whole context
 
 
@@ -110,7 +128,7 @@ class _Row:
     ``reads`` pairs a position of ``tokens`` with the token whose log-probability is wanted there
     (None: keep the whole distribution, for the position right after the context)."""
 
-    question: int
+    context: int
     continuation: int | None  # None: the context's own row
     tokens: tuple[int, ...]
     reads: tuple[tuple[int, int | None], ...]
@@ -202,81 +220,100 @@ class Scorer:
         self.prefixes = PrefixCache(prefix_cache_bytes)
         self.decoder = decoder or decoder_for(loaded.model)  # read-only: scorers on one model may share it
 
-    # -- tokenisation -------------------------------------------------------------------------
-    def encode(self, text: str) -> list[int]:
-        return list(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"])
+        self._encoded: OrderedDict[tuple, object] = OrderedDict()  # ENCODED_CONTEXTS tokenisations, last used last
 
-    def encode_pairs(self, context: str, continuations: list[str]) -> tuple[list[int], list[list[int]]]:
+    @property
+    def context_length(self) -> int:
+        return self.loaded.context_length
+
+    def model_facts(self) -> dict:
+        """The model as a result names it."""
+        loaded = self.loaded
+        return {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype, "threads": loaded.threads,
+                "context_length": loaded.context_length}
+
+    # -- tokenisation -------------------------------------------------------------------------
+    def _remembered(self, key: tuple, encode: Callable[[], object]):
+        """``encode()``'s result for ``key``, kept for the next call with the same key (a benchmark
+        counts a prompt's tokens, then scores it)."""
+        found = self._encoded.get(key)
+        if found is None:
+            found = self._encoded[key] = encode()
+            if len(self._encoded) > ENCODED_CONTEXTS:
+                self._encoded.popitem(last=False)
+        else:
+            self._encoded.move_to_end(key)
+        return found
+
+    def encode(self, text: str) -> list[int]:
+        return self._remembered((text,), lambda: list(self.loaded.tokenizer(text, add_special_tokens=False)["input_ids"]))
+
+    def encode_pairs(self, context: str, continuations: Sequence[str]) -> tuple[list[int], list[list[int]]]:
         """The harness's split of context and continuation, for each continuation after one context:
         trailing spaces of the context move to the continuation; the context is encoded once, and
         with every continuation, in one call of the tokenizer."""
-        spaces = len(context) - len(context.rstrip())
-        if spaces:
-            context, continuations = context[:-spaces], [context[-spaces:] + c for c in continuations]
-        context_ids, *wholes = self.loaded.tokenizer([context] + [context + c for c in continuations],
-                                                     add_special_tokens=False)["input_ids"]
-        return list(context_ids), [list(whole[len(context_ids):]) for whole in wholes]
+        def encode():
+            text, after = context, list(continuations)
+            spaces = len(text) - len(text.rstrip())
+            if spaces:
+                text, after = text[:-spaces], [text[-spaces:] + c for c in after]
+            context_ids, *wholes = self.loaded.tokenizer([text] + [text + c for c in after],
+                                                         add_special_tokens=False)["input_ids"]
+            return list(context_ids), [list(whole[len(context_ids):]) for whole in wholes]
+        return self._remembered((context, tuple(continuations)), encode)
 
-    # -- prompts ------------------------------------------------------------------------------
-    @staticmethod
-    def letters(choices) -> str:
-        if not 2 <= len(choices) <= len(LETTERS):
-            raise ValueError(f"a question needs 2 to {len(LETTERS)} options, got {len(choices)}")
-        return LETTERS[:len(choices)]
+    def token_count(self, context: str, continuations: Sequence[str] = ()) -> int:
+        """The tokens the model must hold for ``context`` followed by the longest of ``continuations``
+        (the context alone when there are none; a generation adds its ``max_gen_toks``)."""
+        if not continuations:
+            return len(self.encode(context))
+        context_ids, continuation_ids = self.encode_pairs(context, continuations)
+        return len(context_ids) + max(map(len, continuation_ids))
 
-    @classmethod
-    def continuation_texts(cls, method: str, choices, delimiter: str = " ") -> list[str]:
-        """What is scored after the prompt: the delimiter, then the letter or the option's text.
+    def _check_fits(self, tokens: int) -> None:
+        if tokens > self.context_length:
+            raise PromptTooLong(f"the request takes {tokens} tokens; the model's context holds {self.context_length}")
 
-        The delimiter is the harness's target_delimiter: a space after "Answer:", and nothing after
-        a chat template's assistant header (the template ends its header with a line break)."""
-        if method == "letter":
-            return [f"{delimiter}{letter}" for letter in cls.letters(choices)]
-        return [f"{delimiter}{choice}" for choice in choices]
+    # -- loglikelihood ------------------------------------------------------------------------
+    def loglikelihood(self, requests: Sequence[Loglikelihood],
+                      stop: Callable[[], bool] | None = None) -> list[LoglikelihoodAnswer]:
+        """Each request's answer, in order. Requests with one context are scored together (its row
+        once, a row per continuation of several tokens); ``stop`` is asked between forward passes."""
+        contexts: dict[tuple[str, str], _Context] = {}
+        places = []
+        for request in requests:
+            context = contexts.setdefault((request.context, request.shared),
+                                          _Context(request.context, request.shared, []))
+            if request.continuation not in context.continuations:
+                context.continuations.append(request.continuation)
+            places.append((context, context.continuations.index(request.continuation)))
+        for context in contexts.values():
+            if not context.text:
+                raise ValueError("a context needs at least one token")
+            context.context_ids, context.continuation_ids = self.encode_pairs(context.text, context.continuations)
+            if not all(context.continuation_ids):
+                raise ValueError("a continuation needs at least one token")
+            self._check_fits(len(context.context_ids) + max(map(len, context.continuation_ids)))
+        self._run(list(contexts.values()), stop)
+        next_tokens = {id(context): self._next_tokens(context) for context in contexts.values()}
+        return [LoglikelihoodAnswer(math.fsum(context.token_logprobs[k]), context.greedy[k],
+                                    tuple(context.token_logprobs[k]), len(context.context_ids), next_tokens[id(context)])
+                for context, k in places]
 
-    def fit_prompt(self, prompt_format, subject: str, question: str, choices, shots, continuations: list[str]):
-        """Build the prompt with as many of the requested shots as fit the model's context.
+    def _next_tokens(self, context: _Context) -> tuple[tuple[str, float], ...]:
+        import torch
 
-        Returns (parts, context_ids, continuation_ids). Shots are dropped from the end of the list
-        (keeping the first k − 1 dev examples, as the original code did by lowering k).
-        """
-        limit = self.loaded.context_length
-        for k in range(len(shots), -1, -1):
-            parts = prompt_format.prompt_parts(subject, question, choices, shots[:k])
-            text = "".join(p.text for p in parts)
-            context_ids, continuation_ids = self.encode_pairs(text, continuations)
-            if len(context_ids) + max(map(len, continuation_ids)) <= limit:
-                return parts, context_ids, continuation_ids
-        raise PromptTooLong(
-            f"the question and its choices take more than the model's context of {limit} tokens even with no "
-            "worked examples; shorten them"
-        )
-
-    def _prepare(self, request: dict) -> _Prepared:
-        method = request.get("method", "letter")
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {', '.join(METHODS)}")
-        started = time.perf_counter()
-        choices = request["choices"]
-        texts = self.continuation_texts(method, choices, request.get("delimiter", " "))
-        letters = self.letters(choices)
-        parts, context_ids, continuation_ids = self.fit_prompt(
-            request["prompt_format"], request["subject"], request["question"], choices,
-            list(request.get("shots", ())), texts)
-        shared = []
-        for part in parts:
-            if part.kind not in SHARED_PART_KINDS:
-                break
-            shared.append(part.text)
-        return _Prepared(request, letters, texts, parts, "".join(shared), context_ids, continuation_ids, started)
+        top = torch.topk(context.next_logprobs, TOP_NEXT_TOKENS)
+        return tuple((self.loaded.tokenizer.decode([int(i)]), math.exp(float(lp)))
+                     for lp, i in zip(top.values, top.indices, strict=True))
 
     @staticmethod
-    def _rows(index: int, prepared: _Prepared) -> list[_Row]:
+    def _rows(index: int, context: _Context) -> list[_Row]:
         """The context's row (reading the whole next-token distribution) and one row per continuation
         of several tokens (reading each of its later tokens after the ones before it)."""
-        ctx = prepared.context_ids
+        ctx = context.context_ids
         rows = [_Row(index, None, tuple(ctx), ((len(ctx) - 1, None),))]
-        for c, cont in enumerate(prepared.continuation_ids):
+        for c, cont in enumerate(context.continuation_ids):
             if len(cont) > 1:
                 reads = tuple((len(ctx) - 1 + i, token) for i, token in enumerate(cont[1:], start=1))
                 rows.append(_Row(index, c, tuple(ctx) + tuple(cont[:-1]), reads))
@@ -307,7 +344,8 @@ class Scorer:
 
     def _forward(self, rows: list[_Row], prefix: _Prefix | None) -> list[list]:
         """One forward pass over ``rows`` (all sharing ``prefix``); per row, the values it reads:
-        a float log-probability, or the whole log-softmax vector where the token is None."""
+        (the token's log-probability, whether it is the likeliest there), or the whole log-softmax
+        vector where the token is None."""
         import torch
 
         reused = 0
@@ -319,11 +357,12 @@ class Scorer:
         hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None, reads,
                                  keep=False)
         logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
+        best = logprobs.argmax(dim=-1).tolist()
         values, n = [], 0
         for r in rows:
             got = []
             for _, token in r.reads:
-                got.append(logprobs[n] if token is None else logprobs[n, token].item())
+                got.append(logprobs[n] if token is None else (logprobs[n, token].item(), best[n] == token))
                 n += 1
             values.append(got)
         return values
@@ -335,7 +374,8 @@ class Scorer:
         model, device = self.loaded.model, self.loaded.device
         logits = model(torch.tensor([row.tokens], device=device)).logits[0]
         logprobs = torch.log_softmax(logits.float(), dim=-1)
-        return [logprobs[pos] if token is None else logprobs[pos, token].item() for pos, token in row.reads]
+        return [logprobs[pos] if token is None else (logprobs[pos, token].item(), int(logprobs[pos].argmax()) == token)
+                for pos, token in row.reads]
 
     def batches(self, rows: list[_Row], reused: int) -> list[list[_Row]]:
         """``rows`` in order, cut into forward passes of at most ``batch_rows`` rows and (where
@@ -354,14 +394,14 @@ class Scorer:
                 tokens = own
         return batches
 
-    def _run(self, prepared: list[_Prepared], stop: Callable[[], bool] | None) -> None:
-        """Fill each question's token log-probabilities, batching rows that share a prefix."""
+    def _run(self, contexts: list[_Context], stop: Callable[[], bool] | None) -> None:
+        """Fill each context's token log-probabilities, batching rows that share a prefix."""
         import torch
 
         groups: dict[str, list[_Row]] = {}
-        for index, p in enumerate(prepared):
-            for row in self._rows(index, p):
-                groups.setdefault(p.shared_text if self.reuse_prefix else "", []).append(row)
+        for index, context in enumerate(contexts):
+            for row in self._rows(index, context):
+                groups.setdefault(context.shared if self.reuse_prefix else "", []).append(row)
         results: dict[tuple[int, int | None], list] = {}
         ran = 0  # tokens through the model in this call
         with torch.inference_mode():
@@ -381,75 +421,45 @@ class Scorer:
                     values = self._forward(batch, prefix) if self.reuse_prefix else [self._forward_full(batch[0])]
                     ran += sum(max(1, len(row.tokens) - reused) for row in batch)
                     for row, got in zip(batch, values, strict=True):
-                        results[(row.question, row.continuation)] = got
+                        results[(row.context, row.continuation)] = got
         if self.pass_tokens and ran >= self.pass_tokens:  # the server's scorer: back to its resting size
             return_freed_memory()
-        for index, p in enumerate(prepared):
-            (p.next_logprobs,) = results[(index, None)]
-            p.token_logprobs = [
-                [p.next_logprobs[cont[0]].item()] + (results[(index, c)] if len(cont) > 1 else [])
-                for c, cont in enumerate(p.continuation_ids)
-            ]
+        for index, context in enumerate(contexts):
+            (context.next_logprobs,) = results[(index, None)]
+            likeliest = int(context.next_logprobs.argmax())
+            for c, cont in enumerate(context.continuation_ids):
+                later = results[(index, c)] if len(cont) > 1 else []
+                context.token_logprobs.append([context.next_logprobs[cont[0]].item()] + [lp for lp, _ in later])
+                context.greedy.append(likeliest == cont[0] and all(greedy for _, greedy in later))
 
-    # -- questions ----------------------------------------------------------------------------
-    def score(self, prompt_format, subject: str, question: str, choices, shots: list | tuple = (),
-              method: str = "letter", key: str | None = None, delimiter: str = " ") -> dict:
-        """Score one question; the result is plain JSON-ready data (see the README for fields)."""
-        (result,) = self.score_many([{"prompt_format": prompt_format, "subject": subject, "question": question,
-                                      "choices": choices, "shots": shots, "method": method, "key": key,
-                                      "delimiter": delimiter}])
-        return result
 
-    def score_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
-        """Score several questions (dicts of :meth:`score`'s arguments) together; each result is
-        what :meth:`score` returns for it alone. ``stop`` is asked between forward passes."""
-        generations = [r for r in requests if r.get("method") == GENERATIVE]
-        prepared = [self._prepare(r) for r in requests if r.get("method") != GENERATIVE]
-        self._run(prepared, stop)
-        scored = iter([self._result(p) for p in prepared])
-        generated = iter(self._generate_many(generations, stop) if generations else [])
-        return [next(generated) if r.get("method") == GENERATIVE else next(scored) for r in requests]
-
-    # -- generation ---------------------------------------------------------------------------
-    def fit_generation(self, prompt_format, subject: str, question: str, choices, shots, max_new_tokens: int):
-        """The prompt with as many of the requested shots as leave room for ``max_new_tokens``
-        (dropped from the end, as :meth:`fit_prompt` does): (parts, token ids)."""
-        limit = self.loaded.context_length
-        for k in range(len(shots), -1, -1):
-            parts = prompt_format.prompt_parts(subject, question, choices, shots[:k])
-            ids = self.encode("".join(p.text for p in parts))
-            if len(ids) + max_new_tokens <= limit:
-                return parts, ids
-        raise PromptTooLong(f"the question and its choices with {max_new_tokens} new tokens take more than the "
-                            f"model's context of {limit} tokens even with no worked examples; shorten them")
-
-    def _generate_many(self, requests: list[dict], stop: Callable[[], bool] | None = None) -> list[dict]:
-        """Greedy generation after each prompt, as lm-evaluation-harness's ``generate_until`` runs it
+    # -- generate_until -----------------------------------------------------------------------
+    def generate_until(self, requests: Sequence[Generation],
+                       stop: Callable[[], bool] | None = None) -> list[GenerationAnswer]:
+        """Greedy generation after each context, as lm-evaluation-harness's ``generate_until`` runs it
         on a Hugging Face model (greedy, one sequence at a time): stop at the model's end-of-text
         token, at the first of the request's ``until`` strings (the text is cut there), or after
-        ``max_new_tokens``.
+        ``max_gen_toks`` tokens.
 
-        The fast path reuses the shared prefix's cached keys and values (the header and worked
-        examples, as scoring does): the prompts that share one run their own tokens packed in one
-        pass (``batch_rows`` to a pass, livescoring/decoder.py), then each question one token per
-        pass on top of its own growing cache. The reference path (``reuse_prefix=False``) is
-        transformers' own forward with its cache, over each whole prompt."""
+        The fast path reuses the shared prefix's cached keys and values (as loglikelihood does):
+        the contexts that share one run their own tokens packed in one pass (``batch_rows`` to a
+        pass, livescoring/decoder.py), then each one token per pass on top of its own growing cache.
+        The reference path (``reuse_prefix=False``) is transformers' own forward with its cache,
+        over each whole context."""
         import torch
 
-        started = time.perf_counter()
         jobs = []
         for request in requests:
-            max_new = int(request.get("max_new_tokens", GENERATE_MAX_NEW_TOKENS))
-            parts, ids = self.fit_generation(request["prompt_format"], request["subject"], request["question"],
-                                             request["choices"], list(request.get("shots", ())), max_new)
-            shared = "".join(p.text for p in parts[:next((i for i, p in enumerate(parts)
-                                                           if p.kind not in SHARED_PART_KINDS), len(parts))])
-            jobs.append({"request": request, "parts": parts, "ids": ids, "shared": shared, "max_new": max_new})
+            ids = self.encode(request.context)
+            if not ids:
+                raise ValueError("a context needs at least one token")
+            self._check_fits(len(ids) + request.max_gen_toks)
+            jobs.append({"request": request, "ids": ids})
         with torch.inference_mode():
             if self.reuse_prefix:
                 groups: dict[str, list[dict]] = {}
                 for job in jobs:
-                    groups.setdefault(job["shared"], []).append(job)
+                    groups.setdefault(job["request"].shared, []).append(job)
                 for shared, members in groups.items():
                     prefix = self._prefix(shared)
                     members = sorted(members, key=lambda j: len(j["ids"]))
@@ -459,11 +469,11 @@ class Scorer:
                         self._first_pass(members[start:start + self.batch_rows], prefix)
             for job in jobs:
                 job.update(self._decode(job, stop))
-        return [self._generation_result(job, started) for job in jobs]
+        return [GenerationAnswer(job["text"], job["reason"], tuple(job["written"]), len(job["ids"])) for job in jobs]
 
     def _first_pass(self, jobs: list[dict], prefix: _Prefix | None) -> None:
-        """The prompts' own tokens in one packed pass over the shared prefix: each job's logits after
-        its prompt and its keys and values (the prefix's first tokens, then its own)."""
+        """The contexts' own tokens in one packed pass over the shared prefix: each job's logits after
+        its context and its keys and values (the prefix's first tokens, then its own)."""
         reused = min(min(common_prefix_length(prefix.token_ids, j["ids"]), len(j["ids"]) - 1)
                      for j in jobs) if prefix else 0
         rows = [j["ids"][reused:] for j in jobs]
@@ -509,12 +519,12 @@ class Scorer:
         return self.loaded.model.lm_head(hidden)[0], past
 
     def _decode(self, job: dict, stop: Callable[[], bool] | None) -> dict:
-        """One question's greedy tokens from its first logits (the fast path's, or the reference
-        path's own forward over the whole prompt), a pass per new token."""
+        """One context's greedy tokens from its first logits (the fast path's, or the reference
+        path's own forward over the whole context), a pass per new token."""
         import torch
 
         tokenizer, model, device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
-        until = tuple(s for s in job["request"].get("until", ()) if s)
+        until = tuple(s for s in job["request"].until if s)
         state = {}
         if self.reuse_prefix:
             logits, state["parts"] = job.pop("logits"), job.pop("past")  # joined on the first new token
@@ -540,7 +550,8 @@ class Scorer:
                 return state["out"].logits[0, -1]
         written: list[int] = []
         text, reason = "", "length"
-        while len(written) < job["max_new"]:
+        max_new = job["request"].max_gen_toks
+        while len(written) < max_new:
             if stop is not None and stop():
                 raise ScoringCancelled("every caller of this batch gave up waiting")
             token = int(logits.argmax())
@@ -553,73 +564,7 @@ class Scorer:
             if cut >= 0:
                 text, reason = text[:cut], "stop"
                 break
-            if len(written) < job["max_new"]:
+            if len(written) < max_new:
                 logits = logits_after(token)
-        state.clear()  # the question's key/value cache goes now
+        state.clear()  # the context's key/value cache goes now
         return {"written": written, "text": text, "reason": reason}
-
-    def _generation_result(self, job: dict, started: float) -> dict:
-        request, parts = job["request"], job["parts"]
-        return {
-            "method": GENERATIVE,
-            "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
-                      "threads": self.loaded.threads, "context_length": self.loaded.context_length},
-            "subject": request["subject"],
-            "shots_requested": len(request.get("shots", ())),
-            "shots_used": sum(1 for part in parts if part.kind == "shot"),
-            "prompt": {"text": "".join(part.text for part in parts),
-                       "parts": [{"kind": part.kind, "text": part.text} for part in parts]},
-            "generated": job["text"],
-            "stopped": job["reason"],
-            "tokens": job["written"],
-            "token_counts": {"prompt": len(job["ids"]), "generated": len(job["written"])},
-            "model_ms": round((time.perf_counter() - started) * 1000, 1),
-        }
-
-    def _result(self, p: _Prepared) -> dict:
-        import torch
-
-        request, method = p.request, p.request.get("method", "letter")
-        choices, shots, key = request["choices"], list(request.get("shots", ())), request.get("key")
-        scored = [
-            ScoredContinuation(letter, text, tuple(ids), tuple(lps))
-            for letter, text, ids, lps in zip(p.letters, p.texts, p.continuation_ids, p.token_logprobs, strict=True)
-        ]
-        logprobs = [s.logprob for s in scored]
-        probabilities = dict(zip(p.letters, explainers.softmax(logprobs), strict=True))
-        if method == "letter":
-            prediction = explainers.predict(probabilities)
-        else:
-            prediction = explainers.pick_option({s.letter: list(s.token_logprobs) for s in scored})
-        top = torch.topk(p.next_logprobs, TOP_NEXT_TOKENS)
-        top_tokens = [
-            {"token": self.loaded.tokenizer.decode([int(i)]), "probability": math.exp(float(lp))}
-            for lp, i in zip(top.values, top.indices, strict=True)
-        ]
-        shots_used = sum(1 for part in p.parts if part.kind == "shot")
-        return {
-            "method": method,
-            "model": {"name": self.loaded.name, "device": self.loaded.device, "dtype": self.loaded.dtype,
-                      "threads": self.loaded.threads, "context_length": self.loaded.context_length},
-            "subject": request["subject"],
-            "shots_requested": len(shots),
-            "shots_used": shots_used,
-            "prompt": {"text": "".join(part.text for part in p.parts),
-                       "parts": [{"kind": part.kind, "text": part.text} for part in p.parts]},
-            "options": [
-                {"letter": s.letter, "choice": choice, "continuation": s.text, "tokens": len(s.token_ids),
-                 "logprob": s.logprob, "probability": probabilities[s.letter]}
-                for s, choice in zip(scored, choices, strict=True)
-            ],
-            "probabilities": probabilities,
-            "prediction": prediction,
-            "confidence": probabilities[prediction],
-            "key": key,
-            "correct": None if key is None else prediction == key,
-            # How much of the whole vocabulary's probability the K continuations hold: a model that
-            # would rather write something else ("The") puts little mass on them.
-            "vocabulary_share": sum(math.exp(lp) for lp in logprobs),
-            "top_next_tokens": top_tokens,
-            "token_counts": {"prompt": len(p.context_ids), "continuations": {s.letter: len(s.token_ids) for s in scored}},
-            "model_ms": round((time.perf_counter() - p.started) * 1000, 1),
-        }

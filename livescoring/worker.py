@@ -1,17 +1,21 @@
-"""One worker thread owns the model: it loads it once, then scores the waiting requests in micro-batches.
+"""One worker thread owns the model: it loads it once, then answers the waiting requests in micro-batches.
 
-Requests wait in a bounded queue; when it is full, or when one client already has its share of
-it, the caller is told to come back later (429 with Retry-After). The worker takes the oldest
-job and, with it, the others already waiting (at most MICRO_BATCH, after at most
-MICRO_BATCH_WAIT_S more), and scores them in one call to ``Scorer.score_many``: questions that
-arrived while the model was busy share forward passes, and each answer equals the one it would
-get alone. A caller that gives up (its timeout, or its client went away: ``gone``) takes its job
+The service offers the model's narrow interface (livescoring/scorer.py) to many callers at once:
+:meth:`ScoringService.loglikelihood` (a caller's requests, typically one question's continuations,
+answered together) and :meth:`ScoringService.generate_until` (one generation, streamed), with
+:meth:`~ScoringService.token_count` so that a caller can fit its prompt first. Jobs wait in a
+bounded queue; when it is full, or when one client already has its share of it, the caller is told
+to come back later (429 with Retry-After). The worker takes the oldest loglikelihood job and, with
+it, the others already waiting (at most MICRO_BATCH, after at most MICRO_BATCH_WAIT_S more), and
+answers them in one call to ``Scorer.loglikelihood``: questions that arrived while the model was
+busy share forward passes, and each answer equals the one it would get alone. A caller that
+gives up (its timeout, or its client went away: ``gone``) takes its job
 out of the queue; a batch whose callers have all given up stops between forward passes. Loading
 happens on the first request (or at start-up with SCORER_LOAD_AT_START); meanwhile the page shows
 "warming up" from :meth:`ScoringService.status`.
 
-Generation is a lane of the same queue (:meth:`ScoringService.generate`, used by generate.py): a
-generation waits in the same bounded queue, under the same per-client share, and the worker runs
+Generation is a lane of the same queue (:meth:`ScoringService.generate_until`; the decoding is
+generate.py's): a generation waits in the same bounded queue, under the same per-client share, and the worker runs
 it one forward pass at a time, interleaved with scoring batches and with the other running
 generations (at most MAX_GENERATIONS at once, one per client at a time). Its
 events go back to the requesting thread through a queue of its own. A generation stops between
@@ -24,6 +28,7 @@ its own remaining tokens.
 from __future__ import annotations
 
 import collections
+import copy
 import logging
 import queue
 import threading
@@ -34,8 +39,18 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
+from .generate import MAX_NEW_TOKENS, greedy_steps
 from .model import ModelSettings, ModelUnavailable, check_available, load, use_threads
-from .scorer import PASS_TOKENS, Scorer, ScoringCancelled, return_freed_memory
+from .scorer import (
+    PASS_TOKENS,
+    Generation,
+    Loglikelihood,
+    LoglikelihoodAnswer,
+    PromptTooLong,
+    Scorer,
+    ScoringCancelled,
+    return_freed_memory,
+)
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +88,7 @@ class ServerStopping(ScoringTimeout):
 
 @dataclass(eq=False)
 class _Job:
-    request: dict
+    requests: list  # loglikelihood's (empty for a generation)
     client: object
     future: Future = field(default_factory=Future)
     abandoned: threading.Event = field(default_factory=threading.Event)
@@ -143,6 +158,8 @@ class ScoringService:
         self.state = NOT_LOADED
         self.message = "The model loads on the first question."
         self.scorer: Scorer | None = None
+        self._counter: Scorer | None = None  # the callers' own tokenizer (token_count), not the worker's
+        self._counting = threading.Lock()
         self._ready = threading.Event()
         self._lock = threading.Lock()
         self._recent_ms: list[float] = []  # per question, so a batch of n counts n times its share
@@ -237,8 +254,8 @@ class ScoringService:
     def _score_batch(self, batch: list[_Job]) -> None:
         started = time.perf_counter()
         try:
-            results = self.scorer.score_many([job.request for job in batch],
-                                             stop=lambda jobs=batch: all(job.unwanted() for job in jobs))
+            answers = self.scorer.loglikelihood([r for job in batch for r in job.requests],
+                                                stop=lambda jobs=batch: all(job.unwanted() for job in jobs))
         except ScoringCancelled as error:
             for job in batch:
                 job.future.set_exception(ScoringTimeout(str(error)))
@@ -246,15 +263,17 @@ class ScoringService:
             for job in batch:
                 self._score_alone(job)
         else:
-            for job, result in zip(batch, results, strict=True):
-                job.future.set_result(result)
+            start = 0
+            for job in batch:
+                job.future.set_result(answers[start:start + len(job.requests)])
+                start += len(job.requests)
         elapsed_ms = (time.perf_counter() - started) * 1000
         self._recent_ms = (self._recent_ms + [elapsed_ms / len(batch)] * len(batch))[-20:]
         self._finished(batch)
 
     def _score_alone(self, job: _Job) -> None:
         try:
-            job.future.set_result(self.scorer.score(**job.request))
+            job.future.set_result(self.scorer.loglikelihood(job.requests))
         except Exception as error:  # noqa: BLE001 - handed to the waiting request
             job.future.set_exception(error)
 
@@ -359,8 +378,40 @@ class ScoringService:
         per_job_s = (sum(self._recent_ms) / len(self._recent_ms) / 1000) if self._recent_ms else 2.0
         return max(1, round(per_job_s * (len(self.waiting) + 1)))
 
-    def score(self, client=None, gone: Callable[[], bool] | None = None, **kwargs) -> dict:
-        """Queue one question (Scorer.score's arguments) and wait for its result.
+    def _ready_scorer(self) -> Scorer:
+        """The loaded scorer, once the model is ready (loading it if it must): ModelUnavailable, or
+        StillLoading after SCORER_TIMEOUT_S."""
+        self.start()
+        if self.state == FAILED:
+            raise ModelUnavailable(self.message)
+        if not self.wait_ready(self.timeout_s):
+            if self.state == FAILED:
+                raise ModelUnavailable(self.message)
+            raise StillLoading(self.message)
+        return self.scorer
+
+    def token_count(self, context: str, continuations=()) -> int:
+        """Scorer.token_count, in the caller's thread (a fast tokenizer is not safe to share with the
+        worker's, so the callers share a copy of their own); waits for the model as :meth:`_ready_scorer`."""
+        scorer = self._ready_scorer()
+        with self._counting:
+            if self._counter is None:
+                loaded = copy.copy(scorer.loaded)
+                loaded.tokenizer = copy.deepcopy(loaded.tokenizer)
+                self._counter = Scorer(loaded, decoder=scorer.decoder)
+            return self._counter.token_count(context, continuations)
+
+    @property
+    def context_length(self) -> int:
+        return self._ready_scorer().context_length
+
+    def model_facts(self) -> dict:
+        return self._ready_scorer().model_facts()
+
+    def loglikelihood(self, requests: list[Loglikelihood], client=None,
+                      gone: Callable[[], bool] | None = None) -> list[LoglikelihoodAnswer]:
+        """Queue ``requests`` as one job (a question's continuations, say) and wait for their answers
+        (Scorer.loglikelihood's), micro-batched with other callers' jobs.
 
         ``client`` (for example the caller's address) limits how many jobs one caller may have
         queued or running at once; None is one more anonymous caller with no limit of its own.
@@ -369,7 +420,7 @@ class ScoringService:
         self.start()
         if self.state == FAILED:
             raise ModelUnavailable(self.message)
-        job = _Job(kwargs, client if client is not None else object(), gone=gone)
+        job = _Job(list(requests), client if client is not None else object(), gone=gone)
         self._enqueue(job, "You already have {n} questions being scored")
         deadline = time.monotonic() + self.timeout_s
         while True:
@@ -402,14 +453,40 @@ class ScoringService:
             self._per_client[job.client] += 1
             self._changed.notify_all()
 
-    def generate(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
-        """Queue a generation (``steps``: an iterator doing one forward pass per ``next()``, yielding
-        None or an event) and wait until its first event; then stream the rest.
+    def generate_until(self, request: Generation, client=None,
+                       gone: Callable[[], bool] | None = None) -> GenerationStream:
+        """Queue one generation in the worker's lane and return its stream once the first event is
+        known: ``{"text": piece}`` events as the model writes, then ``{"done": True, "reason",
+        "tokens", "prompt_tokens", "ms"}`` (generate.greedy_steps). Iterate it; ``close()`` stops it.
 
-        Raises QueueFull (queue full, or this client has its share), ServerStopping, ClientGone, or
+        ``client`` and ``gone`` as for :meth:`loglikelihood`; a client runs its generations one at a
+        time. Raises (before any text) ValueError (``max_gen_toks`` outside 1 to MAX_NEW_TOKENS),
+        PromptTooLong, ModelUnavailable, StillLoading, QueueFull, ServerStopping, ClientGone, or
         ScoringTimeout when it waited SCORER_TIMEOUT_S without starting; an error of its first steps
         (before any event) is raised here too."""
-        job = _Job({}, client if client is not None else object(), gone=gone, steps=steps,
+        import torch
+
+        if not 1 <= request.max_gen_toks <= MAX_NEW_TOKENS:
+            raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}")
+        limit = self._ready_scorer().context_length
+        count = self.token_count(request.context)
+        if count + request.max_gen_toks > limit:
+            raise PromptTooLong(f"the prompt has {count} tokens; with {request.max_gen_toks} new ones it does not fit "
+                                f"the model's {limit}")
+        with self._counting:
+            ids = self._counter.encode(request.context)
+        loaded = self.scorer.loaded
+        # The shared leading text (a category's header and worked examples) comes from the scorer's
+        # prefix cache, so a page's first token waits only for the question's own tokens.
+        reuse = bool(request.shared) and request.context.startswith(request.shared) and self.scorer.reuse_prefix
+        steps = greedy_steps(loaded, torch.tensor([ids], device=loaded.device), request.max_gen_toks, request.until,
+                             *((self.scorer, request.shared) if reuse else ()))
+        return self._stream(steps, client, gone)
+
+    def _stream(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
+        """Queue a generation (``steps``: an iterator doing one forward pass per ``next()``, yielding
+        None or an event) and wait until its first event; then stream the rest."""
+        job = _Job([], client if client is not None else object(), gone=gone, steps=steps,
                    events=queue.SimpleQueue())
         self._enqueue(job, "You already have {n} answers being written or waiting",
                       "Too many answers are waiting to be written")

@@ -9,8 +9,9 @@ question in its rows, its own command-line options. Everything else is here and 
   whole rows only, atomic saves, gzip when ``--out`` ends ``.gz``; an existing file is never
   overwritten unless ``--force`` says so);
 * packed batches: the questions of a group share its prompt prefix and are scored ``--batch-size``
-  to a forward pass, shortest first so a batch's questions are of about one length
-  (livescoring.scorer);
+  to a forward pass, shortest first so a batch's questions are of about one length (each batch's
+  prompts fitted and read by benchmarks/server/multiple_choice.py, its requests answered by
+  livescoring.scorer's ``loglikelihood`` or ``generate_until``);
 * the methods: ``letter`` and ``option`` (log-likelihoods), and where the task has them
   ``generative`` (greedy generation, read by the task's filter, as lm-evaluation-harness's
   ``generate_until`` tasks are) and ``--apply-chat-template`` (the prompt built as the harness's
@@ -33,8 +34,9 @@ from pathlib import Path
 
 import explainers
 from benchmarks.runfile import make_row
-from livescoring.scorer import GENERATE_MAX_NEW_TOKENS, GENERATIVE, METHODS
+from livescoring.scorer import GENERATE_MAX_NEW_TOKENS
 
+from .multiple_choice import GENERATIVE, METHODS, answer_questions
 from .runfile import SAVE_EVERY_S, RunWriter, read_rows
 
 CALIBRATION_BINS = 10
@@ -133,9 +135,10 @@ class Task:
 
 def batches(task: Task, questions: dict[str, list], shots: int, method: str, batch_size: int,
             prompt_format=None, delimiter: str = " ") -> list[list[dict]]:
-    """The scorer's requests for ``questions`` (per group), in batches of one group each, the
-    shortest questions first so that a batch's questions are of about one length. ``prompt_format``
-    and ``delimiter``: those of Task.prompt_format (default: the task's prompt module, a space)."""
+    """``questions`` (per group) as benchmarks/server/multiple_choice.py's question dicts, in batches
+    of one group each, the shortest questions first so that a batch's questions are of about one
+    length. ``prompt_format`` and ``delimiter``: those of Task.prompt_format (default: the task's
+    prompt module, a space)."""
     jobs = []
     generative = {"until": task.until, "max_new_tokens": task.max_gen_toks} if method == GENERATIVE else {}
     for group, docs in questions.items():
@@ -196,7 +199,7 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
                     writer.add(new)
                 bar.update(len(job))
 
-            score_jobs(scorers, jobs, write)
+            score_jobs(scorers, jobs, answer_questions, write)
     finally:
         if writer:
             writer.close()

@@ -12,11 +12,10 @@ from collections.abc import Iterator
 
 from flask import request
 
-from livescoring import generate
-from livescoring.scorer import PromptTooLong
+from livescoring.scorer import Generation, PromptTooLong
 from livescoring.worker import ServerStopping
 
-from . import service
+from . import multiple_choice, service
 from .failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
 
 
@@ -31,9 +30,14 @@ def _too_long(error: PromptTooLong, field: str, words: str | None) -> ScoreFaile
 
 
 def score(field: str = "question", words: str | None = None, **arguments) -> dict:
-    """One question scored by the app's model (``arguments`` as ``ScoringService.score`` takes them)."""
+    """One question scored by the app's model (``arguments``: a question as
+    benchmarks/server/multiple_choice.py describes it): its prompt fitted with the service's token
+    count, its continuations' log-likelihoods from the service's queue, its result read here."""
+    model = service()
     try:
-        return service().score(**arguments, **_requester())
+        prepared = multiple_choice.prepare(model, arguments)
+        answers = model.loglikelihood(prepared.requests, **_requester())
+        return multiple_choice.read(prepared, answers, model.model_facts())
     except PromptTooLong as error:
         raise _too_long(error, field, words) from None
     except SERVICE_ERRORS as error:
@@ -47,7 +51,7 @@ def generation(text: str, max_new_tokens: int, stop: tuple[str, ...], field: str
     here, before any text. ``shared``: the prompt's leading text that the benchmark's other prompts
     share (header and worked examples), read from the model's prefix cache."""
     try:
-        return generate.generation(service(), text, max_new_tokens, stop=stop, shared=shared, **_requester())
+        return service().generate_until(Generation(text, tuple(stop), max_new_tokens, shared), **_requester())
     except PromptTooLong as error:
         raise _too_long(error, field, None) from None
     except SERVICE_ERRORS as error:

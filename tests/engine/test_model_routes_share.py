@@ -13,12 +13,12 @@ from tests.conftest import run_form_token
 
 
 class Recording:
-    """Stands in for the model queue's ``score``: records what a route asks of it, then says the queue is full."""
+    """Stands in for the model queue's ``loglikelihood``: records what a route asks of it, then says the queue is full."""
 
     def __init__(self):
         self.calls = []
 
-    def __call__(self, **kwargs):
+    def __call__(self, requests, **kwargs):
         self.calls.append(kwargs)
         raise QueueFull(7)
 
@@ -28,9 +28,13 @@ def gone() -> bool:
 
 
 @pytest.fixture()
-def app():
+def app(monkeypatch):
     app = create_app({"TESTING": True})
-    app.extensions["scoring"].score = Recording()  # the real service otherwise (its state, its page)
+    scoring = app.extensions["scoring"]  # the real service otherwise (its state, its page)
+    scoring.loglikelihood = Recording()
+    # The prompt is fitted before it is queued; a prompt of one token fits without loading the model.
+    scoring.token_count = lambda context, continuations=(): 1
+    monkeypatch.setattr(type(scoring), "context_length", 2048)
     return app
 
 
@@ -53,7 +57,7 @@ def routes(client):
 
 def test_every_scoring_route_passes_its_client_and_whether_it_left(app):
     client = app.test_client()
-    recording = app.extensions["scoring"].score
+    recording = app.extensions["scoring"].loglikelihood
     for what, send in routes(client):
         recording.calls.clear()
         response = send()

@@ -15,6 +15,7 @@ import pytest
 from benchmarks.mmlu import prompt
 from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.reader import MMLUData
+from benchmarks.server.multiple_choice import answer_question, answer_questions
 from engine.config import default_config
 from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
 from livescoring.scorer import Scorer
@@ -89,7 +90,8 @@ def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
     questions = data.questions("world_religions", "test")[:2]
     requests = [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
                  "shots": data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
-    for fast, slow in zip(scorer.score_many(requests), map(lambda r: reference.score(**r), requests), strict=True):
+    for fast, slow in zip(answer_questions(scorer, requests), [answer_question(reference, **r) for r in requests],
+                          strict=True):
         assert fast["prediction"] == slow["prediction"]
         assert fast["probabilities"] == pytest.approx(slow["probabilities"], abs=1e-5)
 
@@ -98,7 +100,8 @@ def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded, data):
     """The prefix cache is bounded by bytes, so an entry may not keep more memory alive than it counts."""
     scorer = Scorer(loaded)
     q = data.questions("astronomy", "test")[0]
-    scorer.score(prompt, "astronomy", q.question, q.choices, data.questions("astronomy", "dev")[:5])
+    answer_question(scorer, prompt_format=prompt, subject="astronomy", question=q.question, choices=q.choices,
+                    shots=data.questions("astronomy", "dev")[:5])
     (entry,) = scorer.prefixes.entries.values()
     held = sum(t.untyped_storage().nbytes() for pair in entry.layers for t in pair)
     heads, dim = loaded.model.config.num_key_value_heads, loaded.model.config.head_dim

@@ -70,13 +70,13 @@ def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_r
     class Interrupted(Scorer):
         """Stops the run (as Ctrl-C would) on the third batch; the two before are saved."""
 
-        def score_many(self, requests, stop=None):
+        def loglikelihood(self, requests, stop=None):
             with lock:
                 calls["n"] += 1
                 interrupt = calls["n"] == 3
             if interrupt:
                 raise KeyboardInterrupt
-            return super().score_many(requests, stop)
+            return super().loglikelihood(requests, stop)
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the command runs them: one torch thread per worker

@@ -19,10 +19,11 @@ from benchmarks.mmlu import prompt
 from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import evaluate
 from benchmarks.mmlu.server.reader import MMLUData
+from benchmarks.server.multiple_choice import answer_question, answer_questions, prepare, read
 from engine.config import default_config
 from livescoring.model import ModelSettings
 from livescoring.pool import twin
-from livescoring.scorer import Scorer
+from livescoring.scorer import Generation, Loglikelihood, Scorer
 from livescoring.worker import READY, ScoringService
 
 pytestmark = pytest.mark.model
@@ -65,17 +66,40 @@ def assert_same(fast: dict, slow: dict) -> None:
     assert [t["token"] for t in fast["top_next_tokens"]] == [t["token"] for t in slow["top_next_tokens"]]
 
 
+def test_loglikelihood_answers_as_the_harness_does_on_both_paths(loaded, reference, data):
+    """The narrow interface itself: (context, continuation) in; out, the continuation's summed
+    log-probability and whether greedy decoding would write it (lm-evaluation-harness's pair), the
+    same on the fast path (a cached shared prefix, packed rows) as on the reference path."""
+    q = data.question("astronomy", "test", 0)
+    prepared = prepare(reference, request(data, q, 5))
+    context, shared = prepared.text, prepared.shared
+    # One token: its text is that token again (a longer text may re-tokenise otherwise, " A\n\n" for one).
+    (written,) = reference.generate_until([Generation(context, max_gen_toks=1)])
+    assert len(written.tokens) == 1 and written.stopped == "length"
+    continuations = [written.text, " A", " B", " C", " D", " The answer is"]
+    slow = reference.loglikelihood([Loglikelihood(context, c) for c in continuations])
+    fast = Scorer(loaded).loglikelihood([Loglikelihood(context, c, shared) for c in continuations])
+    for f, s in zip(fast, slow, strict=True):
+        assert abs(f.logprob - s.logprob) <= 1e-4 and f.is_greedy == s.is_greedy
+        assert len(f.token_logprobs) == len(s.token_logprobs) and f.context_tokens == s.context_tokens
+        assert [t for t, _ in f.next_tokens] == [t for t, _ in s.next_tokens]
+        assert s.logprob == pytest.approx(sum(s.token_logprobs)) and s.logprob < 0
+    assert len(slow[0].token_logprobs) == len(written.tokens) and slow[0].is_greedy  # what greedy decoding wrote
+    likeliest = slow[1].next_tokens[0][0]
+    assert [a.is_greedy for a in slow[1:5]] == [likeliest == c for c in continuations[1:5]]
+
+
 @pytest.mark.parametrize("shots", [0, 5])
 def test_prefix_reuse_and_batching_equal_the_full_prompt_path(loaded, reference, data, shots):
     questions = sample(data, 6, seed=12 + shots)
     # Two more questions of the first subject, so a batch shares a cached prefix.
     questions += data.questions(questions[0].subject, "test")[:2]
     requests = [request(data, q, shots) for q in questions]
-    slow = [reference.score(**r) for r in requests]
+    slow = [answer_question(reference, **r) for r in requests]
     one_by_one = Scorer(loaded, batch_rows=1)
     for r, expected in zip(requests, slow, strict=True):
-        assert_same(one_by_one.score(**r), expected)  # the prefix reused, one question per pass
-    batched = Scorer(loaded, batch_rows=8).score_many(requests)
+        assert_same(answer_question(one_by_one, **r), expected)  # the prefix reused, one question per pass
+    batched = answer_questions(Scorer(loaded, batch_rows=8), requests)
     for got, expected in zip(batched, slow, strict=True):
         assert_same(got, expected)
 
@@ -84,9 +108,9 @@ def test_a_batch_mixing_subjects_shots_methods_and_lengths_equals_each_alone(loa
     questions = sample(data, 4, seed=7)
     requests = [request(data, q, shots, method) for q, shots, method in
                 zip(questions * 2, [0, 5, 2, 5, 5, 0, 1, 3], ["letter"] * 4 + ["option"] * 4, strict=True)]
-    together = Scorer(loaded, batch_rows=16).score_many(requests)
+    together = answer_questions(Scorer(loaded, batch_rows=16), requests)
     for r, got in zip(requests, together, strict=True):
-        alone = reference.score(**r)
+        alone = answer_question(reference, **r)
         assert_same(got, alone)
         for a, b in zip(got["options"], alone["options"], strict=True):
             assert a["tokens"] == b["tokens"]
@@ -98,7 +122,7 @@ def test_the_token_split_never_changes_tokenisation(loaded, data):
     across it); only the common token prefix is reused, and the prompt's tokens stay the same."""
     q = data.question("astronomy", "test", 0)
     scorer = Scorer(loaded)
-    result = scorer.score(**request(data, q, 5))
+    result = answer_question(scorer, **request(data, q, 5))
     (entry,) = scorer.prefixes.entries.values()
     whole = scorer.encode(result["prompt"]["text"])
     assert result["token_counts"]["prompt"] == len(whole)
@@ -116,28 +140,32 @@ def test_ten_options_are_lettered_a_to_j_and_scored_the_same_way(loaded, referen
     choices = [str(n) for n in range(10, 20)]
     requests = [{"prompt_format": fmt, "subject": "arithmetic", "question": f"What is {a} + 10?", "choices": choices,
                  "shots": (), "method": "letter", "key": "ABCDEFGHIJ"[a]} for a in (3, 7)]
-    fast = Scorer(loaded).score_many(requests)
+    fast = answer_questions(Scorer(loaded), requests)
     for r, got in zip(requests, fast, strict=True):
         assert list(got["probabilities"]) == list("ABCDEFGHIJ")
-        assert_same(got, reference.score(**r))
+        assert_same(got, answer_question(reference, **r))
 
 
 def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
     questions = sample(data, 3, seed=3) + list(data.questions("virology", "test")[:5])
     requests = [request(data, q, 5 if i % 2 else 0) for i, q in enumerate(questions)]
     alone = Scorer(loaded, batch_rows=1)
-    expected = [alone.score(**r) for r in requests]
+    expected = [answer_question(alone, **r) for r in requests]
     service = ScoringService(ModelSettings(), queue_size=16, timeout_s=300, micro_batch=8)
     service.scorer, service.state = Scorer(loaded, batch_rows=8), READY
-    sizes, real = [], service.scorer.score_many
+    service._ready.set()
+    sizes, real = [], service.scorer.loglikelihood
 
     def counted(batch, stop=None):
         sizes.append(len(batch))
         return real(batch, stop)
-    service.scorer.score_many = counted
+    service.scorer.loglikelihood = counted
     answers: dict = {}
-    threads = [threading.Thread(target=lambda i=i, r=r: answers.__setitem__(i, service.score(**r)))
-               for i, r in enumerate(requests)]
+
+    def ask(i: int, question: dict) -> None:  # as benchmarks/server/live.py asks the app's service
+        prepared = prepare(service, question)
+        answers[i] = read(prepared, service.loglikelihood(prepared.requests, client=i), service.model_facts())
+    threads = [threading.Thread(target=ask, args=(i, r)) for i, r in enumerate(requests)]
     for t in threads:
         t.start()
     while len(service.waiting) < len(requests):
@@ -145,7 +173,7 @@ def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
     threading.Thread(target=service._serve, daemon=True).start()  # all eight are waiting when it starts
     for t in threads:
         t.join()
-    assert sizes == [8]
+    assert sizes == [8 * 4]  # one pass for every waiting question's four continuations
     for i, want in enumerate(expected):
         assert_same(answers[i], want)
 

@@ -27,6 +27,7 @@ from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server import evaluate as shared
+from benchmarks.server.multiple_choice import answer_questions
 from engine.config import default_config
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness_reference"
@@ -46,22 +47,24 @@ def loaded():
 
 
 def run_ours(loaded, reference: dict, method: str) -> tuple[list[dict], dict]:
-    """Our evaluate on the reference's questions: its rows, and the scorer's results by question."""
+    """Our evaluate on the reference's questions: its rows, and each question's result (the shared
+    command's own answer_questions, recorded as it returns)."""
     from livescoring.scorer import Scorer
 
     results = {}
 
-    class Recording(Scorer):
-        def score_many(self, requests, stop=None):
-            got = super().score_many(requests, stop)
-            for request, result in zip(requests, got, strict=True):
-                results[(request["subject"], request["index"])] = result
-            return got
+    def recording(scorer, questions, stop=None):
+        got = answer_questions(scorer, questions, stop)
+        for question, result in zip(questions, got, strict=True):
+            results[(question["subject"], question["index"])] = result
+        return got
 
     template = "chat" if reference["apply_chat_template"] else "plain"
     data = MMLUData(data_dir(default_config()))
-    rows = shared.evaluate(MMLUTask(data), Recording(loaded), reference["subjects"], "test", reference["num_fewshot"],
-                           reference["questions_per_subject"], method, progress=False, template=template)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shared, "answer_questions", recording)
+        rows = shared.evaluate(MMLUTask(data), Scorer(loaded), reference["subjects"], "test", reference["num_fewshot"],
+                               reference["questions_per_subject"], method, progress=False, template=template)
     return rows, results
 
 
@@ -103,14 +106,36 @@ def test_evaluate_gives_the_harness_answers_per_question(loaded, path):
     assert compared == len(METHODS) * len(reference["subjects"]) * reference["questions_per_subject"]
 
 
+@pytest.mark.model
+@pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
+def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded, path):
+    """The model's narrow interface against lm_eval 0.4.13's own answers: for each (context,
+    continuation) the reference scored, the summed log-probability and whether it is the greedy
+    continuation, as its ``loglikelihood`` returns them."""
+    from livescoring.scorer import Loglikelihood, Scorer
+
+    reference = json.loads(path.read_text())
+    requests, theirs = [], []
+    for method in ("letter", "option"):
+        for sample in reference["samples"][method]:
+            for continuation, resp in zip(sample["continuations"], sample["resps"], strict=True):
+                requests.append(Loglikelihood(sample["prompt"], continuation))
+                theirs.append(resp[0])
+    for request, answer, (logprob, greedy) in zip(requests, Scorer(loaded).loglikelihood(requests), theirs, strict=True):
+        assert math.isclose(answer.logprob, logprob, abs_tol=LOGLIKELIHOOD_TOLERANCE), (request.continuation, answer)
+        assert answer.is_greedy == greedy, (request.continuation, answer)
+
+
 def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_and_5_shots():
-    settings = set()
+    settings, greedy = set(), set()
     for path in references():
         reference = json.loads(path.read_text())
         assert set(METHODS) <= set(reference["samples"])
         assert all(len(reference["samples"][m]) >= 6 for m in METHODS)
         settings.add((reference["num_fewshot"], reference["apply_chat_template"]))
+        greedy |= {resp[0][1] for m in ("letter", "option") for s in reference["samples"][m] for resp in s["resps"]}
     assert settings == {(0, False), (0, True), (5, False), (5, True)}
+    assert greedy == {True, False}  # continuations the harness found greedy and not, for is_greedy to be held to
 
 
 @pytest.mark.model
@@ -142,7 +167,7 @@ def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loa
     for shots in (0, 5):
         questions = {subject: task.questions(subject, "test")[:3] for subject in ("abstract_algebra", "astronomy")}
         for job in shared.batches(task, questions, shots, "generative", 8, prompt_format, delimiter):
-            for ours, reference in zip(fast.score_many(job), full.score_many(job), strict=True):
+            for ours, reference in zip(answer_questions(fast, job), answer_questions(full, job), strict=True):
                 assert ours["prompt"] == reference["prompt"] and ours["shots_used"] == shots
                 assert (ours["tokens"], ours["generated"], ours["stopped"]) == \
                     (reference["tokens"], reference["generated"], reference["stopped"])

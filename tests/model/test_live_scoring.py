@@ -17,6 +17,7 @@ import pytest
 from benchmarks.mmlu import prompt
 from benchmarks.mmlu.prompt import format_shot
 from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.server.multiple_choice import answer_question, prepare
 from benchmarks.server.reading import reading
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
@@ -72,7 +73,13 @@ def sky(data):
 
 @pytest.fixture(scope="module")
 def sky_letters(scorer, sky):
-    return scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    return answer_question(scorer, **asked("astronomy", sky))
+
+
+def asked(subject, q, shots=(), method="letter") -> dict:
+    """``q`` as a question for benchmarks/server/multiple_choice.py."""
+    return {"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
+            "shots": list(shots), "method": method, "key": q.answer}
 
 
 def test_zero_shot_prompt_is_byte_for_byte_the_harness_prompt(sky_letters):
@@ -82,10 +89,10 @@ def test_zero_shot_prompt_is_byte_for_byte_the_harness_prompt(sky_letters):
 
 def test_five_shot_prompt_is_byte_for_byte_the_harness_prompt(scorer, data):
     q = data.question("world_religions", "test", 0)
-    parts, context_ids, _ = scorer.fit_prompt(prompt, "world_religions", q.question, q.choices,
-                                              list(data.questions("world_religions", "dev")[:5]), [" A", " B", " C", " D"])
-    assert "".join(p.text for p in parts) == EXPECTED_5_SHOT
-    assert context_ids == scorer.encode(EXPECTED_5_SHOT)
+    prepared = prepare(scorer, asked("world_religions", q, data.questions("world_religions", "dev")[:5]))
+    assert prepared.text == EXPECTED_5_SHOT
+    assert [(r.context, r.continuation) for r in prepared.requests] == [(EXPECTED_5_SHOT, f" {x}") for x in "ABCD"]
+    assert scorer.encode_pairs(prepared.text, [" A"])[0] == scorer.encode(EXPECTED_5_SHOT)
 
 
 def test_probabilities_sum_to_one_and_the_prediction_is_their_argmax(sky_letters):
@@ -99,7 +106,7 @@ def test_probabilities_sum_to_one_and_the_prediction_is_their_argmax(sky_letters
 
 
 def test_scoring_the_same_question_twice_gives_the_same_result(scorer, sky, sky_letters):
-    again = scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    again = answer_question(scorer, **asked("astronomy", sky))
     assert again["probabilities"] == sky_letters["probabilities"]
     assert again["prediction"] == sky_letters["prediction"]
 
@@ -124,7 +131,7 @@ def test_letter_method_matches_a_direct_next_token_log_softmax(scorer, sky_lette
 def test_full_option_method_picks_the_highest_summed_log_probability(scorer, sky):
     import torch
 
-    result = scorer.score(prompt, "astronomy", sky.question, sky.choices, (), "option", sky.answer)
+    result = answer_question(scorer, **asked("astronomy", sky, method="option"))
     by_letter = {o["letter"]: o for o in result["options"]}
     assert result["prediction"] == max(by_letter, key=lambda letter: by_letter[letter]["logprob"])
     # Each option's sum, recomputed independently with one full forward pass per option.
@@ -143,14 +150,15 @@ def test_shots_are_dropped_when_the_prompt_does_not_fit(scorer, data):
     q = data.question("world_religions", "test", 0)
     shots = list(data.questions("world_religions", "dev")[:5])
     small = Scorer(dataclasses.replace(scorer.loaded, context_length=150))
-    parts, context_ids, continuations = small.fit_prompt(prompt, "world_religions", q.question, q.choices, shots, [" A"])
-    kept = [p.text for p in parts if p.kind == "shot"]
+    prepared = prepare(small, asked("world_religions", q, shots))
+    kept = [p.text for p in prepared.parts if p.kind == "shot"]
     assert 0 < len(kept) < 5
     assert kept == [format_shot(shot) for shot in shots[:len(kept)]]  # the first k dev examples, in file order
-    assert len(context_ids) + 1 <= 150
+    assert small.token_count(prepared.text, [" A", " B", " C", " D"]) <= 150
+    with_one_more = prepare(scorer, asked("world_religions", q, shots[:len(kept) + 1]))
+    assert small.token_count(with_one_more.text, [" A", " B", " C", " D"]) > 150  # no more would have fit
     with pytest.raises(PromptTooLong):
-        Scorer(dataclasses.replace(scorer.loaded, context_length=20)).fit_prompt(
-            prompt, "world_religions", q.question, q.choices, shots, [" A"])
+        prepare(Scorer(dataclasses.replace(scorer.loaded, context_length=20)), asked("world_religions", q, shots))
 
 
 def test_api_scores_a_real_question_and_reports_everything(scoring_app):
@@ -240,5 +248,5 @@ def test_any_local_model_directory_loads_the_same_way(scoring_app, scorer, sky, 
     assert (directory / "config.json").is_file() and (directory / "model.safetensors").is_file()
     other = Scorer(load(ModelSettings(model=str(directory), device="cpu", threads=1)))
     assert other.loaded.name == str(directory) and other.loaded.device == "cpu"
-    result = other.score(prompt, "astronomy", sky.question, sky.choices, (), "letter", sky.answer)
+    result = answer_question(other, **asked("astronomy", sky))
     assert result["probabilities"] == pytest.approx(sky_letters["probabilities"], abs=1e-6)

@@ -15,6 +15,7 @@ import pytest
 from benchmarks.mmlu_pro import prompt
 from benchmarks.mmlu_pro.server import LIVE_RUN, LIVE_RUN_SAMPLE, RUNS_DIR, data_dir, live_run
 from benchmarks.mmlu_pro.server.reader import MMLUProData
+from benchmarks.server.multiple_choice import answer_question
 from benchmarks.server.runfile import read_rows
 from engine.config import default_config
 from livescoring.scorer import Scorer
@@ -67,8 +68,9 @@ def test_the_widget_is_given_the_runs_own_counts(rows):
 def test_a_sample_of_the_published_rows_rescores_the_same(rows, data, scorer):
     for row in random.Random(LIVE_RUN).sample(rows, SAMPLE):
         q = data.question(row["category"], "test", row["index"])
-        again = scorer.score(prompt, q.category, q.question, q.options, data.shots(q.category, row["shots"]),
-                             "letter", q.answer)
+        again = answer_question(scorer, prompt_format=prompt, subject=q.category, question=q.question,
+                                choices=q.options, shots=data.shots(q.category, row["shots"]), method="letter",
+                                key=q.answer)
         assert again["prediction"] == row["prediction"], row
         for letter, p in row["probabilities"].items():
             assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])

@@ -124,13 +124,15 @@ def test_staging_left_by_a_dead_process_is_removed(tmp_path):
 @pytest.mark.model
 def test_a_corrupted_real_cache_reconverts_and_scores_the_same(tmp_path):
     from benchmarks.mmlu import prompt
+    from benchmarks.server.multiple_choice import answer_question
     from livescoring.scorer import Scorer
 
     settings = ModelSettings(cache_dir=tmp_path, device="cpu", threads=1)
     question = ("Why is the sky blue?", ["Reflection of the ocean", "Dust", "Rayleigh scattering", "Ozone"])
 
     def letters(loaded):
-        return Scorer(loaded).score(prompt, "astronomy", *question, (), "letter", "C")["probabilities"]
+        return answer_question(Scorer(loaded), prompt_format=prompt, subject="astronomy", question=question[0],
+                               choices=question[1], key="C")["probabilities"]
 
     # Start from a copy of the session's verified cache when there is one (the conversion is the
     # slow part, and the test needs only one: the one the damage causes).

@@ -18,6 +18,7 @@ from benchmarks.mmlu import prompt
 from benchmarks.mmlu.live_runs import PARAMETERS
 from benchmarks.mmlu.server import data_dir, published_runs
 from benchmarks.mmlu.server.reader import MMLUData
+from benchmarks.server.multiple_choice import answer_question
 from engine.config import default_config
 from livescoring.scorer import Scorer
 
@@ -58,8 +59,8 @@ def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
     rows = read_rows(path)
     for row in random.Random(path.name).sample(rows, min(SAMPLE, len(rows))):
         q = data.question(row["subject"], row["split"], row["index"])
-        again = scorer.score(prompt, q.subject, q.question, q.choices, data.questions(q.subject, "dev")[:row["shots"]],
-                             row["method"], q.answer)
+        again = answer_question(scorer, prompt_format=prompt, subject=q.subject, question=q.question, choices=q.choices,
+                                shots=data.questions(q.subject, "dev")[:row["shots"]], method=row["method"], key=q.answer)
         assert again["prediction"] == row["prediction"], row
         for letter, p in row["probabilities"].items():
             assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])

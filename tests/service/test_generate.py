@@ -1,4 +1,5 @@
-"""livescoring/generate.py: greedy generation, stopped at stop strings, the end of text or the cap.
+"""livescoring/generate.py and ScoringService.generate_until: greedy generation, stopped at stop strings, the
+end of text or the cap.
 
 A scripted model (it writes given tokens in order, whatever it reads) checks the stopping rules,
 the held-back text and the worker's generation lane (a client's share, fairness between clients,
@@ -16,7 +17,7 @@ import pytest
 from benchmarks.server.failures import service_failure
 from livescoring import generate
 from livescoring.model import ModelSettings
-from livescoring.scorer import PromptTooLong
+from livescoring.scorer import Generation, PromptTooLong, Scorer
 from livescoring.worker import READY, ClientGone, QueueFull, ScoringService, ServerStopping
 
 EOS = 0
@@ -126,13 +127,18 @@ class CountingModel(ScriptedModel):
 def serving(model, **options) -> ScoringService:
     """A ready service whose worker runs ``model`` (scoring answers from a stand-in scorer)."""
     service = ScoringService(ModelSettings(), **{"timeout_s": 10.0, **options})
-    service.scorer = SimpleNamespace(loaded=SimpleNamespace(tokenizer=PieceTokenizer(), model=model, device="cpu",
-                                                            context_length=4096),
-                                     score_many=lambda requests, stop=None: [{"n": r["n"]} for r in requests])
+    service.scorer = Scorer(SimpleNamespace(tokenizer=PieceTokenizer(), model=model, device="cpu", context_length=4096),
+                            decoder=object())
+    service.scorer.loglikelihood = lambda requests, stop=None: [{"n": n} for n in requests]
     service.state = READY
     service._ready.set()
     threading.Thread(target=service._serve, daemon=True).start()
     return service
+
+
+def writing(service, prompt: str, tokens: int, **caller):
+    """``prompt``'s generation of up to ``tokens`` tokens in the service's lane (``caller``: client, gone)."""
+    return service.generate_until(Generation(prompt, max_gen_toks=tokens), **caller)
 
 
 def wait_until(condition, timeout=5.0):
@@ -148,7 +154,7 @@ def idle(service) -> bool:
 
 def test_a_generation_streams_from_the_worker_and_frees_its_place():
     service = serving(ScriptedModel([1, 2, 5, 5, 5, 5]))
-    events = list(generate.generation(service, "a prompt", 4, client="reader"))
+    events = list(writing(service, "a prompt", 4, client="reader"))
     assert "".join(e.get("text", "") for e in events) == "A yes more more"
     assert events[-1]["reason"] == "length" and events[-1]["tokens"] == 4
     wait_until(lambda: idle(service))
@@ -156,12 +162,12 @@ def test_a_generation_streams_from_the_worker_and_frees_its_place():
 
 def test_one_clients_share_is_refused_with_its_own_words():
     service = serving(CountingModel())
-    first = generate.generation(service, "a prompt", 500, client="hog")
-    waiting = threading.Thread(target=lambda: list(generate.generation(service, "a prompt", 2, client="hog")))
+    first = writing(service, "a prompt", 500, client="hog")
+    waiting = threading.Thread(target=lambda: list(writing(service, "a prompt", 2, client="hog")))
     waiting.start()  # the hog's second answer waits for its first (one at a time per client)
     wait_until(lambda: len(service.waiting) == 1)
     with pytest.raises(QueueFull) as busy:
-        generate.generation(service, "another prompt", 4, client="hog")
+        writing(service, "another prompt", 4, client="hog")
     answer = service_failure(busy.value)  # what every page that generates answers with
     assert answer.status == 429 and int(answer.headers["Retry-After"]) >= 1
     assert answer.message.startswith("You already have 2 answers being written or waiting; try again in about")
@@ -176,13 +182,13 @@ def test_another_client_is_served_while_one_client_holds_generation():
     address at 429. Now the other reader's answer runs beside the hog's, and the hog's next one waits."""
     model = CountingModel()
     service = serving(model)
-    hog = generate.generation(service, "a prompt", 500, client="192.0.2.1")
+    hog = writing(service, "a prompt", 500, client="192.0.2.1")
     hog_next = []
-    threading.Thread(target=lambda: hog_next.append(list(generate.generation(service, "p", 3, client="192.0.2.1"))),
+    threading.Thread(target=lambda: hog_next.append(list(writing(service, "p", 3, client="192.0.2.1"))),
                      daemon=True).start()
     wait_until(lambda: len(service.waiting) == 1)
     started = time.monotonic()
-    other = list(generate.generation(service, "a prompt", 3, client="192.0.2.2"))
+    other = list(writing(service, "a prompt", 3, client="192.0.2.2"))
     assert other[-1]["tokens"] == 3 and time.monotonic() - started < 2  # not behind the hog's 500 tokens
     assert not hog_next  # the hog's second waits for its first
     assert len(list(hog)) > 0
@@ -195,7 +201,7 @@ def test_a_stream_dropped_unread_stops_its_generation():
     closing it) now stops the generation between tokens and frees its place."""
     model = CountingModel()
     service = serving(model)
-    stream = generate.generation(service, "a prompt", 500, client="reader")
+    stream = writing(service, "a prompt", 500, client="reader")
 
     def unstarted(events):  # what a route's body generator holds; closed before it ever ran
         yield from events
@@ -207,7 +213,7 @@ def test_a_stream_dropped_unread_stops_its_generation():
     wait_until(lambda: idle(service))
     assert model.calls < 100
     calls = model.calls
-    assert list(generate.generation(service, "again", 2, client="reader"))[-1]["tokens"] == 2
+    assert list(writing(service, "again", 2, client="reader"))[-1]["tokens"] == 2
     assert model.calls == calls + 2
 
 
@@ -215,7 +221,7 @@ def test_a_client_that_leaves_stops_its_generation_between_tokens():
     model = CountingModel()
     service = serving(model)
     left = threading.Event()
-    stream = generate.generation(service, "a prompt", 500, client="reader", gone=left.is_set)
+    stream = writing(service, "a prompt", 500, client="reader", gone=left.is_set)
     next(stream)
     left.set()
     wait_until(lambda: idle(service))
@@ -226,13 +232,13 @@ def test_a_client_that_leaves_stops_its_generation_between_tokens():
 
 def test_a_client_that_leaves_while_queued_leaves_the_queue():
     service = serving(CountingModel())
-    running = [generate.generation(service, "a prompt", 500, client=c) for c in ("a", "b")]  # every place taken
+    running = [writing(service, "a prompt", 500, client=c) for c in ("a", "b")]  # every place taken
     left = threading.Event()
     failures = []
 
     def wait():
         try:
-            generate.generation(service, "p", 3, client="c", gone=left.is_set)
+            writing(service, "p", 3, client="c", gone=left.is_set)
         except ClientGone as error:
             failures.append(error)
     thread = threading.Thread(target=wait)
@@ -248,9 +254,9 @@ def test_a_client_that_leaves_while_queued_leaves_the_queue():
 
 def test_scoring_is_not_held_behind_a_generation():
     service = serving(CountingModel())
-    stream = generate.generation(service, "a prompt", 500, client="writer")
+    stream = writing(service, "a prompt", 500, client="writer")
     started = time.monotonic()
-    assert service.score(client="scorer", n=7) == {"n": 7}
+    assert service.loglikelihood([7], client="scorer") == [{"n": 7}]
     assert time.monotonic() - started < 1 and service.generating  # the generation is still running
     stream.close()
     wait_until(lambda: idle(service))
@@ -259,20 +265,20 @@ def test_scoring_is_not_held_behind_a_generation():
 def test_a_stop_signal_ends_a_long_generation_saying_why():
     """Finding 10 of issue 26: a stream longer than the shutdown grace was cut with no closing line."""
     service = serving(CountingModel(delay=0.01))
-    stream = generate.generation(service, "a prompt", 500, client="reader")
+    stream = writing(service, "a prompt", 500, client="reader")
     next(stream)
     service.stop_by(time.monotonic() + 0.2)
     with pytest.raises(ServerStopping, match="shutting down"):
         list(stream)
     wait_until(lambda: idle(service))
     with pytest.raises(ServerStopping):
-        generate.generation(service, "a prompt", 5, client="late")
+        writing(service, "a prompt", 5, client="late")
     assert service_failure(ServerStopping("x")).status in (503, 504)
 
 
 def test_a_stream_that_ends_before_the_stop_deadline_finishes():
     service = serving(CountingModel())
-    stream = generate.generation(service, "a prompt", 20, client="reader")
+    stream = writing(service, "a prompt", 20, client="reader")
     service.stop_by(time.monotonic() + 30)
     assert list(stream)[-1]["reason"] == "length"
 

@@ -8,6 +8,7 @@ model's numbers are checked in tests/model/test_fast_scoring.py.
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import time
@@ -18,7 +19,7 @@ from benchmarks.mmlu.server.evaluate import evaluate, read_complete_rows
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings
 from livescoring.pool import score_jobs
-from livescoring.scorer import PrefixCache, ScoringCancelled, _Prefix, common_prefix_length
+from livescoring.scorer import LoglikelihoodAnswer, PrefixCache, ScoringCancelled, _Prefix, common_prefix_length
 from livescoring.worker import READY, QueueFull, ScoringService, ScoringTimeout
 
 
@@ -32,18 +33,15 @@ class CountingScorer:
         self.passes_run = 0
         self.passes = passes
 
-    def score_many(self, requests, stop=None):
-        self.batches.append([r["n"] for r in requests])
+    def loglikelihood(self, requests, stop=None):
+        self.batches.append(list(requests))
         for _ in range(self.passes):
             self.gate.wait(10)
             if stop is not None and stop():
                 raise ScoringCancelled("every caller of this batch gave up waiting")
             self.passes_run += 1
             time.sleep(0.01)
-        return [{"n": r["n"]} for r in requests]
-
-    def score(self, **request):
-        return self.score_many([request])[0]
+        return [{"n": n} for n in requests]
 
 
 def serving(scorer, **options) -> ScoringService:
@@ -53,10 +51,16 @@ def serving(scorer, **options) -> ScoringService:
     return service
 
 
+def ask(service, n, client=None):
+    """Question ``n`` as one request in the service's queue (the counting scorer answers {"n": n})."""
+    (answer,) = service.loglikelihood([n], client=client)
+    return answer
+
+
 def submit(service, results, n, client=None):
     def call():
         try:
-            results[n] = service.score(client=client, n=n)
+            results[n] = ask(service, n, client=client)
         except Exception as error:  # noqa: BLE001 - the test looks at what each caller got
             results[n] = error
     thread = threading.Thread(target=call)
@@ -94,7 +98,7 @@ def test_one_client_may_not_fill_the_queue():
     # Both questions are in: being scored (in one batch or two, as they happened to arrive) or waiting.
     wait_until(lambda: sum(map(len, scorer.batches)) + len(service.waiting) == 2)
     with pytest.raises(QueueFull) as refused:
-        service.score(client="10.0.0.1", n=2)
+        ask(service, 2, client="10.0.0.1")
     assert refused.value.retry_after >= 1 and "already have 2" in str(refused.value)
     threads.append(submit(service, results, 3, client="10.0.0.2"))  # another client still gets in
     wait_until(lambda: 3 in results or len(service.waiting) >= 1)
@@ -102,7 +106,7 @@ def test_one_client_may_not_fill_the_queue():
     for thread in threads:
         thread.join()
     assert results == {0: {"n": 0}, 1: {"n": 1}, 3: {"n": 3}}
-    assert service.score(client="10.0.0.1", n=4) == {"n": 4}  # its share is free again once answered
+    assert ask(service, 4, client="10.0.0.1") == {"n": 4}  # its share is free again once answered
 
 
 def test_a_full_queue_refuses_with_retry_after():
@@ -114,7 +118,7 @@ def test_a_full_queue_refuses_with_retry_after():
     threads += [submit(service, results, 1), submit(service, results, 2)]
     wait_until(lambda: len(service.waiting) == 2)
     with pytest.raises(QueueFull) as refused:
-        service.score(n=3)
+        ask(service, 3)
     assert refused.value.retry_after >= 1
     scorer.gate.set()
     for thread in threads:
@@ -128,7 +132,7 @@ def test_a_caller_that_gives_up_takes_its_question_out_of_the_queue():
     busy = submit(service, results, 0)
     wait_until(lambda: scorer.batches)
     with pytest.raises(ScoringTimeout):
-        service.score(client="impatient", n=1)
+        ask(service, 1, client="impatient")
     assert len(service.waiting) == 0 and "impatient" not in service._per_client
     scorer.gate.set()
     busy.join()
@@ -141,11 +145,11 @@ def test_a_running_batch_whose_callers_all_gave_up_stops_between_forward_passes(
     scorer.gate.set()
     service = serving(scorer, timeout_s=0.1)
     with pytest.raises(ScoringTimeout):
-        service.score(n=0)
+        ask(service, 0)
     wait_until(lambda: not service._per_client)  # the worker has let go of the batch
     assert scorer.passes_run < 50
     scorer.passes = 1
-    assert service.score(n=1) == {"n": 1}  # the worker goes on with the next question
+    assert ask(service, 1) == {"n": 1}  # the worker goes on with the next question
 
 
 def test_common_token_prefix_and_the_byte_bound_of_the_prefix_cache():
@@ -166,19 +170,27 @@ def test_common_token_prefix_and_the_byte_bound_of_the_prefix_cache():
 # -- the batch command's file --------------------------------------------------------------------
 
 class LetterScorer:
-    """Predicts "A" for every question; raises KeyboardInterrupt on call ``interrupt_at``."""
+    """The narrow interface of a model that finds " A" twice as likely as any other continuation and
+    counts one token per prompt; raises KeyboardInterrupt on loglikelihood call ``interrupt_at``."""
+
+    context_length = 2048
 
     def __init__(self, interrupt_at: int | None = None):
         self.calls = 0
         self.interrupt_at = interrupt_at
 
-    def score_many(self, requests, stop=None):
+    def token_count(self, context, continuations=()):
+        return 1
+
+    def model_facts(self):
+        return {"name": "counting"}
+
+    def loglikelihood(self, requests, stop=None):
         self.calls += 1
         if self.calls == self.interrupt_at:
             raise KeyboardInterrupt
-        return [{"shots_used": len(r["shots"]), "probabilities": {"A": 0.4, "B": 0.2, "C": 0.2, "D": 0.2},
-                 "prediction": "A", "correct": r["key"] == "A", "confidence": 0.4, "vocabulary_share": 0.5,
-                 "model": {"name": "counting"}} for r in requests]
+        return [LoglikelihoodAnswer(math.log(0.4 if r.continuation == " A" else 0.2), False, (), 1, ())
+                for r in requests]
 
 
 @pytest.fixture(scope="module")
@@ -240,13 +252,17 @@ def test_the_command_refuses_a_read_only_output(tmp_path, capsys):
 
 # -- scorers side by side (livescoring.pool) -------------------------------------------------------
 
+def answer(scorer, job, stop):
+    return scorer.answer(job, stop)
+
+
 class SideBySideScorer:
     """Records which thread scored which job; waits at a barrier so two jobs must run at once."""
 
     def __init__(self, barrier: threading.Barrier | None = None, fail_on: int | None = None, seconds: float = 0):
         self.barrier, self.fail_on, self.seconds, self.threads = barrier, fail_on, seconds, []
 
-    def score_many(self, requests, stop=None):
+    def answer(self, requests, stop=None):
         self.threads.append(threading.current_thread().name)
         time.sleep(self.seconds)
         if self.barrier is not None:
@@ -260,7 +276,7 @@ def test_two_scorers_run_side_by_side_and_results_reach_the_calling_thread():
     barrier = threading.Barrier(2)
     scorers = [SideBySideScorer(barrier), SideBySideScorer(barrier)]
     seen = []
-    score_jobs(scorers, [[{"n": n}] for n in range(6)],
+    score_jobs(scorers, [[{"n": n}] for n in range(6)], answer,
                lambda job, results: seen.append((threading.current_thread().name, job[0]["n"], results[0]["n"])))
     assert sorted(n for _, n, _ in seen) == list(range(6)) and all(n == got for _, n, got in seen)
     assert {name for name, _, _ in seen} == {threading.current_thread().name}
@@ -271,7 +287,7 @@ def test_one_scorer_keeps_the_jobs_order_and_an_error_stops_the_rest():
     scorer = SideBySideScorer(fail_on=2)
     seen = []
     with pytest.raises(ValueError, match="question 2 is malformed"):
-        score_jobs([scorer], [[{"n": n}] for n in range(5)], lambda job, results: seen.append(results[0]["n"]))
+        score_jobs([scorer], [[{"n": n}] for n in range(5)], answer, lambda job, results: seen.append(results[0]["n"]))
     assert seen == [0, 1]  # nothing after the error is delivered
 
 
@@ -282,5 +298,5 @@ def test_an_interrupt_in_the_caller_stops_the_jobs_not_started():
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        score_jobs([scorer], [[{"n": n}] for n in range(50)], interrupt)
+        score_jobs([scorer], [[{"n": n}] for n in range(50)], answer, interrupt)
     assert len(scorer.threads) <= 3

@@ -5,7 +5,7 @@ character) and generation read by the task's parser (``mmlu_generative``), each 
 plain text and wrapped in the model's chat template; server/harness_tasks.py builds the prompts and
 reads the answers as the harness does. Scoring goes through the live model's queue (the same
 400/413/429/503/504 answers as ``POST /api/score``; the whole form is budgeted for all six runs,
-``check_form_budget``); generation through livescoring/generate.py
+``check_form_budget``); generation through the service's ``generate_until``
 (greedy, a lane of the same queue, stopped at the task's stop sequences or at
 ``PAGE_MAX_NEW_TOKENS``).
 
@@ -121,7 +121,7 @@ def form_work(arguments: dict, shots: int | None = None) -> int:
     a generation (its prompt plus PAGE_MAX_NEW_TOKENS new tokens), on the plain side and again on
     the chat side (the same turns, each wrapped in the template's few characters). ``shots``: with
     that many of the request's worked examples instead of all of them."""
-    from livescoring.scorer import Scorer
+    from benchmarks.server.multiple_choice import continuations
 
     examples = arguments["shots"][:shots] if shots is not None else arguments["shots"]
     subject, question, choices = arguments["subject"], arguments["question"], arguments["choices"]
@@ -131,7 +131,7 @@ def form_work(arguments: dict, shots: int | None = None) -> int:
         if method is None:
             read = budget.work(len(text), new_tokens=PAGE_MAX_NEW_TOKENS)
         else:
-            read = budget.work(len(text), sum(len(c) for c in Scorer.continuation_texts(method, choices)))
+            read = budget.work(len(text), sum(len(c) for c in continuations(method, choices)))
         work += 2 * read + CHAT_TURN_CHARS * (2 * len(examples) + 2)  # plain, then chat (system, turns, question)
     return work
 

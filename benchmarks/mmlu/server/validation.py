@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from benchmarks.server import budget
 from benchmarks.server.failures import Problem
-from livescoring.scorer import METHODS, Scorer
+from benchmarks.server.multiple_choice import METHODS, continuations
 
 from .. import prompt
 from ..data import LETTERS
@@ -45,8 +45,8 @@ def work_chars(arguments: dict) -> tuple[int, int, int]:
     the rule every model route uses). For method letter the continuations are " A" … " D".
     """
     text = prompt.build_prompt(arguments["subject"], arguments["question"], arguments["choices"], arguments["shots"])
-    continuations = sum(len(c) for c in Scorer.continuation_texts(arguments["method"], arguments["choices"]))
-    return budget.work(len(text), continuations), len(text), continuations
+    continued = sum(len(c) for c in continuations(arguments["method"], arguments["choices"]))
+    return budget.work(len(text), continued), len(text), continued
 
 
 def check_budget(arguments: dict, limit: int) -> None:

@@ -32,11 +32,11 @@ from flask import Blueprint, Response, abort, current_app, jsonify, render_templ
 
 from benchmarks.server import budget, live, live_form, service
 from benchmarks.server.failures import Problem, ScoreFailed
+from benchmarks.server.multiple_choice import SHARED_PART_KINDS, continuations
 from benchmarks.server.reading import in_words, why_it_stopped
 from engine.security import require_same_origin
 from engine.widgets import asset_url
-from livescoring import generate
-from livescoring.scorer import SHARED_PART_KINDS, Scorer
+from livescoring.generate import MAX_NEW_TOKENS
 
 from .. import answer, prompt
 from ..data import LETTERS, SPLITS
@@ -95,7 +95,7 @@ def openapi() -> dict:
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["category"],
                 "properties": {**question, "max_tokens": {"type": "integer", "minimum": 1,
-                                                          "maximum": generate.MAX_NEW_TOKENS}}},
+                                                          "maximum": MAX_NEW_TOKENS}}},
                 "example": {**example, "max_tokens": 64}}}},
             "responses": {"200": {"description": "JSON lines: the prompt, the text as written, the extracted letter",
                                   "content": {"application/x-ndjson": {"schema": {"type": "string"}}}}, **refused}}},
@@ -153,7 +153,7 @@ def check_budget(q, shots: int, new_tokens: int = 0, tokens_field: str | None = 
     (``tokens_field``: the API's max_tokens), that would fit."""
     most = budget.limit()
     reasoning = new_tokens > 0
-    letters = 0 if reasoning else sum(len(c) for c in Scorer.continuation_texts("letter", q.options))
+    letters = 0 if reasoning else sum(len(c) for c in continuations("letter", q.options))
 
     def prompt_chars(k: int) -> int:
         return len(prompt.build_prompt(q.category, q.question, q.options, dataset().shots(q.category, k),
@@ -236,8 +236,8 @@ def start_generation(category, index, shots, max_tokens, tokens_field: str | Non
     does not fit, as the authors' code does."""
     q = _question(category, index)
     shots = _whole(shots, "shots", prompt.MAX_SHOTS)
-    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= generate.MAX_NEW_TOKENS:
-        raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {generate.MAX_NEW_TOKENS}", "max_tokens")
+    if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or not 1 <= max_tokens <= MAX_NEW_TOKENS:
+        raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {MAX_NEW_TOKENS}", "max_tokens")
     check_budget(q, shots, max_tokens, tokens_field)  # before the model is loaded or queued
     for k in range(shots, -1, -1):
         parts = prompt.cot_prompt_parts(q.category, q.question, q.options, dataset().shots(q.category, k))
