@@ -9,7 +9,7 @@
   started by the first test that needs it.
 - `documents()`: the slugs of the documents found (content/*/paper.toml), for parametrising.
 
-The suite runs on both cores (pyproject.toml: `-n auto --dist load`, longest tests first).
+The suite runs on both cores (pyproject.toml: `-n auto --dist loadgroup`, longest tests first).
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ needs_pyodide = pytest.mark.skipif(
 
 
 # The longest tests first (the browser files, then what loads the model or is marked slow), so that
-# xdist's dynamic scheduling (pyproject.toml: --dist load --maxschedchunk 2) hands them out while the
+# xdist's dynamic scheduling (pyproject.toml: --dist loadgroup) hands them out while the
 # short ones are still waiting to fill the gaps: both cores stay busy to the end.
 _COST = ("browser", "model", "slow")
 

@@ -17,7 +17,9 @@ from hypothesis import strategies as st
 
 from tests.conftest import run_form_token
 
-pytestmark = pytest.mark.slow  # about 10,500 generated requests: over a minute on two cores
+# About 10,500 generated requests, over a minute on two cores; one xdist group, so that they run in one
+# process, in order, and the last test can count what the others sent.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("fuzz")]
 
 INJECTIONS = [
     "<script>alert(1)</script>",
