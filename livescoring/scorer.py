@@ -21,7 +21,7 @@ with no special tokens (trailing spaces of the context move to the continuation)
 model cannot hold raises PromptTooLong; :meth:`Scorer.token_count` says beforehand how many tokens
 it takes, so that a benchmark can shorten its prompt first (drop worked examples).
 
-Speed without changing a number (see docs/live-scoring.md):
+Speed without changing a number (the model service chapter of docs/ says how it is measured):
 
 * **Prefix reuse.** The shared text's key/value cache is computed once and kept (an LRU bounded by
   bytes); a request then runs only its own tokens on top. The split is made on tokens, not text:
