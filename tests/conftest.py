@@ -14,6 +14,7 @@ The suite runs on both cores (pyproject.toml: `-n auto --dist loadgroup`, longes
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from unittest import mock
 
@@ -71,6 +72,41 @@ def pytest_collection_modifyitems(config, items):
 
 def worker_id() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+# TEST_TIMELINE=<file>: each worker appends one line per test (worker, start, wall seconds, CPU seconds
+# of the worker and all its child processes: node and Chromium, the live server, subprocesses; test id),
+# so that `python3 tools/test_timeline.py <file>` can show where the cores idle. Off by default.
+def _cpu_seconds() -> float:
+    """This process's CPU time, its waited-for children's, and that of its live descendants (Linux)."""
+    times = os.times()
+    total = times.user + times.system + times.children_user + times.children_system
+    parents, ticks = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended while we looked
+            continue
+        pid = int(stat.parent.name)
+        parents[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+    mine, found = {os.getpid()}, True
+    while found:
+        found = {pid for pid, parent in parents.items() if parent in mine} - mine
+        mine |= found
+    return total + sum(ticks[pid] for pid in mine - {os.getpid()}) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get("TEST_TIMELINE")
+    if not path:
+        yield
+        return
+    start, before = time.time(), _cpu_seconds()
+    yield
+    cpu = _cpu_seconds() - before
+    with open(path, "a", encoding="utf-8") as timeline:
+        timeline.write(f"{worker_id()}\t{start:.3f}\t{time.time() - start:.3f}\t{cpu:.3f}\t{item.nodeid}\n")
 
 
 # -- the apps ---------------------------------------------------------------------------------------
