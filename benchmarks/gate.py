@@ -11,7 +11,9 @@ the shape, with these rules (the lesson's "Four shapes" section explains them):
   that group's delta is past its own gate's band, in the overall direction,
   while the other groups' pooled delta is within theirs (needs ``groups``, subject → group);
 - **format regression**: given a generative pair as well as the letter pair, the generative delta
-  is a drop past its gate while the letter delta is within its own;
+  is a drop past its gate while letter scoring held: its delta is within its own band, or is at most
+  a quarter of the generative drop (``FORMAT_SHARE``: most of the loss is in writing the answer, not
+  in knowing it; the report then says the letter pair moved too);
 - **contamination signature**: given a held-out pair as well, the public delta is a rise past its
   gate while the held-out delta is within its own.
 
@@ -30,6 +32,8 @@ SHAPES = {
     "contamination": "Contamination signature: the public set rose with no matching move on the held-out set.",
     "unexplained": "Past the gate, but none of the four shapes fits: a person should look.",
 }
+# A format regression may come with a smaller letter move: up to this share of the generative drop.
+FORMAT_SHARE = 0.25
 
 
 def _pair_numbers(pair: dict, multiple: float = release_gate.GATE_SE_MULTIPLE) -> dict:
@@ -109,10 +113,16 @@ def compare(pair: dict, groups: dict[str, str] | None = None, generative: dict |
     return report
 
 
+def letter_held(report: dict) -> bool:
+    """Whether letter scoring held against the generative pair's drop (the format rule above)."""
+    generative = report["generative"]
+    return not _moves(report) or abs(report["delta"]) <= FORMAT_SHARE * abs(generative["delta"])
+
+
 def shape_of(report: dict) -> str:
     """Which of the four shapes (or "unexplained") the report looks like; see the module's rules."""
     generative, holdout = report["generative"], report["holdout"]
-    if generative and _moves(generative) and generative["delta"] < 0 and not _moves(report):
+    if generative and _moves(generative) and generative["delta"] < 0 and letter_held(report):
         return "format"
     if not _moves(report):
         return "noise"
@@ -163,6 +173,9 @@ def report_lines(report: dict, headline_given: bool = False) -> list[str]:
         g = report["generative"]
         lines.append(f"Generative pair: delta {pts(g['delta'])} points, band ±{size(g['band'])}: {g['verdict']}."
                      + few(g))
+        if report["shape"] == "format" and _moves(report):
+            lines.append(f"Letter scoring moved too ({pts(report['delta'])} points, past its band), but by at most "
+                         f"a quarter of the written answers' drop: most of the loss is in the answer's format.")
     if report["holdout"]:
         h = report["holdout"]
         lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}."

@@ -8,7 +8,7 @@ What a reader can look at (the ``source`` setting):
 - ``live``: the live model's published letter runs, 0-shot (production) against 5-shot (candidate),
   as they are (benchmarks/mmlu/runs/);
 - one example per dashboard shape (``benchmarks.gate.SHAPES``): ``noise``, ``knowledge``,
-  ``format`` (simulated until generative runs are published), ``contamination`` (the published
+  ``format`` (the published letter and generative runs at 5 shots against 0: real), ``contamination`` (the published
   letter pair as the public set, with a simulated held-out pair on MMLU-Pro's 14 categories, as
   benchmarks/mmlu_pro/runs/ samples them: no second MMLU-Pro run is published). Each says which
   parts are simulated.
@@ -33,7 +33,7 @@ from widgetkit.context import MAX_QUESTIONS, paired_results, sizes
 from widgetkit.scene import figure, label
 
 from .gate import compare, report_lines
-from .mmlu.live_runs import live_pairs, model_name, paired_marks, run_of, run_pair
+from .mmlu.live_runs import GENERATIVE, live_pairs, model_name, paired_marks, run_of, run_pair
 from .runs import RunFormatError, pair_runs, read_run
 
 ROLES = ("production", "candidate", "generative_production", "generative_candidate",
@@ -111,7 +111,8 @@ def source_choices(context: dict) -> tuple[tuple[str, str], ...]:
     return ((SIMULATED, "simulated (settings below)"), *published,
             ("noise", "noise, simulated"),
             ("knowledge", "knowledge drop, simulated"),
-            ("format", "format drop, simulated"),
+            ("format", "format drop, real runs" if run_pair(context.get("live_pairs"), GENERATIVE)
+             else "format drop, simulated"),
             ("contamination", "contamination, part real" if pair else "contamination, simulated"))
 
 
@@ -208,6 +209,23 @@ def _published(context: dict) -> tuple[dict, str] | None:
     return paired_marks(pairs, *pair), words
 
 
+def _published_format(context: dict) -> tuple[dict, dict, str] | None:
+    """The real format regression in the published runs: the prompt without worked examples
+    (candidate) against the prompt with them (production), by letter scoring and by generation."""
+    pairs = context.get("live_pairs")
+    letter, generative = run_pair(pairs), run_pair(pairs, GENERATIVE)
+    if not letter or not generative:
+        return None
+    fewest, most = (run_of(pairs, key) for key in generative)
+    words = (f"Real runs, nothing simulated: {model_name(pairs['model'])}'s published runs (this site's live model) "
+             f"over the whole MMLU test ({fewest['questions']:,} questions), as if a release had dropped the "
+             f"{most['shots']} worked examples from the prompt: production is the {most['shots']}-shot prompt, "
+             f"candidate the {fewest['shots']}-shot one, each scored by letter probabilities and by generation "
+             f"(the harness's mmlu_generative). Without examples the model mostly ends its text at once instead "
+             f"of writing a letter.")
+    return paired_marks(pairs, *reversed(letter)), paired_marks(pairs, *reversed(generative)), words
+
+
 def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None, dict | None, dict, str]:
     """(main pair, generative pair, held-out pair, groups, description) for a chosen source."""
     sizes = subject_sizes(context)
@@ -228,9 +246,12 @@ def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None,
         return (_pair(sizes, 0.6, 0.0, 12, shift=shift), None, None, groups,
                 f"Simulated: a candidate that lost 12 points on every {lost} subject and nothing elsewhere, over "
                 f"MMLU's {n:,} test questions ({where}).")
+    if source == "format" and _published_format(context):
+        main, generative, words = _published_format(context)
+        return main, generative, None, groups, words
     if source == "format":
         return (_pair(sizes, 0.6, 0.0, 13), _pair(sizes, 0.55, -0.08, 14), None, groups,
-                f"Simulated (no generative run is published yet): letter scoring unchanged over MMLU's {n:,} test "
+                f"Simulated (no pair of generative runs is published): letter scoring unchanged over MMLU's {n:,} test "
                 f"questions, while the candidate's written answers (generative scoring) drop by 8 points, as a "
                 f"broken chat template or stop sequence would make them.")
     if source == "contamination":

@@ -31,7 +31,9 @@ Speed without changing a number (the model service chapter of docs/ says how it 
 * **Packed batches.** Requests that share a context are scored together: the context's row reads
   the next-token distribution once, and each continuation of several tokens adds one row. Rows
   that share a cached prefix run in one forward pass, each row's own tokens on top of the prefix
-  (livescoring/decoder.py packs them one after another, with no padding). The language-model head
+  (livescoring/decoder.py packs them one after another, with no padding). A context that names no
+  shared text but has several continuations of several tokens is its own prefix for the call: it
+  runs once, and each continuation's tokens on top (not kept in the cache). The language-model head
   (49,152 × 576 in SmolLM2) runs only at the positions whose log-probabilities are read.
 
 ``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each row alone, one forward
@@ -320,8 +322,9 @@ class Scorer:
         return rows
 
     # -- the model ----------------------------------------------------------------------------
-    def _prefix(self, text: str) -> _Prefix | None:
-        """The cached key/value states of a shared prefix, computed on first use."""
+    def _prefix(self, text: str, keep: bool = True) -> _Prefix | None:
+        """The cached key/value states of a shared prefix, computed on first use (and kept in the
+        cache unless ``keep`` is False)."""
         import torch
 
         if not text:
@@ -339,7 +342,8 @@ class Scorer:
         layers = [(_owning(k), _owning(v)) for k, v in layers]
         nbytes = sum(k.untyped_storage().nbytes() + v.untyped_storage().nbytes() for k, v in layers)
         entry = _Prefix(tuple(ids), layers, nbytes)
-        self.prefixes.put(text, entry)
+        if keep:
+            self.prefixes.put(text, entry)
         return entry
 
     def _forward(self, rows: list[_Row], prefix: _Prefix | None) -> list[list]:
@@ -399,16 +403,23 @@ class Scorer:
         import torch
 
         groups: dict[str, list[_Row]] = {}
+        own_prefix = set()  # contexts that are their own prefix, for this call only
         for index, context in enumerate(contexts):
-            for row in self._rows(index, context):
-                groups.setdefault(context.shared if self.reuse_prefix else "", []).append(row)
+            rows = self._rows(index, context)
+            key = context.shared if self.reuse_prefix else ""
+            if self.reuse_prefix and not context.shared and len(rows) > 1:
+                # No shared text named, but several continuations of several tokens (the harness asks
+                # for options so): the context runs once, each continuation's own tokens on top of it.
+                key = context.text
+                own_prefix.add(key)
+            groups.setdefault(key, []).extend(rows)
         results: dict[tuple[int, int | None], list] = {}
         ran = 0  # tokens through the model in this call
         with torch.inference_mode():
             for shared_text, rows in groups.items():
                 if self.reuse_prefix:
                     fresh = shared_text not in self.prefixes.entries
-                    prefix = self._prefix(shared_text)
+                    prefix = self._prefix(shared_text, keep=shared_text not in own_prefix)
                     reused = len(prefix.token_ids) if prefix is not None else 0
                     ran += reused if fresh else 0
                     rows = sorted(rows, key=lambda r: len(r.tokens))  # neighbours in length pad little

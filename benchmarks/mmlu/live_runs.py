@@ -3,13 +3,17 @@
 The server (benchmarks/mmlu/server/published_runs.py) summarises the published files once into three
 context values, each carried only by the widgets that draw it:
 
-- ``live_scores``: {"model", "runs": [{"key", "shots", "questions", "correct", "subjects":
+- ``live_scores``: {"model", "runs": [{"key", "shots", "method", "questions", "correct", "subjects":
   {subject: [right, questions]}, "groups": {group key: [right, questions]}}]};
-- ``live_calibration``: {"model", "runs": [{"key", "shots", "questions", "correct",
+- ``live_calibration``: {"model", "runs": [{"key", "shots", "method", "questions", "correct",
   "average_confidence", "gap", "table": {binning: [{"groups", "rms"} for 1..MAX_BINS groups]}}]};
-- ``live_pairs``: {"model", "order": [[subject, questions], ...], "runs": [{"key", "shots",
+- ``live_pairs``: {"model", "order": [[subject, questions], ...], "runs": [{"key", "shots", "method",
   "questions", "correct", "marks"}]}, where ``marks`` holds one "1" (right) or "0" (wrong) per
   question, in ``order``.
+
+Scores and calibration come from the letter runs only (a generative row has no probabilities); the
+pairs hold every run, so the release gate can set the generative runs beside the letter ones. A run's
+``key`` is "0-shot" for letter scoring and "0-shot generative" for the generative method.
 
 Context comes back from the browser, so each value is checked here with messages naming the key.
 Standard library only: this module runs in Pyodide too.
@@ -22,6 +26,12 @@ MAX_BINS = 10  # the calibration widget's largest number of confidence groups
 # The default model's size, counted from its packaged weights (the tied input and output embeddings
 # once); tests/model/test_published_runs.py counts them again. The model card rounds it to "135M".
 PARAMETERS = 134_515_008
+LETTER, GENERATIVE = "letter", "generative"  # the methods of the published runs
+
+
+def run_key(shots: int, method: str = LETTER) -> str:
+    """A published run's name: "5-shot" (letter scoring), "5-shot generative"."""
+    return f"{shots}-shot" if method == LETTER else f"{shots}-shot {method}"
 
 
 def model_name(model: str) -> str:
@@ -48,6 +58,8 @@ def _runs(name: str, value: object) -> tuple[dict, list[dict]]:
         checks.mapping(where, run)
         checks.text(f"{where}.key", run.get("key"))
         checks.whole(f"{where}.shots", run.get("shots"), minimum=0)
+        if run.get("method", LETTER) not in (LETTER, GENERATIVE):
+            raise ValueError(f"{where}.method must be {LETTER!r} or {GENERATIVE!r}")
         total = checks.whole(f"{where}.questions", run.get("questions"))
         if checks.whole(f"{where}.correct", run.get("correct"), minimum=0) > total:
             raise ValueError(f"{where}.correct is more than its questions")
@@ -107,10 +119,11 @@ def run_of(value: dict, key: str) -> dict:
     return next(run for run in value["runs"] if run["key"] == key)
 
 
-def run_pair(value: dict | None) -> tuple[str, str] | None:
-    """The keys of the published pair a release gate compares, (production, candidate): the run
-    with the fewest shots against the one with the most (runs come fewest first); None below two runs."""
-    runs = (value or {}).get("runs", [])
+def run_pair(value: dict | None, method: str = LETTER) -> tuple[str, str] | None:
+    """The keys of the published pair a release gate compares, (production, candidate): the
+    ``method``'s run with the fewest shots against its run with the most; None below two such runs."""
+    runs = sorted((run for run in (value or {}).get("runs", []) if run.get("method", LETTER) == method),
+                  key=lambda run: run["shots"])
     return (runs[0]["key"], runs[-1]["key"]) if len(runs) >= 2 else None
 
 

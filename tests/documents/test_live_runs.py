@@ -108,6 +108,45 @@ def test_the_summary_matches_an_independent_count(published):
     assert context["live_pairs"]["order"] == [[s, sum(r["subject"] == s for r in rows[0])] for s in SUBJECTS_KEPT]
 
 
+def generative_run(data: MMLUData, shots: int, seed: int) -> list[dict]:
+    """One complete generative run's rows, as `evaluate --method generative` writes them."""
+    rng, rows = random.Random(seed), []
+    for subject in SUBJECTS_KEPT:
+        for q in data.questions(subject, "test"):
+            letter = rng.choice(["A", "B", "C", "D", None])
+            rows.append({"subject": subject, "split": "test", "index": q.index, "method": "generative",
+                         "template": "plain", "options": 4, "shots": shots, "probabilities": None,
+                         "prediction": letter, "key": q.answer, "correct": letter == q.answer,
+                         "response": letter or "", "generated": f" {letter}" if letter else "", "confidence": None,
+                         "vocabulary_share": None, "model": MODEL})
+    return rows
+
+
+def test_generative_runs_are_paired_but_neither_scored_nor_calibrated(small_data, tmp_path):
+    """The gate sets generative runs beside the letter ones; the score and calibration widgets draw
+    letter runs only, and the live form's printed example comes from the letter run."""
+    letter = {0: made_run(small_data, 0, seed=1), 5: made_run(small_data, 5, seed=2)}
+    generative = {0: generative_run(small_data, 0, seed=3), 5: generative_run(small_data, 5, seed=4)}
+    for shots in (0, 5):
+        write(tmp_path, f"m-{shots}shot.jsonl.gz", letter[shots])
+        write(tmp_path, f"m-{shots}shot-generative.jsonl.gz", generative[shots])
+    context = published_runs.widget_context(small_data, tmp_path)
+    assert [run["key"] for run in context["live_scores"]["runs"]] == ["0-shot", "5-shot"]
+    assert [run["key"] for run in context["live_calibration"]["runs"]] == ["0-shot", "5-shot"]
+    pairs = context["live_pairs"]
+    assert [(run["key"], run["method"]) for run in pairs["runs"]] == [
+        ("0-shot", "letter"), ("5-shot", "letter"), ("0-shot generative", "generative"),
+        ("5-shot generative", "generative")]
+    for shots in (0, 5):
+        marks = live_runs.run_of(pairs, f"{shots}-shot generative")["marks"]
+        assert marks == "".join("1" if r["correct"] else "0" for r in in_file_order(generative[shots]))
+    assert live_runs.run_pair(pairs) == ("0-shot", "5-shot")
+    assert live_runs.run_pair(pairs, "generative") == ("0-shot generative", "5-shot generative")
+    assert live_runs.live_pairs("live_pairs", pairs) == pairs
+    first = in_file_order(letter[0])[0]
+    assert published_runs.published_answer(first["subject"], first["index"], tmp_path) == first
+
+
 @pytest.mark.parametrize("binning", ["equal_count", "fixed_width"])
 def test_the_calibration_table_matches_numpy(published, binning):
     rows, context = published

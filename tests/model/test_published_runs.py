@@ -3,7 +3,8 @@
 Each published file must hold every test question exactly once, from one method and one shot
 count (a partial run is never published as if it were complete), and a random sample of its rows,
 re-scored now with the batch command's scorer, must give the same prediction and every
-probability within 1e-5. ``MMLU_RUNS_DIR`` points the test at another folder of runs (``.jsonl``
+probability within 1e-5 (a generative row: the same generated text, response and mark).
+``MMLU_RUNS_DIR`` points the test at another folder of runs (``.jsonl``
 or ``.jsonl.gz``), for example a run still in progress, which is then only re-scored.
 """
 from __future__ import annotations
@@ -17,8 +18,10 @@ import pytest
 from benchmarks.mmlu import prompt
 from benchmarks.mmlu.live_runs import PARAMETERS
 from benchmarks.mmlu.server import data_dir, published_runs
+from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.mmlu.server.reader import MMLUData
-from benchmarks.server.multiple_choice import answer_question
+from benchmarks.server.evaluate import batches
+from benchmarks.server.multiple_choice import answer_question, answer_questions
 from engine.config import default_config
 from livescoring.scorer import Scorer
 
@@ -54,10 +57,23 @@ def test_a_published_run_is_complete(path, data):
     assert len({(r["method"], r["split"], r["model"]) for r in rows}) == 1
 
 
+def rescore_generated(row: dict, data, scorer) -> None:
+    """A generative row written again by the batch command's path: the same text, the same reading."""
+    task = MMLUTask(data)
+    doc = data.question(row["subject"], row["split"], row["index"])
+    [job] = batches(task, {doc.subject: [doc]}, row["shots"], row["method"], 1)
+    [again] = answer_questions(scorer, job)
+    assert again["generated"] == row["generated"], row
+    assert task.read_generated(doc, again["generated"]) == {k: row[k] for k in ("response", "prediction", "correct")}
+
+
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
 def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
     rows = read_rows(path)
     for row in random.Random(path.name).sample(rows, min(SAMPLE, len(rows))):
+        if row["method"] == "generative":
+            rescore_generated(row, data, scorer)
+            continue
         q = data.question(row["subject"], row["split"], row["index"])
         again = answer_question(scorer, prompt_format=prompt, subject=q.subject, question=q.question, choices=q.choices,
                                 shots=data.questions(q.subject, "dev")[:row["shots"]], method=row["method"], key=q.answer)
@@ -71,8 +87,11 @@ def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
 def test_the_widgets_draw_the_published_files(data):
     """What the site serves (benchmarks/mmlu/server/published_runs.py) against a plain count of the files."""
     context = published_runs.widget_context(data)
-    by_shots = {read_rows(path)[0]["shots"]: read_rows(path) for path in FILES}
+    runs = {(rows[0]["method"], rows[0]["shots"]): rows for rows in map(read_rows, FILES)}
+    by_shots = {shots: rows for (method, shots), rows in runs.items() if method == "letter"}
     assert [run["shots"] for run in context["live_scores"]["runs"]] == sorted(by_shots)
+    assert sorted((run["method"], run["shots"], run["correct"]) for run in context["live_pairs"]["runs"]) == sorted(
+        (method, shots, sum(r["correct"] for r in rows)) for (method, shots), rows in runs.items())
     for run, calibration in zip(context["live_scores"]["runs"], context["live_calibration"]["runs"], strict=True):
         rows = by_shots[run["shots"]]
         assert run["correct"] == sum(r["correct"] for r in rows) and run["questions"] == len(rows) == 14042

@@ -24,7 +24,7 @@ from explainers import calibration
 
 from ..data import DataMissing
 from ..groups import BY_NAME
-from ..live_runs import MAX_BINS
+from ..live_runs import LETTER, MAX_BINS, run_key
 from .reader import MMLUData
 
 log = logging.getLogger(__name__)
@@ -73,13 +73,15 @@ def _run_summary(rows_by_key: dict, order: list[tuple[str, int]], subject_group:
             tally = table.setdefault(key, [0, 0])
             tally[0] += right
             tally[1] += 1
-    about = {"key": f"{first['shots']}-shot", "shots": first["shots"], "questions": len(ordered),
-             "correct": sum(correct)}
+    method = first.get("method", LETTER)
+    about = {"key": run_key(first["shots"], method), "shots": first["shots"], "method": method,
+             "questions": len(ordered), "correct": sum(correct)}
     return {
         "scores": {**about, "subjects": subjects, "groups": groups},
+        # Only letter scoring has probabilities to calibrate: a generative row has no confidence.
         "calibration": {**about, "average_confidence": calibration.average_confidence(confidences),
                         "gap": calibration.calibration_gap(confidences, correct),
-                        "table": _calibration_table(confidences, correct)},
+                        "table": _calibration_table(confidences, correct)} if method == LETTER else None,
         "pairs": {**about, "marks": "".join(map(str, correct))},
         "model": first["model"],
     }
@@ -140,8 +142,10 @@ def _summaries(files: tuple[Path, ...], signature: tuple, subject_group: tuple[t
     if any(set(rows) != set(checked[0]) for rows in checked):
         raise PublishedRunError("the published runs do not hold the same questions")
     order = sorted(checked[0])
+    # Letter runs first (the ones the score and calibration widgets draw), fewest shots first.
     runs = sorted((_run_summary(rows, order, dict(subject_group)) for rows in checked),
-                  key=lambda run: run["scores"]["shots"])
+                  key=lambda run: (run["scores"]["method"] != LETTER, run["scores"]["shots"]))
+    letter = [run for run in runs if run["scores"]["method"] == LETTER]
     models = {run["model"] for run in runs}
     if len(models) != 1:
         raise PublishedRunError(f"the published runs come from {len(models)} different models")
@@ -150,16 +154,16 @@ def _summaries(files: tuple[Path, ...], signature: tuple, subject_group: tuple[t
     for subject, _ in order:
         sizes[subject] = sizes.get(subject, 0) + 1
     return [set(rows) for rows in checked], {
-        "live_scores": {"model": model, "runs": [run["scores"] for run in runs]},
-        "live_calibration": {"model": model, "runs": [run["calibration"] for run in runs]},
+        "live_scores": {"model": model, "runs": [run["scores"] for run in letter]},
+        "live_calibration": {"model": model, "runs": [run["calibration"] for run in letter]},
         "live_pairs": {"model": model, "order": [[name, size] for name, size in sizes.items()],
                        "runs": [run["pairs"] for run in runs]},
     }
 
 
 def published_answer(subject: str, index: int, folder: Path = RUNS_DIR) -> dict | None:
-    """The published run's row for one test question (from the run with the fewest worked examples,
-    the live form's default), or None where no run is published: the live widget prints it as its
+    """The published run's row for one test question (from the letter run with the fewest worked
+    examples, the live form's default), or None where no run is published: the live widget prints it as its
     example result, since paper cannot run the model."""
     files = sorted(folder.glob(FILE_PATTERN)) if folder.is_dir() else []
     if not files:
@@ -171,6 +175,6 @@ def published_answer(subject: str, index: int, folder: Path = RUNS_DIR) -> dict 
 @lru_cache(maxsize=1)
 def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int], dict]:
     """published_answer's rows for these files, by (subject, index): read once (about a second)."""
-    runs = [rows for rows in map(read_rows, files) if rows]
+    runs = [rows for rows in map(read_rows, files) if rows and rows[0].get("method", LETTER) == LETTER]
     fewest = min(runs, key=lambda rows: rows[0]["shots"], default=[])
     return {(row["subject"], row["index"]): row for row in fewest if row["split"] == "test"}

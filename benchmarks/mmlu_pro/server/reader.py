@@ -52,6 +52,16 @@ def _read_split(root: Path, split: str) -> tuple[Question, ...]:
     return tuple(questions)
 
 
+@lru_cache(maxsize=4)
+def _by_category(root: Path, split: str) -> dict[str, tuple[Question, ...]]:
+    """The split's questions per category, in file order, sorted once (every MMLU-Pro request asks
+    for a category; callers do not change the dict)."""
+    found: dict[str, list[Question]] = {}
+    for q in _read_split(root, split):
+        found.setdefault(q.category, []).append(q)
+    return {category: tuple(questions) for category, questions in found.items()}
+
+
 class MMLUProData:
     """One MMLU-Pro folder: the test and validation Parquet files. Read once, kept in memory."""
 
@@ -70,10 +80,12 @@ class MMLUProData:
         return tuple(sorted(sizes, key=lambda name: (-sizes[name], name)))
 
     def category_sizes(self, split: str = "test") -> dict[str, int]:
-        return dict(Counter(q.category for q in self.questions(split)))
+        return {category: len(questions) for category, questions in _by_category(self.root, split).items()}
 
     def in_category(self, category: str, split: str = "test") -> tuple[Question, ...]:
-        found = tuple(q for q in self.questions(split) if q.category == category)
+        if split not in SPLITS:
+            raise KeyError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+        found = _by_category(self.root, split).get(category)
         if not found:
             raise KeyError(f"unknown category {category!r}; use one of {', '.join(sorted(self.categories))}")
         return found
