@@ -78,7 +78,8 @@ def worker_id() -> str:
 # of the worker and all its child processes: node and Chromium, the live server, subprocesses; test id),
 # so that `python3 tools/test_timeline.py <file>` can show where the cores idle. Off by default.
 def _cpu_seconds() -> float:
-    """This process's CPU time, its waited-for children's, and that of its live descendants (Linux)."""
+    """This process's CPU time and its waited-for children's, and that of its live descendants and of
+    the children they waited for (Linux: Chromium's renderers end inside the test, reaped by Chromium)."""
     times = os.times()
     total = times.user + times.system + times.children_user + times.children_system
     parents, ticks = {}, {}
@@ -88,7 +89,7 @@ def _cpu_seconds() -> float:
         except OSError:  # ended while we looked
             continue
         pid = int(stat.parent.name)
-        parents[pid], ticks[pid] = int(fields[1]), int(fields[11]) + int(fields[12])
+        parents[pid], ticks[pid] = int(fields[1]), sum(map(int, fields[11:15]))  # utime stime cutime cstime
     mine, found = {os.getpid()}, True
     while found:
         found = {pid for pid, parent in parents.items() if parent in mine} - mine
