@@ -221,8 +221,8 @@ def _published_format(context: dict) -> tuple[dict, dict, str] | None:
              f"over the whole MMLU test ({fewest['questions']:,} questions), as if a release had dropped the "
              f"{most['shots']} worked examples from the prompt: production is the {most['shots']}-shot prompt, "
              f"candidate the {fewest['shots']}-shot one, each scored by letter probabilities and by generation "
-             f"(the harness's mmlu_generative). Without examples the model mostly ends its text at once instead "
-             f"of writing a letter.")
+             f"(the harness's mmlu_generative). Without examples the model mostly writes no letter before its "
+             f"first line break.")
     return paired_marks(pairs, *reversed(letter)), paired_marks(pairs, *reversed(generative)), words
 
 
@@ -246,8 +246,9 @@ def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None,
         return (_pair(sizes, 0.6, 0.0, 12, shift=shift), None, None, groups,
                 f"Simulated: a candidate that lost 12 points on every {lost} subject and nothing elsewhere, over "
                 f"MMLU's {n:,} test questions ({where}).")
-    if source == "format" and _published_format(context):
-        main, generative, words = _published_format(context)
+    real_format = _published_format(context) if source == "format" else None
+    if real_format:
+        main, generative, words = real_format
         return main, generative, None, groups, words
     if source == "format":
         return (_pair(sizes, 0.6, 0.0, 13), _pair(sizes, 0.55, -0.08, 14), None, groups,
