@@ -481,11 +481,13 @@ class ScoringService:
         reuse = bool(request.shared) and request.context.startswith(request.shared) and self.scorer.reuse_prefix
         steps = greedy_steps(loaded, torch.tensor([ids], device=loaded.device), request.max_gen_toks, request.until,
                              *((self.scorer, request.shared) if reuse else ()))
-        return self._stream(steps, client, gone)
+        return self.stream_steps(steps, client, gone)
 
-    def _stream(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
-        """Queue a generation (``steps``: an iterator doing one forward pass per ``next()``, yielding
-        None or an event) and wait until its first event; then stream the rest."""
+    def stream_steps(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
+        """Queue any work in the generation lane (``steps``: an iterator doing one forward pass per
+        ``next()``, yielding None or an event) and wait until its first event; then stream the rest.
+        :meth:`generate_until` queues greedy decoding through it; the queue's rules (one client's
+        share, fairness, cancellation) are the same for any steps."""
         job = _Job([], client if client is not None else object(), gone=gone, steps=steps,
                    events=queue.SimpleQueue())
         self._enqueue(job, "You already have {n} answers being written or waiting",

@@ -4,7 +4,7 @@
   with the demo document), left as built; `app` and `client`: one more real app that tests may change
   (its model may wake). Nothing builds an app at import.
 - `loaded_model`: the real language model, loaded once; `app_with_model(config, loaded_model)` gives an
-  app whose scoring service already holds it (no second load).
+  app whose scoring service already holds it (no second load); `mmlu_data`: the real MMLU reader.
 - `live_server`: one `python app.py` per xdist worker for the browser tests and the pressure test,
   started by the first test that needs it.
 - `documents()`: the slugs of the documents found (content/*/paper.toml), for parametrising.
@@ -164,6 +164,16 @@ def loaded_model():
     with lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return load(settings)
+
+
+@pytest.fixture(scope="session")
+def mmlu_data():
+    """The real MMLU dataset (MMLU_DATA_DIR), one reader per session (per worker)."""
+    from benchmarks.mmlu.server import data_dir
+    from benchmarks.mmlu.server.reader import MMLUData
+    from engine.config import default_config
+
+    return MMLUData(data_dir(default_config()))
 
 
 def app_with_model(config: dict, loaded):

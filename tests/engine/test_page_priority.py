@@ -83,7 +83,7 @@ def test_the_model_runs_on_one_torch_thread_while_a_page_is_answered_and_on_scor
         def torch_threads_in_the_worker():  # runs in the model's worker, one step at a time
             yield {"threads": torch.get_num_threads()}
 
-        return [str(next(service._stream(torch_threads_in_the_worker()))["threads"]).encode()]
+        return [str(next(service.stream_steps(torch_threads_in_the_worker()))["threads"]).encode()]
 
     wsgi = yielding_to_the_model(site, service)
 
@@ -129,7 +129,7 @@ def test_pages_take_turns_while_the_model_has_work_and_run_together_when_it_has_
         model_may_end.wait(10)
         yield {"done": True}
 
-    stream = service._stream(long_answer())  # the model busy with a generation
+    stream = service.stream_steps(long_answer())  # the model busy with a generation
     may_end.clear()
     pages = [fetch("c")]
     assert entered["c"].wait(10)

@@ -13,48 +13,35 @@ import copy
 import pytest
 
 from benchmarks.mmlu import prompt
-from benchmarks.mmlu.server import data_dir
-from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server.multiple_choice import answer_question, answer_questions
-from engine.config import default_config
 from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
 from livescoring.scorer import Scorer
 
 pytestmark = pytest.mark.model
 
 
-@pytest.fixture(scope="module")
-def loaded(loaded_model):
-    return loaded_model
-
-
-@pytest.fixture(scope="module")
-def data():
-    return MMLUData(data_dir(default_config()))
-
-
-def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded):
-    assert isinstance(decoder_for(loaded.model), LlamaDecoder)
-    assert isinstance(Scorer(loaded).decoder, LlamaDecoder)
-    other = copy.copy(loaded.model)
-    other.config = copy.deepcopy(loaded.model.config)
+def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded_model):
+    assert isinstance(decoder_for(loaded_model.model), LlamaDecoder)
+    assert isinstance(Scorer(loaded_model).decoder, LlamaDecoder)
+    other = copy.copy(loaded_model.model)
+    other.config = copy.deepcopy(loaded_model.model.config)
     other.config.attention_bias = True  # a configuration the lean decoder does not write out
     assert isinstance(decoder_for(other), TransformersDecoder)
-    other.config = copy.deepcopy(loaded.model.config)
+    other.config = copy.deepcopy(loaded_model.model.config)
     other.config.model_type = "gpt2"
     assert isinstance(decoder_for(other), TransformersDecoder)
 
 
-def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded, data):
+def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded_model, mmlu_data):
     import torch
 
-    lean, reference = LlamaDecoder(loaded.model), TransformersDecoder(loaded.model)
-    encode = Scorer(loaded).encode
-    shots = data.questions("astronomy", "dev")[:5]
+    lean, reference = LlamaDecoder(loaded_model.model), TransformersDecoder(loaded_model.model)
+    encode = Scorer(loaded_model).encode
+    shots = mmlu_data.questions("astronomy", "dev")[:5]
     header = "".join(p.text for p in prompt.prompt_parts("astronomy", "q", ["a", "b", "c", "d"], shots)
                      if p.kind in ("header", "shot"))
     prefix_ids = [encode(header)]
-    questions = data.questions("astronomy", "test")[:3]
+    questions = mmlu_data.questions("astronomy", "test")[:3]
     own = [encode(f"{q.question}\nA. {q.choices[0]}\nAnswer:") for q in questions]
     assert len(set(map(len, own))) == len(own)  # rows of different lengths: packed in one, padded in the other
     start = len(prefix_ids[0])
@@ -63,13 +50,13 @@ def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded
     with torch.inference_mode():
         lean_hidden, lean_layers = lean(prefix_ids, 0, reads=every_prefix_token)
         ref_hidden, ref_layers = reference(prefix_ids, 0, reads=every_prefix_token)
-        assert lean_hidden.shape == (start, loaded.model.config.hidden_size)
+        assert lean_hidden.shape == (start, loaded_model.model.config.hidden_size)
         assert torch.allclose(lean_hidden, ref_hidden, atol=1e-4, rtol=1e-4)
-        assert len(lean_layers) == len(ref_layers) == loaded.model.config.num_hidden_layers
+        assert len(lean_layers) == len(ref_layers) == loaded_model.model.config.num_hidden_layers
         cache_only, cache_layers = lean(prefix_ids, 0)  # a prefix's own pass reads nothing
         assert cache_only.shape[0] == 0
         for (lk, lv), (rk, rv), (ck, cv) in zip(lean_layers, ref_layers, cache_layers, strict=True):
-            assert lk.shape == rk.shape == (1, loaded.model.config.num_key_value_heads, start, lean.head_dim)
+            assert lk.shape == rk.shape == (1, loaded_model.model.config.num_key_value_heads, start, lean.head_dim)
             assert torch.allclose(lk, rk, atol=1e-4, rtol=1e-4) and torch.allclose(lv, rv, atol=1e-4, rtol=1e-4)
             assert torch.equal(lk, ck) and torch.equal(lv, cv)
         lean_rows, _ = lean(own, start, lean_layers, reads=real_tokens)
@@ -84,27 +71,27 @@ def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded
     assert torch.allclose(backwards_rows, lean_rows.flip(0), atol=1e-5, rtol=1e-5)
 
 
-def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded, data):
-    scorer, reference = Scorer(loaded, batch_rows=4), Scorer(loaded, reuse_prefix=False)
-    scorer.decoder = TransformersDecoder(loaded.model)
-    questions = data.questions("world_religions", "test")[:2]
+def test_the_scorer_on_transformers_decoder_equals_the_reference(loaded_model, mmlu_data):
+    scorer, reference = Scorer(loaded_model, batch_rows=4), Scorer(loaded_model, reuse_prefix=False)
+    scorer.decoder = TransformersDecoder(loaded_model.model)
+    questions = mmlu_data.questions("world_religions", "test")[:2]
     requests = [{"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
-                 "shots": data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
+                 "shots": mmlu_data.questions(q.subject, "dev")[:5], "key": q.answer} for q in questions]
     for fast, slow in zip(answer_questions(scorer, requests), [answer_question(reference, **r) for r in requests],
                           strict=True):
         assert fast["prediction"] == slow["prediction"]
         assert fast["probabilities"] == pytest.approx(slow["probabilities"], abs=1e-5)
 
 
-def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded, data):
+def test_a_cached_prefix_holds_exactly_the_bytes_it_counts(loaded_model, mmlu_data):
     """The prefix cache is bounded by bytes, so an entry may not keep more memory alive than it counts."""
-    scorer = Scorer(loaded)
-    q = data.questions("astronomy", "test")[0]
+    scorer = Scorer(loaded_model)
+    q = mmlu_data.questions("astronomy", "test")[0]
     answer_question(scorer, prompt_format=prompt, subject="astronomy", question=q.question, choices=q.choices,
-                    shots=data.questions("astronomy", "dev")[:5])
+                    shots=mmlu_data.questions("astronomy", "dev")[:5])
     (entry,) = scorer.prefixes.entries.values()
     held = sum(t.untyped_storage().nbytes() for pair in entry.layers for t in pair)
-    heads, dim = loaded.model.config.num_key_value_heads, loaded.model.config.head_dim
+    heads, dim = loaded_model.model.config.num_key_value_heads, loaded_model.model.config.head_dim
     assert held == entry.nbytes == scorer.prefixes.nbytes
     assert held == 2 * len(entry.layers) * heads * len(entry.token_ids) * dim * 4  # float32 keys and values only
     assert not any(t.requires_grad for pair in entry.layers for t in pair)

@@ -16,11 +16,8 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.mmlu import prompt
-from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import evaluate
-from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server.multiple_choice import answer_question, answer_questions, prepare, read
-from engine.config import default_config
 from livescoring.model import ModelSettings
 from livescoring.pool import twin
 from livescoring.scorer import Generation, Loglikelihood, Scorer
@@ -31,30 +28,20 @@ TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
-def loaded(loaded_model):
-    return loaded_model
+def reference(loaded_model) -> Scorer:
+    return Scorer(loaded_model, reuse_prefix=False)
 
 
-@pytest.fixture(scope="module")
-def data():
-    return MMLUData(data_dir(default_config()))
-
-
-@pytest.fixture(scope="module")
-def reference(loaded) -> Scorer:
-    return Scorer(loaded, reuse_prefix=False)
-
-
-def sample(data, count: int, seed: int) -> list:
+def sample(mmlu_data, count: int, seed: int) -> list:
     """Real test questions from random subjects (seeded, so a failure can be rerun)."""
     rng = random.Random(seed)
-    subjects = rng.sample(sorted(data.subjects), count)
-    return [rng.choice(data.questions(s, "test")) for s in subjects]
+    subjects = rng.sample(sorted(mmlu_data.subjects), count)
+    return [rng.choice(mmlu_data.questions(s, "test")) for s in subjects]
 
 
-def request(data, q, shots: int, method: str = "letter") -> dict:
+def request(mmlu_data, q, shots: int, method: str = "letter") -> dict:
     return {"prompt_format": prompt, "subject": q.subject, "question": q.question, "choices": q.choices,
-            "shots": data.questions(q.subject, "dev")[:shots], "method": method, "key": q.answer}
+            "shots": mmlu_data.questions(q.subject, "dev")[:shots], "method": method, "key": q.answer}
 
 
 def assert_same(fast: dict, slow: dict) -> None:
@@ -66,19 +53,19 @@ def assert_same(fast: dict, slow: dict) -> None:
     assert [t["token"] for t in fast["top_next_tokens"]] == [t["token"] for t in slow["top_next_tokens"]]
 
 
-def test_loglikelihood_answers_as_the_harness_does_on_both_paths(loaded, reference, data):
+def test_loglikelihood_answers_as_the_harness_does_on_both_paths(loaded_model, reference, mmlu_data):
     """The narrow interface itself: (context, continuation) in; out, the continuation's summed
     log-probability and whether greedy decoding would write it (lm-evaluation-harness's pair), the
     same on the fast path (a cached shared prefix, packed rows) as on the reference path."""
-    q = data.question("astronomy", "test", 0)
-    prepared = prepare(reference, request(data, q, 5))
+    q = mmlu_data.question("astronomy", "test", 0)
+    prepared = prepare(reference, request(mmlu_data, q, 5))
     context, shared = prepared.text, prepared.shared
     # One token: its text is that token again (a longer text may re-tokenise otherwise, " A\n\n" for one).
     (written,) = reference.generate_until([Generation(context, max_gen_toks=1)])
     assert len(written.tokens) == 1 and written.stopped == "length"
     continuations = [written.text, " A", " B", " C", " D", " The answer is"]
     slow = reference.loglikelihood([Loglikelihood(context, c) for c in continuations])
-    fast = Scorer(loaded).loglikelihood([Loglikelihood(context, c, shared) for c in continuations])
+    fast = Scorer(loaded_model).loglikelihood([Loglikelihood(context, c, shared) for c in continuations])
     for f, s in zip(fast, slow, strict=True):
         assert abs(f.logprob - s.logprob) <= 1e-4 and f.is_greedy == s.is_greedy
         assert len(f.token_logprobs) == len(s.token_logprobs) and f.context_tokens == s.context_tokens
@@ -90,25 +77,25 @@ def test_loglikelihood_answers_as_the_harness_does_on_both_paths(loaded, referen
 
 
 @pytest.mark.parametrize("shots", [0, 5])
-def test_prefix_reuse_and_batching_equal_the_full_prompt_path(loaded, reference, data, shots):
-    questions = sample(data, 6, seed=12 + shots)
+def test_prefix_reuse_and_batching_equal_the_full_prompt_path(loaded_model, reference, mmlu_data, shots):
+    questions = sample(mmlu_data, 6, seed=12 + shots)
     # Two more questions of the first subject, so a batch shares a cached prefix.
-    questions += data.questions(questions[0].subject, "test")[:2]
-    requests = [request(data, q, shots) for q in questions]
+    questions += mmlu_data.questions(questions[0].subject, "test")[:2]
+    requests = [request(mmlu_data, q, shots) for q in questions]
     slow = [answer_question(reference, **r) for r in requests]
-    one_by_one = Scorer(loaded, batch_rows=1)
+    one_by_one = Scorer(loaded_model, batch_rows=1)
     for r, expected in zip(requests, slow, strict=True):
         assert_same(answer_question(one_by_one, **r), expected)  # the prefix reused, one question per pass
-    batched = answer_questions(Scorer(loaded, batch_rows=8), requests)
+    batched = answer_questions(Scorer(loaded_model, batch_rows=8), requests)
     for got, expected in zip(batched, slow, strict=True):
         assert_same(got, expected)
 
 
-def test_a_batch_mixing_subjects_shots_methods_and_lengths_equals_each_alone(loaded, reference, data):
-    questions = sample(data, 4, seed=7)
-    requests = [request(data, q, shots, method) for q, shots, method in
+def test_a_batch_mixing_subjects_shots_methods_and_lengths_equals_each_alone(loaded_model, reference, mmlu_data):
+    questions = sample(mmlu_data, 4, seed=7)
+    requests = [request(mmlu_data, q, shots, method) for q, shots, method in
                 zip(questions * 2, [0, 5, 2, 5, 5, 0, 1, 3], ["letter"] * 4 + ["option"] * 4, strict=True)]
-    together = answer_questions(Scorer(loaded, batch_rows=16), requests)
+    together = answer_questions(Scorer(loaded_model, batch_rows=16), requests)
     for r, got in zip(requests, together, strict=True):
         alone = answer_question(reference, **r)
         assert_same(got, alone)
@@ -117,12 +104,12 @@ def test_a_batch_mixing_subjects_shots_methods_and_lengths_equals_each_alone(loa
             assert abs(a["logprob"] - b["logprob"]) <= 1e-4  # a sum over up to dozens of tokens
 
 
-def test_the_token_split_never_changes_tokenisation(loaded, data):
+def test_the_token_split_never_changes_tokenisation(loaded_model, mmlu_data):
     """The shared text's own tokens can differ from the whole prompt's at the seam (BPE merges
     across it); only the common token prefix is reused, and the prompt's tokens stay the same."""
-    q = data.question("astronomy", "test", 0)
-    scorer = Scorer(loaded)
-    result = answer_question(scorer, **request(data, q, 5))
+    q = mmlu_data.question("astronomy", "test", 0)
+    scorer = Scorer(loaded_model)
+    result = answer_question(scorer, **request(mmlu_data, q, 5))
     (entry,) = scorer.prefixes.entries.values()
     whole = scorer.encode(result["prompt"]["text"])
     assert result["token_counts"]["prompt"] == len(whole)
@@ -130,7 +117,7 @@ def test_the_token_split_never_changes_tokenisation(loaded, data):
     assert list(entry.token_ids) == shared
 
 
-def test_ten_options_are_lettered_a_to_j_and_scored_the_same_way(loaded, reference):
+def test_ten_options_are_lettered_a_to_j_and_scored_the_same_way(loaded_model, reference):
     """The MMLU-Pro shape: ten options, through any prompt format object."""
     def prompt_parts(subject, question, choices, shots):
         text = "".join(f"{letter}. {c}\n" for letter, c in zip("ABCDEFGHIJ", choices, strict=True))
@@ -140,19 +127,19 @@ def test_ten_options_are_lettered_a_to_j_and_scored_the_same_way(loaded, referen
     choices = [str(n) for n in range(10, 20)]
     requests = [{"prompt_format": fmt, "subject": "arithmetic", "question": f"What is {a} + 10?", "choices": choices,
                  "shots": (), "method": "letter", "key": "ABCDEFGHIJ"[a]} for a in (3, 7)]
-    fast = answer_questions(Scorer(loaded), requests)
+    fast = answer_questions(Scorer(loaded_model), requests)
     for r, got in zip(requests, fast, strict=True):
         assert list(got["probabilities"]) == list("ABCDEFGHIJ")
         assert_same(got, answer_question(reference, **r))
 
 
-def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
-    questions = sample(data, 3, seed=3) + list(data.questions("virology", "test")[:5])
-    requests = [request(data, q, 5 if i % 2 else 0) for i, q in enumerate(questions)]
-    alone = Scorer(loaded, batch_rows=1)
+def test_micro_batched_server_answers_equal_one_by_one_answers(loaded_model, mmlu_data):
+    questions = sample(mmlu_data, 3, seed=3) + list(mmlu_data.questions("virology", "test")[:5])
+    requests = [request(mmlu_data, q, 5 if i % 2 else 0) for i, q in enumerate(questions)]
+    alone = Scorer(loaded_model, batch_rows=1)
     expected = [answer_question(alone, **r) for r in requests]
     service = ScoringService(ModelSettings(), queue_size=16, timeout_s=300, micro_batch=8)
-    service.scorer, service.state = Scorer(loaded, batch_rows=8), READY
+    service.scorer, service.state = Scorer(loaded_model, batch_rows=8), READY
     service._ready.set()
     sizes, real = [], service.scorer.loglikelihood
 
@@ -178,7 +165,7 @@ def test_micro_batched_server_answers_equal_one_by_one_answers(loaded, data):
         assert_same(answers[i], want)
 
 
-def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
+def test_two_workers_write_the_rows_one_worker_writes(loaded_model, mmlu_data, tmp_path):
     """evaluate --workers 2: two scorers on the one model, side by side, change no number."""
     import torch
 
@@ -188,14 +175,14 @@ def test_two_workers_write_the_rows_one_worker_writes(loaded, data, tmp_path):
         runs = {}
         for workers in (1, 2):
             out = tmp_path / f"workers-{workers}.jsonl"
-            summary = evaluate(Scorer(loaded), data, ["astronomy", "virology"], shots=5, limit=3, out=out,
+            summary = evaluate(Scorer(loaded_model), mmlu_data, ["astronomy", "virology"], shots=5, limit=3, out=out,
                                progress=False, workers=workers)
             assert summary["questions"] == 6
             runs[workers] = {(r["subject"], r["index"]): r for r in map(json.loads, out.read_text().splitlines())}
     finally:
         torch.set_num_threads(threads)
     assert runs[1].keys() == runs[2].keys() and len(runs[1]) == 6
-    first = Scorer(loaded)
+    first = Scorer(loaded_model)
     second = twin(first)  # what the second worker scores with
     assert second.decoder is first.decoder and second.loaded.model is first.loaded.model
     assert second.loaded.tokenizer is not first.loaded.tokenizer and second.prefixes is not first.prefixes

@@ -23,12 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.mmlu.server import data_dir
 from benchmarks.mmlu.server.evaluate import MMLUTask
-from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server import evaluate as shared
 from benchmarks.server.multiple_choice import answer_questions
-from engine.config import default_config
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness_reference"
 METHODS = ("letter", "option", "generative")
@@ -39,14 +36,7 @@ def references() -> list[Path]:
     return sorted(FIXTURES.glob("*shot-*.json"))
 
 
-@pytest.fixture(scope="module")
-def loaded():
-    from livescoring.model import ModelSettings, load
-
-    return load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
-
-
-def run_ours(loaded, reference: dict, method: str) -> tuple[list[dict], dict]:
+def run_ours(loaded_model, mmlu_data, reference: dict, method: str) -> tuple[list[dict], dict]:
     """Our evaluate on the reference's questions: its rows, and each question's result (the shared
     command's own answer_questions, recorded as it returns)."""
     from livescoring.scorer import Scorer
@@ -60,10 +50,9 @@ def run_ours(loaded, reference: dict, method: str) -> tuple[list[dict], dict]:
         return got
 
     template = "chat" if reference["apply_chat_template"] else "plain"
-    data = MMLUData(data_dir(default_config()))
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shared, "answer_questions", recording)
-        rows = shared.evaluate(MMLUTask(data), Scorer(loaded), reference["subjects"], "test", reference["num_fewshot"],
+        rows = shared.evaluate(MMLUTask(mmlu_data), Scorer(loaded_model), reference["subjects"], "test", reference["num_fewshot"],
                                reference["questions_per_subject"], method, progress=False, template=template)
     return rows, results
 
@@ -96,19 +85,19 @@ def compare(reference: dict, method: str, rows: list[dict], results: dict) -> in
 
 @pytest.mark.model
 @pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
-def test_evaluate_gives_the_harness_answers_per_question(loaded, path):
+def test_evaluate_gives_the_harness_answers_per_question(loaded_model, mmlu_data, path):
     reference = json.loads(path.read_text())
     assert reference["lm_eval"] == "0.4.13"
     compared = 0
     for method in METHODS:
-        rows, results = run_ours(loaded, reference, method)
+        rows, results = run_ours(loaded_model, mmlu_data, reference, method)
         compared += compare(reference, method, rows, results)
     assert compared == len(METHODS) * len(reference["subjects"]) * reference["questions_per_subject"]
 
 
 @pytest.mark.model
 @pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
-def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded, path):
+def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded_model, path):
     """The model's narrow interface against lm_eval 0.4.13's own answers: for each (context,
     continuation) the reference scored, the summed log-probability and whether it is the greedy
     continuation, as its ``loglikelihood`` returns them."""
@@ -121,7 +110,7 @@ def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded, pa
             for continuation, resp in zip(sample["continuations"], sample["resps"], strict=True):
                 requests.append(Loglikelihood(sample["prompt"], continuation))
                 theirs.append(resp[0])
-    for request, answer, (logprob, greedy) in zip(requests, Scorer(loaded).loglikelihood(requests), theirs, strict=True):
+    for request, answer, (logprob, greedy) in zip(requests, Scorer(loaded_model).loglikelihood(requests), theirs, strict=True):
         assert math.isclose(answer.logprob, logprob, abs_tol=LOGLIKELIHOOD_TOLERANCE), (request.continuation, answer)
         assert answer.is_greedy == greedy, (request.continuation, answer)
 
@@ -141,7 +130,8 @@ def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_a
 @pytest.mark.model
 def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(request, tmp_path):
     pytest.importorskip("lm_eval", reason="lm_eval is not installed (pip install lm_eval==0.4.13; CI does not need it)")
-    loaded = request.getfixturevalue("loaded")  # only once the harness is known to be there
+    loaded_model = request.getfixturevalue("loaded_model")  # only once the harness is known to be there
+    mmlu_data = request.getfixturevalue("mmlu_data")
     from tools import harness_reference
 
     harness_reference.main(["--shots", "0", "--sides", "plain", "chat", "--subjects", "astronomy", "--questions", "1",
@@ -149,20 +139,20 @@ def test_the_harness_itself_agrees_on_a_question_when_lm_eval_is_installed(reque
     for path in sorted(tmp_path.glob("*.json")):
         reference = json.loads(path.read_text())
         for method in METHODS:
-            assert compare(reference, method, *run_ours(loaded, reference, method)) == 1
+            assert compare(reference, method, *run_ours(loaded_model, mmlu_data, reference, method)) == 1
 
 
 @pytest.mark.model
 @pytest.mark.parametrize("template", ["plain", "chat"])
-def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loaded, template):
+def test_generation_on_the_cached_prefix_writes_the_full_prompt_paths_tokens(loaded_model, mmlu_data, template):
     """The batch command's generation (the shared header and worked examples' cached keys and
     values, then the question's own tokens) writes token for token what transformers' own forward
     over the whole prompt writes, on the reference questions at 0 and 5 shots."""
     from livescoring.scorer import Scorer
 
-    task = MMLUTask(MMLUData(data_dir(default_config())))
-    prompt_format, delimiter = task.prompt_format("generative", template, loaded.tokenizer)
-    fast, full = Scorer(loaded), Scorer(loaded, reuse_prefix=False)
+    task = MMLUTask(mmlu_data)
+    prompt_format, delimiter = task.prompt_format("generative", template, loaded_model.tokenizer)
+    fast, full = Scorer(loaded_model), Scorer(loaded_model, reuse_prefix=False)
     compared = 0
     for shots in (0, 5):
         questions = {subject: task.questions(subject, "test")[:3] for subject in ("abstract_algebra", "astronomy")}

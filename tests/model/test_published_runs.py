@@ -17,12 +17,10 @@ import pytest
 
 from benchmarks.mmlu import prompt
 from benchmarks.mmlu.live_runs import PARAMETERS
-from benchmarks.mmlu.server import data_dir, published_runs
+from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.evaluate import MMLUTask
-from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server.evaluate import batches
 from benchmarks.server.multiple_choice import answer_question, answer_questions
-from engine.config import default_config
 from livescoring.scorer import Scorer
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "mmlu" / "runs"
@@ -37,30 +35,25 @@ read_rows = published_runs.read_rows
 
 
 @pytest.fixture(scope="module")
-def data():
-    return MMLUData(data_dir(default_config()))
-
-
-@pytest.fixture(scope="module")
 def scorer(loaded_model):
     return Scorer(loaded_model)
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
-def test_a_published_run_is_complete(path, data):
+def test_a_published_run_is_complete(path, mmlu_data):
     if RUNS != PUBLISHED:
         pytest.skip("not a published folder: completeness is required only of published runs")
     rows = read_rows(path)
     keys = [(r["subject"], r["index"]) for r in rows]
-    expected = {(s, q.index) for s in data.subjects for q in data.questions(s, "test")}
+    expected = {(s, q.index) for s in mmlu_data.subjects for q in mmlu_data.questions(s, "test")}
     assert len(keys) == len(set(keys)) and set(keys) == expected
     assert len({(r["method"], r["split"], r["model"]) for r in rows}) == 1
 
 
-def rescore_generated(row: dict, data, scorer) -> None:
+def rescore_generated(row: dict, mmlu_data, scorer) -> None:
     """A generative row written again by the batch command's path: the same text, the same reading."""
-    task = MMLUTask(data)
-    doc = data.question(row["subject"], row["split"], row["index"])
+    task = MMLUTask(mmlu_data)
+    doc = mmlu_data.question(row["subject"], row["split"], row["index"])
     [job] = batches(task, {doc.subject: [doc]}, row["shots"], row["method"], 1)
     [again] = answer_questions(scorer, job)
     assert again["generated"] == row["generated"], row
@@ -68,15 +61,15 @@ def rescore_generated(row: dict, data, scorer) -> None:
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
-def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
+def test_a_sample_of_published_rows_rescores_the_same(path, mmlu_data, scorer):
     rows = read_rows(path)
     for row in random.Random(path.name).sample(rows, min(SAMPLE, len(rows))):
         if row["method"] == "generative":
-            rescore_generated(row, data, scorer)
+            rescore_generated(row, mmlu_data, scorer)
             continue
-        q = data.question(row["subject"], row["split"], row["index"])
+        q = mmlu_data.question(row["subject"], row["split"], row["index"])
         again = answer_question(scorer, prompt_format=prompt, subject=q.subject, question=q.question, choices=q.choices,
-                                shots=data.questions(q.subject, "dev")[:row["shots"]], method=row["method"], key=q.answer)
+                                shots=mmlu_data.questions(q.subject, "dev")[:row["shots"]], method=row["method"], key=q.answer)
         assert again["prediction"] == row["prediction"], row
         for letter, p in row["probabilities"].items():
             assert abs(again["probabilities"][letter] - p) <= 1e-5, (row, again["probabilities"])
@@ -84,9 +77,9 @@ def test_a_sample_of_published_rows_rescores_the_same(path, data, scorer):
 
 
 @pytest.mark.skipif(RUNS != PUBLISHED, reason="only the published runs are drawn by the widgets")
-def test_the_widgets_draw_the_published_files(data):
+def test_the_widgets_draw_the_published_files(mmlu_data):
     """What the site serves (benchmarks/mmlu/server/published_runs.py) against a plain count of the files."""
-    context = published_runs.widget_context(data)
+    context = published_runs.widget_context(mmlu_data)
     runs = {(rows[0]["method"], rows[0]["shots"]): rows for rows in map(read_rows, FILES)}
     by_shots = {shots: rows for (method, shots), rows in runs.items() if method == "letter"}
     assert [run["shots"] for run in context["live_scores"]["runs"]] == sorted(by_shots)
