@@ -7,7 +7,8 @@
   app whose scoring service already holds it (no second load); `mmlu_data`: the real MMLU reader.
 - `live_server`: one `python app.py` per xdist worker for the browser tests and the pressure test,
   started by the first test that needs it.
-- `documents()`: the slugs of the documents found (content/*/paper.toml), for parametrising.
+- `documents()`: the slugs of the documents found (content/*/paper.toml), and `widgets_found()`, their
+  widgets, for parametrising.
 
 The suite runs on both cores (pyproject.toml: `-n auto --dist loadgroup`, longest tests first).
 """
@@ -38,6 +39,21 @@ for _toml in sorted(CONTENT.glob("*/paper.toml")):
 def documents() -> list[str]:
     """The slugs of the documents in content/, as served (the folder names)."""
     return sorted(p.parent.name for p in CONTENT.glob("*/paper.toml"))
+
+
+def widgets_found() -> list[tuple[str, str, str]]:
+    """(document slug, widget name, driver) of every widget in content/, found from its files as the
+    app finds them (paper.toml's order first), for parametrising."""
+    import tomllib
+
+    from engine.documents import widget_names
+    from widgetkit.registry import find_widget
+
+    found = []
+    for slug in documents():
+        order = tomllib.loads((CONTENT / slug / "paper.toml").read_text(encoding="utf-8")).get("widgets", [])
+        found += [(slug, name, find_widget(slug, name).driver) for name in widget_names(CONTENT / slug, order)]
+    return found
 
 
 needs_pyodide = pytest.mark.skipif(

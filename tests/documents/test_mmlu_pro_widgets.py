@@ -13,25 +13,6 @@ from content_helpers import summary_of
 from explainers import chance_band, confidence_interval, expected_score, weighted_accuracy
 from widgetkit import run_view
 
-WIDGETS = ("guessing-floor", "mmlu-vs-pro", "cot-vs-direct", "prompt-spread", "error-causes", "category-bars")
-
-
-@pytest.mark.parametrize("name", WIDGETS)
-def test_every_widget_renders_without_javascript(client, name):
-    for url in (f"/mmlu-pro/widgets/{name}", f"/embed/mmlu-pro/{name}"):
-        response = client.get(url)
-        assert response.status_code == 200, url
-        page = response.get_data(as_text=True)
-        assert '<svg class="widget-figure"' in page and summary_of(page)
-        assert '<form class="widget-controls" method="get"' in page
-        assert not re.search(r'\sstyle="', page)
-    assert client.get(f"/api/widgets/mmlu-pro/{name}").status_code == 200
-
-
-def test_gallery_lists_every_widget(client):
-    page = client.get("/mmlu-pro/widgets/").get_data(as_text=True)
-    assert all(f"/mmlu-pro/widgets/{name}" in page for name in WIDGETS)
-
 
 def test_guessing_floor_uses_the_real_category_sizes_and_the_math_core(client, app):
     widget_context = app.extensions["documents"]["mmlu-pro"].hooks.widget_context

@@ -1,4 +1,5 @@
-"""The widgets on the server: every page renders, settings are checked, embedding and oEmbed work.
+"""The MMLU widgets on the server: settings are checked, embedding and oEmbed work (every document's
+widget pages, embeds and galleries: test_every_widget.py).
 
 The browser side (redraws, keyboard use, embedding from another origin) is in
 tests/browser/widgets.test.mjs and tests/browser/embed.test.mjs.
@@ -10,6 +11,7 @@ import re
 from urllib.parse import quote, urlsplit
 
 import pytest
+from conftest import widgets_found
 
 import explainers
 from benchmarks.mmlu import prompt
@@ -18,27 +20,13 @@ from content_helpers import messages_of, summary_of
 from widgetkit import run_view
 from widgetkit.browser import find_widget
 
-MMLU_WIDGETS = ("chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars",
-                "prompt-anatomy", "release-gate", "live-scoring")
-DRAWN = sorted(set(MMLU_WIDGETS) - {"live-scoring"})
+MMLU_WIDGETS = [name for slug, name, _ in widgets_found() if slug == "mmlu"]
 
 
 def paper_context(app) -> dict:
     widget_context = app.extensions["documents"]["mmlu"].hooks.widget_context
 
     return widget_context(app)
-
-
-@pytest.mark.parametrize("name", DRAWN)
-def test_every_widget_renders_without_javascript(client, name):
-    for url in (f"/mmlu/widgets/{name}", f"/embed/mmlu/{name}"):
-        response = client.get(url)
-        assert response.status_code == 200, url
-        page = response.get_data(as_text=True)
-        assert '<svg class="widget-figure"' in page
-        assert summary_of(page), "the text summary is empty"
-        assert '<form class="widget-controls" method="get"' in page  # works without JavaScript
-        assert not re.search(r'\sstyle="', page.split("<textarea")[0])  # CSP: no inline style attribute
 
 
 def test_only_embed_pages_may_be_framed(client):
@@ -251,12 +239,6 @@ def test_share_links_reproduce_the_state(client):
     page = client.get("/mmlu/widgets/chance-explorer?n=250&score=0.4").get_data(as_text=True)
     assert 'value="http://localhost/mmlu/widgets/chance-explorer?n=250&amp;score=0.4"' in page
     assert "http://localhost/embed/mmlu/chance-explorer?n=250&amp;amp;score=0.4" in page  # escaped inside the snippet
-
-
-def test_gallery_lists_every_widget(client):
-    page = client.get("/mmlu/widgets/").get_data(as_text=True)
-    for name in MMLU_WIDGETS:
-        assert f"/mmlu/widgets/{name}" in page
 
 
 def test_a_new_paper_is_one_folder_with_its_own_widget():
