@@ -20,6 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
+from .greedy import greedy_decode
 from .scorer import PromptTooLong
 
 MAX_NEW_TOKENS = 512  # the cap a caller may ask for: a small model rambles, and every token costs CPU time
@@ -76,32 +77,19 @@ def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = (), s
                                  use_cache=True)
             return state["out"].logits[0, -1]
 
-    written: list[int] = []
-    text, shown = "", 0  # the answer so far (none if the first token ends the text) and how much was sent
-    reason = "length"
-    while len(written) < max_new_tokens:
-        token = int(logits.argmax())
-        if token == tokenizer.eos_token_id:
-            reason = "end of text"
+    shown = 0  # how much of the answer was sent
+    for step in greedy_decode(tokenizer, logits, logits_after, max_new_tokens, stop):
+        if step.reason is not None:
             break
-        written.append(token)
-        text = tokenizer.decode(written, skip_special_tokens=True)
-        cut = min((text.find(s) for s in stop if s in text), default=-1)
-        if cut >= 0:
-            text, reason = text[:cut], "stop"
-            break
-        if len(written) == max_new_tokens:
-            break
-        if len(text) - hold > shown:
-            yield {"text": text[shown:len(text) - hold], "tokens": len(written)}
-            shown = len(text) - hold
+        if len(step.text) - hold > shown:
+            yield {"text": step.text[shown:len(step.text) - hold], "tokens": len(step.written)}
+            shown = len(step.text) - hold
         else:
             yield None
-        logits = logits_after(token)
     state.clear()  # the key/value cache goes before the last events
-    if len(text) > shown:
-        yield {"text": text[shown:], "tokens": len(written)}
-    yield {"done": True, "reason": reason, "tokens": len(written), "prompt_tokens": int(ids.shape[1]),
+    if len(step.text) > shown:
+        yield {"text": step.text[shown:], "tokens": len(step.written)}
+    yield {"done": True, "reason": step.reason, "tokens": len(step.written), "prompt_tokens": int(ids.shape[1]),
            "ms": round((time.perf_counter() - started) * 1000, 1)}
 
 

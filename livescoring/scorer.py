@@ -48,6 +48,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .decoder import decoder_for
+from .greedy import greedy_decode
 
 GENERATE_MAX_NEW_TOKENS = 256  # lm-evaluation-harness's max_gen_toks for Hugging Face models
 TOP_NEXT_TOKENS = 5
@@ -535,7 +536,6 @@ class Scorer:
         import torch
 
         tokenizer, model, device = self.loaded.tokenizer, self.loaded.model, self.loaded.device
-        until = tuple(s for s in job["request"].until if s)
         state = {}
         if self.reuse_prefix:
             logits, state["parts"] = job.pop("logits"), job.pop("past")  # joined on the first new token
@@ -559,23 +559,11 @@ class Scorer:
                 state["out"] = model(input_ids=torch.tensor([[token]], device=device), cache=state["out"].cache,
                                      use_cache=True)
                 return state["out"].logits[0, -1]
-        written: list[int] = []
-        text, reason = "", "length"
-        max_new = job["request"].max_gen_toks
-        while len(written) < max_new:
-            if stop is not None and stop():
+        for step in greedy_decode(tokenizer, logits, logits_after, job["request"].max_gen_toks,
+                                  job["request"].until):
+            if step.reason is not None:
+                break
+            if stop is not None and stop():  # between forward passes
                 raise ScoringCancelled("every caller of this batch gave up waiting")
-            token = int(logits.argmax())
-            if token == tokenizer.eos_token_id:
-                reason = "end of text"
-                break
-            written.append(token)
-            text = tokenizer.decode(written, skip_special_tokens=True)
-            cut = min((text.find(s) for s in until if s in text), default=-1)
-            if cut >= 0:
-                text, reason = text[:cut], "stop"
-                break
-            if len(written) < max_new:
-                logits = logits_after(token)
         state.clear()  # the context's key/value cache goes now
-        return {"written": written, "text": text, "reason": reason}
+        return {"written": list(step.written), "text": step.text, "reason": step.reason}

@@ -7,7 +7,7 @@ generative (``mmlu_generative``), plain and with ``--apply_chat_template``, at 0
 the shared evaluate command scores the same questions with the same settings, and per question:
 
 * the prompt is the harness's, character for character;
-* letter and option: every option's summed log-likelihood is within 1e-4 of the harness's, and the
+* letter and option: every option's summed log-likelihood is within 5e-4 of the harness's, and the
   prediction and ``correct`` are its ``acc``;
 * generative: the generated text is the harness's ``resps``, the filtered response its
   ``filtered_resps``, ``correct`` its ``exact_match``, exactly.
@@ -29,7 +29,10 @@ from benchmarks.server.multiple_choice import answer_questions
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "harness_reference"
 METHODS = ("letter", "option", "generative")
-LOGLIKELIHOOD_TOLERANCE = 1e-4
+# float32 sums of a dozen tokens' log-probabilities differ in the fourth decimal between CPUs: on an
+# AMD EPYC even transformers' own forward over the whole prompt is up to 1.4e-4 (relative 2.8e-5)
+# from the references, written on another machine. Predictions and `acc` must still be equal.
+LOGLIKELIHOOD_TOLERANCE = 5e-4
 
 
 def references() -> list[Path]:

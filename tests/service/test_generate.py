@@ -306,3 +306,14 @@ def test_greedy_generation_equals_transformers_generate(loaded_model):
         new = [t for t in out[0, ids.shape[1]:].tolist() if t != model.tokenizer.eos_token_id]
         assert events[-1]["tokens"] == len(new)
         assert "".join(e.get("text", "") for e in events) == model.tokenizer.decode(new, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("script", [[1, 2, 3, 4, 5], [7, 6, 1], [EOS], [1, 2, 5, 5, 5, 5]])
+def test_the_batch_scorer_and_the_stream_write_the_same_greedy_text(script):
+    """One greedy loop (livescoring/greedy.py) under both: the batch command's generate_until (its
+    reference path here) and the streamed generation stop at the same token for the same reason."""
+    pieces, done = run(script, max_new_tokens=3)
+    reference = Scorer(loaded(script), reuse_prefix=False, decoder="unused: the reference path runs the model itself")
+    (answer,) = reference.generate_until(
+        [Generation("a short prompt", until=("</s>", "\n"), max_gen_toks=3)])
+    assert (answer.text, answer.stopped, len(answer.tokens)) == ("".join(pieces), done["reason"], done["tokens"])
