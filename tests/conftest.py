@@ -91,7 +91,8 @@ def worker_id() -> str:
 
 
 # TEST_TIMELINE=<file>: each worker appends one line per test (worker, start, wall seconds, CPU seconds
-# of the worker and all its child processes: node and Chromium, the live server, subprocesses; test id),
+# of the worker and all its child processes: node and Chromium (tools/reaped.py waits for its
+# renderers), the live server, subprocesses; test id),
 # so that `python3 tools/test_timeline.py <file>` can show where the cores idle. Off by default.
 def _cpu_seconds() -> float:
     """This process's CPU time and its waited-for children's, and that of its live descendants and of

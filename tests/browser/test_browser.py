@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,10 +137,11 @@ def test_in_chromium(live_server, test_file):
 
 
 def run_node_tests(test_file: Path, tap_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    """`node --test` with the spec report on stdout and a TAP report in `tap_path`."""
+    """`node --test` with the spec report on stdout and a TAP report in `tap_path`, under
+    tools/reaped.py: Chromium's processes end with the file, and their CPU time counts as ours."""
     tap_path.unlink(missing_ok=True)
     return subprocess.run(
-        ["node", "--test",
+        [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test",
          "--test-reporter=spec", "--test-reporter-destination=stdout",
          "--test-reporter=tap", f"--test-reporter-destination={tap_path}",
          str(test_file)],
@@ -187,3 +189,22 @@ def test_a_failing_node_test_file_is_reported_by_its_failing_cases(tmp_path):
     assert message.startswith("sample.test.mjs: 3 failing test case(s): a plain # failure; a suite > inner failure; "
                               "a parent > its failing child\n  ✗ a plain # failure (")
     assert failures[0].failed_at == f"{test_file}:5:42"  # the assert.equal line, not the test's first line
+
+
+def test_a_process_left_behind_is_waited_for_and_its_cpu_time_counted():
+    """tools/reaped.py, as the browser files run under it: the command exits (status 3) while a
+    process it started still works, as Chromium's renderers outlive the browser; the wrapper waits
+    for it, so its CPU time reaches our children's time, and nothing is left running."""
+    burn = "import time\nend = time.process_time() + 0.5\nwhile time.process_time() < end: pass\n" \
+           "open(__import__('sys').argv[1], 'w').write('done')"
+    done = REPORTS.parent / f"reaped-{os.getpid()}.txt"
+    done.parent.mkdir(parents=True, exist_ok=True)
+    done.unlink(missing_ok=True)
+    before = os.times()
+    result = subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "sh", "-c",
+                             f'"{sys.executable}" -c "$0" "$1" & exit 3', burn, str(done)], timeout=60)
+    after = os.times()
+    assert result.returncode == 3
+    assert done.read_text() == "done"  # it ran to its end: waited for, not killed
+    assert (after.children_user + after.children_system) - (before.children_user + before.children_system) >= 0.45
+    done.unlink()

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pymupdf
@@ -71,7 +72,8 @@ def measure(pdf: pymupdf.Document, figures: list[dict]) -> tuple[list[str], list
 @pytest.fixture(scope="module")
 def printed(live_server) -> dict[str, tuple[pymupdf.Document, list[dict]]]:
     slugs = documents()
-    subprocess.run(["node", str(REPO_ROOT / "tests" / "browser" / "print-pdf.mjs"), str(OUT), *slugs],
+    subprocess.run([sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node",
+                    str(REPO_ROOT / "tests" / "browser" / "print-pdf.mjs"), str(OUT), *slugs],
                    cwd=REPO_ROOT, env=dict(os.environ, BASE_URL=live_server), check=True, timeout=300)
     return {slug: (pymupdf.open(OUT / f"{slug}.pdf"), json.loads((OUT / f"{slug}.json").read_text())["figures"])
             for slug in slugs}
