@@ -143,9 +143,7 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid)
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
-    # Names beside the rows where they leave the plot most of the width; on a phone they go above
-    # their rows, so that the bands keep the whole width (beside, 320 px left the plot 94 px).
-    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.45)
+    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.6, beside_from=0)
     grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)))
     run = context.get("live_run") if state["results"] == "run" else None
     if run and not set(run["categories"]) & set(category_sizes):
