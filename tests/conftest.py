@@ -14,6 +14,7 @@ The suite runs on both cores (pyproject.toml: `-n auto --dist loadgroup`, longes
 """
 from __future__ import annotations
 
+import functools
 import os
 import time
 from pathlib import Path
@@ -41,19 +42,14 @@ def documents() -> list[str]:
     return sorted(p.parent.name for p in CONTENT.glob("*/paper.toml"))
 
 
+@functools.cache
 def widgets_found() -> list[tuple[str, str, str]]:
-    """(document slug, widget name, driver) of every widget in content/, found from its files as the
-    app finds them (paper.toml's order first), for parametrising."""
-    import tomllib
+    """(document slug, widget name, driver) of every widget in content/, loaded as the app loads them
+    (engine.documents.load_document: paper.toml's order first), for parametrising."""
+    from engine.documents import load_document
 
-    from engine.documents import widget_names
-    from widgetkit.registry import find_widget
-
-    found = []
-    for slug in documents():
-        order = tomllib.loads((CONTENT / slug / "paper.toml").read_text(encoding="utf-8")).get("widgets", [])
-        found += [(slug, name, find_widget(slug, name).driver) for name in widget_names(CONTENT / slug, order)]
-    return found
+    return [(slug, name, widget.driver) for slug in documents()
+            for name, widget in load_document(CONTENT / slug).widgets.items()]
 
 
 needs_pyodide = pytest.mark.skipif(
