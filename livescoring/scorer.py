@@ -128,13 +128,13 @@ class _Context:
 class _Row:
     """One sequence of the forward pass and the positions whose next-token log-probabilities are read.
 
-    ``reads`` pairs a position of ``tokens`` with the token whose log-probability is wanted there
-    (None: keep the whole distribution, for the position right after the context)."""
+    Each read is (a position of ``tokens``, the token whose log-probability is wanted there or None
+    to keep the whole distribution, whose it is: a continuation's index, or None for the context's
+    own read right after it). One row can hold the reads of several: see ``Scorer._rows``."""
 
     context: int
-    continuation: int | None  # None: the context's own row
     tokens: tuple[int, ...]
-    reads: tuple[tuple[int, int | None], ...]
+    reads: tuple[tuple[int, int | None, int | None], ...]
 
 
 @dataclass
@@ -312,15 +312,30 @@ class Scorer:
 
     @staticmethod
     def _rows(index: int, context: _Context) -> list[_Row]:
-        """The context's row (reading the whole next-token distribution) and one row per continuation
-        of several tokens (reading each of its later tokens after the ones before it)."""
-        ctx = context.context_ids
-        rows = [_Row(index, None, tuple(ctx), ((len(ctx) - 1, None),))]
+        """The rows the model must run for ``context``: its own read (the whole next-token
+        distribution after it) and, for each continuation of several tokens, its later tokens, each
+        after the ones before it (the harness's one sequence per continuation, context + continuation
+        minus its last token).
+
+        A row whose tokens begin another row's is read from that longer row instead (the model is
+        causal: what it reads at a position depends only on the tokens up to there). So the context's
+        own read rides on a continuation's row, and continuations that differ only in their last
+        token (a chat prompt's "\nA" … "\nD", after the harness moved the context's trailing newline
+        into each) run as one row."""
+        ctx = tuple(context.context_ids)
+        rows = [_Row(index, ctx, ((len(ctx) - 1, None, None),))]
         for c, cont in enumerate(context.continuation_ids):
             if len(cont) > 1:
-                reads = tuple((len(ctx) - 1 + i, token) for i, token in enumerate(cont[1:], start=1))
-                rows.append(_Row(index, c, tuple(ctx) + tuple(cont[:-1]), reads))
-        return rows
+                reads = tuple((len(ctx) - 1 + i, token, c) for i, token in enumerate(cont[1:], start=1))
+                rows.append(_Row(index, ctx + tuple(cont[:-1]), reads))
+        merged: list[_Row] = []
+        for row in sorted(rows, key=lambda r: len(r.tokens), reverse=True):  # stable: the longest first
+            into = next((i for i, longer in enumerate(merged) if longer.tokens[:len(row.tokens)] == row.tokens), None)
+            if into is None:
+                merged.append(row)
+            else:
+                merged[into] = _Row(index, merged[into].tokens, merged[into].reads + row.reads)
+        return merged
 
     # -- the model ----------------------------------------------------------------------------
     def _prefix(self, text: str, keep: bool = True) -> _Prefix | None:
@@ -355,20 +370,24 @@ class Scorer:
 
         reused = 0
         if prefix is not None:
-            # At least the last context token must run, so its hidden state exists.
+            # At least the first read position must run, so its hidden state exists.
             reused = min(min(common_prefix_length(prefix.token_ids, r.tokens) for r in rows),
-                         min(r.reads[0][0] for r in rows))
-        reads = [(i, pos - reused) for i, r in enumerate(rows) for pos, _ in r.reads]
-        hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None, reads,
-                                 keep=False)
+                         min(pos for r in rows for pos, _, _ in r.reads))
+        # Each (row, position) runs the last layer and the head once, however many tokens it reads.
+        places: dict[tuple[int, int], int] = {}
+        for i, r in enumerate(rows):
+            for pos, _, _ in r.reads:
+                places.setdefault((i, pos - reused), len(places))
+        hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None,
+                                 list(places), keep=False)
         logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
         best = logprobs.argmax(dim=-1).tolist()
-        values, n = [], 0
-        for r in rows:
+        values = []
+        for i, r in enumerate(rows):
             got = []
-            for _, token in r.reads:
+            for pos, token, _ in r.reads:
+                n = places[(i, pos - reused)]
                 got.append(logprobs[n] if token is None else (logprobs[n, token].item(), best[n] == token))
-                n += 1
             values.append(got)
         return values
 
@@ -380,7 +399,7 @@ class Scorer:
         logits = model(torch.tensor([row.tokens], device=device)).logits[0]
         logprobs = torch.log_softmax(logits.float(), dim=-1)
         return [logprobs[pos] if token is None else (logprobs[pos, token].item(), int(logprobs[pos].argmax()) == token)
-                for pos, token in row.reads]
+                for pos, token, _ in row.reads]
 
     def batches(self, rows: list[_Row], reused: int) -> list[list[_Row]]:
         """``rows`` in order, cut into forward passes of at most ``batch_rows`` rows and (where
@@ -433,7 +452,8 @@ class Scorer:
                     values = self._forward(batch, prefix) if self.reuse_prefix else [self._forward_full(batch[0])]
                     ran += sum(max(1, len(row.tokens) - reused) for row in batch)
                     for row, got in zip(batch, values, strict=True):
-                        results[(row.context, row.continuation)] = got
+                        for (_, _, whose), value in zip(row.reads, got, strict=True):
+                            results.setdefault((row.context, whose), []).append(value)
         if self.pass_tokens and ran >= self.pass_tokens:  # the server's scorer: back to its resting size
             return_freed_memory()
         for index, context in enumerate(contexts):

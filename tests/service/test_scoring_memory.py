@@ -17,7 +17,7 @@ def scorer(**settings) -> Scorer:
 
 
 def rows(lengths) -> list[_Row]:
-    return [_Row(i, None, tuple(range(n)), ((n - 1, None),)) for i, n in enumerate(lengths)]
+    return [_Row(i, tuple(range(n)), ((n - 1, None, None),)) for i, n in enumerate(lengths)]
 
 
 @pytest.mark.parametrize("seed", range(5))
