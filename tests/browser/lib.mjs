@@ -30,14 +30,22 @@ export function watchConsole(page) {
 
 const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
-// Run axe-core in the page and return its violations (an empty list is a pass).
-export async function axeViolations(page) {
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+
+// Run axe-core in the page (or frame) and return its violations (an empty list is a pass).
+// `within`: the component a test is about, as a Locator, or CSS selectors (every element they
+// match): axe checks only that part of the page. A whole document page costs several CPU-seconds
+// to check, and page.test.mjs and each document's own test check every page whole once.
+// `rules`: only these rules, for a second look at the same page where only colours changed (dark).
+export async function axeViolations(page, { within, rules } = {}) {
   // Evaluated through the DevTools protocol: our CSP (rightly) blocks an injected inline script.
   await page.evaluate(axeSource);
-  const result = await page.evaluate(async () => await window.axe.run(document, {
-    runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
-  }));
-  return result.violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  const options = { runOnly: rules ? { type: 'rule', values: rules } : { type: 'tag', values: AXE_TAGS } };
+  const violations = typeof within?.evaluate === 'function'
+    ? await within.evaluate((element, opts) => window.axe.run(element, opts).then((r) => r.violations), options)
+    : await page.evaluate(([selectors, opts]) => window.axe.run(
+      selectors ? { include: selectors.map((s) => [s]) } : document, opts).then((r) => r.violations), [within ?? null, options]);
+  return violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
 }
 
 export async function screenshot(page, name) {

@@ -30,8 +30,8 @@ test('the lesson page: ladder, MathML, widget, axe in light and dark, 320 px', a
   assert.ok(await page.locator('math').count() >= 5);
   assert.equal(await page.locator('section.widget[data-widget="two-run-gate"]').count(), 1);
   assert.deepEqual(await axeViolations(page), []);
-  await page.emulateMedia({ colorScheme: 'dark' });
-  assert.deepEqual(await axeViolations(page), []);
+  await page.emulateMedia({ colorScheme: 'dark' }); // only colours change: their rules again
+  assert.deepEqual(await axeViolations(page, { rules: ['color-contrast', 'link-in-text-block'] }), []);
   await page.setViewportSize({ width: 320, height: 900 });
   const wide = await page.evaluate(() => document.documentElement.scrollWidth);
   assert.ok(wide <= 320, `the page is ${wide} px wide at 320 px`);

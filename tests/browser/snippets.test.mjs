@@ -75,7 +75,7 @@ for (const [slug, edit] of Object.entries(EDITS)) {
     const first = snippet.locator('.snippet-results li').filter({ hasText: edit.result }).first();
     assert.match(await first.textContent(), new RegExp(`→ ${edit.result} \\(the page: ${edit.page}\\)`));
     assert.equal(await snippet.locator('.snippet-output').getAttribute('aria-live'), 'polite');
-    assert.deepEqual(await axeViolations(page), [], 'axe: the editor and its result');
+    assert.deepEqual(await axeViolations(page, { within: snippet }), [], 'axe: the editor and its result');
     await screenshot(page, `snippet-${slug}-edited`);
 
     await snippet.getByRole('button', { name: 'Reset' }).click();
@@ -126,7 +126,7 @@ test('dark mode at 320 px: the editor fits and passes axe; without JavaScript th
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 320), 'no sideways scroll at 320 px');
   const colours = await snippet.locator('.cm-editor').evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.equal(colours, 'rgb(28, 31, 35)', 'the editor takes the dark code background');
-  assert.deepEqual(await axeViolations(page), []);
+  assert.deepEqual(await axeViolations(page, { within: snippet }), []);
   await screenshot(page, 'snippet-dark-320');
   assert.deepEqual(problems, []);
   await context.close();
