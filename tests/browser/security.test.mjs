@@ -6,11 +6,13 @@ import http from 'node:http';
 import { launch, BASE_URL, watchConsole, screenshot } from './lib.mjs';
 
 let browser;
+let reader; // one reader's context for every page: the first worker starts cold, the later ones from its snapshot
 let otherOrigin;
 let otherServer;
 
 before(async () => {
   browser = await launch();
+  reader = await browser.newContext();
   // A teacher's site on another origin (another port) that tries to frame two of our pages.
   otherServer = http.createServer((req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/html' });
@@ -33,7 +35,7 @@ function cspViolations(problems) {
 
 for (const path of ['/', '/mmlu/', '/mmlu/glossary/', '/embed/mmlu/chance-explorer?n=100&score=0.3']) {
   test(`no CSP violations on ${path}, with the math worker started`, async () => {
-    const page = await browser.newPage();
+    const page = await reader.newPage();
     const problems = watchConsole(page);
     const violations = [];
     await page.exposeFunction('reportViolation', (v) => violations.push(v));
