@@ -93,21 +93,12 @@ def worker_id() -> str:
 def _cpu_seconds() -> float:
     """This process's CPU time and its waited-for children's, and that of its live descendants and of
     the children they waited for (Linux: Chromium's renderers end inside the test, reaped by Chromium)."""
+    from tools.processes import descendants, process_table
+
     times = os.times()
-    total = times.user + times.system + times.children_user + times.children_system
-    parents, ticks = {}, {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended while we looked
-            continue
-        pid = int(stat.parent.name)
-        parents[pid], ticks[pid] = int(fields[1]), sum(map(int, fields[11:15]))  # utime stime cutime cstime
-    mine, found = {os.getpid()}, True
-    while found:
-        found = {pid for pid, parent in parents.items() if parent in mine} - mine
-        mine |= found
-    return total + sum(ticks[pid] for pid in mine - {os.getpid()}) / os.sysconf("SC_CLK_TCK")
+    table = process_table()
+    return (times.user + times.system + times.children_user + times.children_system
+            + sum(table[pid][1] for pid in descendants(os.getpid(), table)))
 
 
 @pytest.hookimpl(hookwrapper=True)

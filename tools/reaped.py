@@ -19,19 +19,16 @@ import sys
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script, from anywhere
+
+from tools.processes import process_table  # noqa: E402
+
 PR_SET_CHILD_SUBREAPER = 36
 GRACE_S = 5.0
 
 
 def _children() -> list[int]:
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == os.getpid():
-                found.append(int(stat.parent.name))
-        except (OSError, ValueError):  # ended while we looked
-            continue
-    return found
+    return [pid for pid, (parent, _) in process_table().items() if parent == os.getpid()]
 
 
 def _reap_all() -> None:

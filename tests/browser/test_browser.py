@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tools.processes import descendants, process_table
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BROWSER_DIR = REPO_ROOT / "tests" / "browser"
 REPORTS = REPO_ROOT / "tests" / "artifacts" / "browser"
@@ -208,3 +210,27 @@ def test_a_process_left_behind_is_waited_for_and_its_cpu_time_counted():
     assert done.read_text() == "done"  # it ran to its end: waited for, not killed
     assert (after.children_user + after.children_system) - (before.children_user + before.children_system) >= 0.45
     done.unlink()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads Linux's /proc")
+def test_the_process_table_finds_a_childs_child_and_its_cpu_time():
+    """tools/processes.py, which the test timeline and tools/reaped.py read."""
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\ntime.sleep(30)"
+    # A shell that starts Python: our child's child.
+    shell = subprocess.Popen(["sh", "-c", f'"{sys.executable}" -c "$0"; :', burn])
+    try:
+        for _ in range(200):
+            table = process_table()
+            grandchildren = [pid for pid in descendants(os.getpid(), table) if table[pid][0] == shell.pid]
+            if grandchildren and table[grandchildren[0]][1] >= 0.29:
+                break
+            subprocess.run(["sleep", "0.05"])
+        assert table[os.getpid()][0] == os.getppid()
+        assert shell.pid in descendants(os.getpid(), table)
+        assert grandchildren and table[grandchildren[0]][1] >= 0.29  # the CPU it burnt, in seconds
+        assert os.getpid() not in descendants(os.getpid(), table)
+    finally:
+        for pid in descendants(shell.pid, process_table()):  # before the shell: then they are still its
+            os.kill(pid, 9)
+        shell.kill()
+        shell.wait()
