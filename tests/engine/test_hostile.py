@@ -469,6 +469,9 @@ LONG_COT = {"category": "history", "index": 0, "shots": 5, "max_tokens": 512}
 # The work budget refuses LONG_COT now (tests/engine/test_model_budget.py); these servers run without it, so
 # the request runs as the attack sent it.
 NO_BUDGET = {"SCORER_MAX_WORK_CHARS": "0"}
+# One worked example: a prompt pass of a few seconds (about 760 tokens), so that a reset sent 0.3 to 1.1 s
+# after the request lands while it runs, without five examples' 2,200 tokens to run three times over.
+PIPELINED_COT = {**LONG_COT, "shots": 1}
 
 
 @pytest.mark.model
@@ -482,7 +485,7 @@ def test_a_pipelined_request_and_a_reset_leave_generation_working():
         base, port = server.url, int(server.url.rsplit(":", 1)[1])
         _wait_for_model(base)
         for attempt in range(3):  # the reset lands while the prompt runs, or just after: either way
-            body = json.dumps(LONG_COT).encode()
+            body = json.dumps(PIPELINED_COT).encode()
             pipelined = (f"GET /mmlu/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
                          f"POST /api/mmlu-pro/generate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
                          f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
