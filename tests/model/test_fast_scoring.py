@@ -76,7 +76,10 @@ def test_loglikelihood_answers_as_the_harness_does_on_both_paths(loaded_model, r
     assert [a.is_greedy for a in slow[1:5]] == [likeliest == c for c in continuations[1:5]]
 
 
-@pytest.mark.parametrize("shots", [0, 5])
+# Two worked examples make a cached prefix with its seam as five do, in shorter prompts for the reference
+# path (transformers' whole forward, logits everywhere: 31.8 → 23.6 s on the 2-core AMD machine);
+# five-shot runs are held to the harness's own answers in tests/model/test_harness_equality.py.
+@pytest.mark.parametrize("shots", [0, 2])
 def test_prefix_reuse_and_batching_equal_the_full_prompt_path(loaded_model, reference, mmlu_data, shots):
     questions = sample(mmlu_data, 6, seed=12 + shots)
     # Two more questions of the first subject, so a batch shares a cached prefix.
