@@ -29,7 +29,9 @@ Speed without changing a number (the model service chapter of docs/ says how it 
   is reused, so tokenisation never changes (BPE may merge across the text boundary; those tokens
   are simply recomputed).
 * **Packed batches.** Requests that share a context are scored together: the context's row reads
-  the next-token distribution once, and each continuation of several tokens adds one row. Rows
+  the next-token distribution once, and each continuation of several tokens adds one row; a row
+  whose tokens begin another's is read from the longer one (so "\nA" … "\nD" after a chat prompt
+  run as one row, with the context's own read). Rows
   that share a cached prefix run in one forward pass, each row's own tokens on top of the prefix
   (livescoring/decoder.py packs them one after another, with no padding). A context that names no
   shared text but has several continuations of several tokens is its own prefix for the call: it
