@@ -31,6 +31,8 @@ export function watchConsole(page) {
 const axeSource = readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+// The rules a page's colours decide: the second look at a page whose palette alone changed (dark).
+export const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
 
 // Run axe-core in the page (or frame) and return its violations (an empty list is a pass).
 // `within`: the component a test is about, as a Locator, or CSS selectors (every element they

@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -224,7 +225,7 @@ def test_the_process_table_finds_a_childs_child_and_its_cpu_time():
             grandchildren = [pid for pid in descendants(os.getpid(), table) if table[pid][0] == shell.pid]
             if grandchildren and table[grandchildren[0]][1] >= 0.29:
                 break
-            subprocess.run(["sleep", "0.05"])
+            time.sleep(0.05)
         assert table[os.getpid()][0] == os.getppid()
         assert shell.pid in descendants(os.getpid(), table)
         assert grandchildren and table[grandchildren[0]][1] >= 0.29  # the CPU it burnt, in seconds
