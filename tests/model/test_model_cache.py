@@ -153,4 +153,10 @@ def test_a_corrupted_real_cache_reconverts_and_scores_the_same(tmp_path):
     again = load(settings)
     assert not again.from_cache
     assert letters(again) == pytest.approx(expected, abs=1e-6)
+    import gguf
+    from gguf.gguf_reader import GGUFReader
+    from gguf.tensor_mapping import get_tensor_name_map
+
+    # The conversion's parse-once stand-ins (model._gguf_read_once) are gone once it is done.
+    assert (gguf.GGUFReader, gguf.get_tensor_name_map) == (GGUFReader, get_tensor_name_map)
     assert load(settings).from_cache
