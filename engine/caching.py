@@ -78,6 +78,9 @@ class Caches:
         self.finishers: list = []  # str -> str, applied to every cached page as it is served
         self.content_version: float | None = None
         self._hashes: dict[str, tuple[float, str]] = {}  # resolved path -> (mtime, short hash)
+        # A page makes many static URLs, each resolving its path (system calls per path component);
+        # resolved once per path. Only paths that resolve to an indexed file are kept (a bounded set).
+        self._resolved: dict[str, str] = {}  # path as asked for -> resolved path
         self._lock = threading.Lock()
 
     def index(self, folder: Path, suffixes: tuple[str, ...] | None = None) -> None:
@@ -96,7 +99,11 @@ class Caches:
     def version(self, path: Path) -> str | None:
         """The indexed file's short hash, or None for a file that was not indexed."""
         try:
-            key = str(Path(path).resolve())
+            key = self._resolved.get(str(path))
+            if key is None:
+                key = str(Path(path).resolve())
+                if key in self._hashes:
+                    self._resolved[str(path)] = key
             hit = self._hashes.get(key)
             if hit is not None and self.reload and Path(key).stat().st_mtime != hit[0]:
                 return self._hash(Path(key))

@@ -227,4 +227,9 @@ def document() -> dict:
 
 @bp.get("/api/openapi.json")
 def openapi_json():
-    return jsonify(document())
+    # The description follows from the app's routes and its data, both fixed once the app is built, and
+    # making it reads every subject's questions: made once per app, on the first request for it.
+    described = current_app.extensions.get("openapi")
+    if described is None:
+        described = current_app.extensions["openapi"] = document()
+    return jsonify(described)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from explainers import PUBLIC
 from tests.conftest import run_form_token
 
 # About 10,500 generated requests, over a minute on two cores; one xdist group, so that they run in one
@@ -53,6 +54,12 @@ json_value = st.recursive(scalar, lambda inner: st.one_of(st.lists(inner, max_si
 param_name = st.one_of(st.sampled_from(PARAM_NAMES), st.text(ALPHABET, min_size=1, max_size=8))
 json_object = st.dictionaries(param_name, json_value, max_size=6)
 query = st.dictionaries(param_name, text, max_size=5)
+json_body = json_value | json_object
+MALFORMED_BODIES = st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
+                             st.just(b'{"a": '), st.just(b"\xff\xfe"), st.just(json.dumps([1, 2]).encode()))
+BODY_TYPES = st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""])
+PUBLIC_NAMES = st.sampled_from(sorted(PUBLIC))
+TYPED_ARGUMENTS = st.dictionaries(st.sampled_from(PARAM_NAMES), json_value, max_size=5)
 
 
 def _routes(app):
@@ -73,10 +80,23 @@ def routes(app):
     return _routes(app)
 
 
-def _known_names():
-    import explainers
+@pytest.fixture(scope="module")
+def get_paths(routes):
+    return route_paths([r for r in routes if "GET" in r.methods])
 
-    names = set(getattr(explainers, "PUBLIC", {}) or [])
+
+@pytest.fixture(scope="module")
+def any_paths(routes):
+    return route_paths(routes)
+
+
+@pytest.fixture(scope="module")
+def post_paths(routes):
+    return route_paths([r for r in routes if "POST" in r.methods] or routes)
+
+
+def _known_names():
+    names = set(PUBLIC)
     names |= {"chance-explorer", "calibration-bars", "scaling-plot", "group-bars", "subject-bars",
               "prompt-anatomy", "release-gate", "live-scoring", "abstract_algebra", "anatomy"}
     return names
@@ -87,15 +107,21 @@ path_part = st.one_of(text.filter(lambda t: "/" not in t and t not in ("", ".", 
                       st.sampled_from(sorted(_known_names())))
 
 
-@st.composite
-def route_path(draw, routes):
-    """A URL for a random route, its variable parts filled with interesting or random text."""
-    rule = draw(st.sampled_from(routes))
-    path = rule.rule
-    for arg in rule.arguments:
-        value = draw(path_part)
-        path = re.sub(rf"<(?:[^:<>]+:)?{arg}>", lambda _, value=value: quote(value, safe=""), path)
-    return rule, path
+def route_paths(routes):
+    """(rule, URL) for a random one of ``routes``, its variable parts filled with interesting or random
+    text. Made once per test: a strategy made inside each draw is validated again on every draw."""
+    rules = st.sampled_from(routes)
+
+    @st.composite
+    def route_path(draw):
+        rule = draw(rules)
+        path = rule.rule
+        for arg in rule.arguments:
+            value = draw(path_part)
+            path = re.sub(rf"<(?:[^:<>]+:)?{arg}>", lambda _, value=value: quote(value, safe=""), path)
+        return rule, path
+
+    return route_path()
 
 
 REQUESTS_SENT = [0]
@@ -120,27 +146,26 @@ FUZZ = settings(max_examples=4000, deadline=None, derandomize=True, database=Non
 
 @FUZZ
 @given(data=st.data())
-def test_get_any_route_with_any_query(client, routes, data):
-    rule, path = data.draw(route_path([r for r in routes if "GET" in r.methods]))
+def test_get_any_route_with_any_query(client, get_paths, data):
+    rule, path = data.draw(get_paths)
     response = client.get(path, query_string=data.draw(query))
     check(response, path)
 
 
 @FUZZ
 @given(data=st.data())
-def test_post_any_json_to_any_route(client, routes, data):
-    rule, path = data.draw(route_path(routes))
-    response = client.post(path, json=data.draw(json_value | json_object))
+def test_post_any_json_to_any_route(client, any_paths, data):
+    rule, path = data.draw(any_paths)
+    response = client.post(path, json=data.draw(json_body))
     check(response, path)
 
 
 @settings(FUZZ, max_examples=1000)
 @given(data=st.data())
-def test_post_malformed_bodies(client, routes, data):
-    rule, path = data.draw(route_path([r for r in routes if "POST" in r.methods] or routes))
-    body = data.draw(st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode),
-                               st.just(b'{"a": '), st.just(b"\xff\xfe"), st.just(json.dumps([1, 2]).encode())))
-    content_type = data.draw(st.sampled_from(["application/json", "text/plain", "application/x-www-form-urlencoded", ""]))
+def test_post_malformed_bodies(client, post_paths, data):
+    rule, path = data.draw(post_paths)
+    body = data.draw(MALFORMED_BODIES)
+    content_type = data.draw(BODY_TYPES)
     response = client.post(path, data=body, content_type=content_type or None)
     check(response, path)
 
@@ -148,11 +173,8 @@ def test_post_malformed_bodies(client, routes, data):
 @settings(FUZZ, max_examples=1500)
 @given(data=st.data())
 def test_math_api_with_typed_arguments(client, data):
-    import explainers
-
-    names = sorted(getattr(explainers, "PUBLIC", {}) or ["standard_error"])
-    name = data.draw(st.sampled_from(names))
-    args = data.draw(st.dictionaries(st.sampled_from(PARAM_NAMES), json_value, max_size=5))
+    name = data.draw(PUBLIC_NAMES)
+    args = data.draw(TYPED_ARGUMENTS)
     path = f"/api/explainers/{name}"
     check(client.post(path, json=args), path)
 
@@ -165,19 +187,22 @@ TOKENS = st.one_of(st.text(ALPHABET, max_size=40), st.sampled_from(["é" * 32, "
                                                                      "0" * 32, "0" * 64, "", "\x00" * 32]))
 
 
+FORMS = st.dictionaries(st.one_of(st.sampled_from(FORM_NAMES), param_name), text, max_size=6)
+
+
 @pytest.fixture(scope="module")
-def post_routes(app):
+def form_paths(app):
     """Every POST route that reads a form or a body, the model left as it is: a form without this
     client's token never reaches it (/api/model/load reads nothing, and would start loading it)."""
     import numpy  # noqa: F401 - before any thread imports it: hypothesis looks numpy up while drawing
-    return [r for r in _routes(app) if "POST" in r.methods and r.rule != "/api/model/load"]
+    return route_paths([r for r in _routes(app) if "POST" in r.methods and r.rule != "/api/model/load"])
 
 
 @settings(FUZZ, max_examples=800)
 @given(data=st.data())
-def test_post_any_form_to_any_route(client, post_routes, data):
-    rule, path = data.draw(route_path(post_routes))
-    form = data.draw(st.dictionaries(st.one_of(st.sampled_from(FORM_NAMES), param_name), text, max_size=6))
+def test_post_any_form_to_any_route(client, form_paths, data):
+    rule, path = data.draw(form_paths)
+    form = data.draw(FORMS)
     form["csrf_token"] = data.draw(TOKENS)
     check(client.post(path, data=form), path)
 
