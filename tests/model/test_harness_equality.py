@@ -7,8 +7,9 @@ generative (``mmlu_generative``), plain and with ``--apply_chat_template``, at 0
 the shared evaluate command scores the same questions with the same settings, and per question:
 
 * the prompt is the harness's, character for character;
-* letter and option: every option's summed log-likelihood is within 5e-4 of the harness's, and the
-  prediction and ``correct`` are its ``acc``;
+* letter and option: every option's summed log-likelihood is within 5e-4 of the harness's, whether
+  greedy decoding writes it is the harness's answer too (the pair its ``loglikelihood`` returns, as
+  the model service's narrow interface answered it), and the prediction and ``correct`` are its ``acc``;
 * generative: the generated text is the harness's ``resps``, the filtered response its
   ``filtered_resps``, ``correct`` its ``exact_match``, exactly.
 
@@ -39,12 +40,22 @@ def references() -> list[Path]:
     return sorted(FIXTURES.glob("*shot-*.json"))
 
 
-def run_ours(loaded_model, mmlu_data, reference: dict, method: str) -> tuple[list[dict], dict]:
-    """Our evaluate on the reference's questions: its rows, and each question's result (the shared
-    command's own answer_questions, recorded as it returns)."""
+def run_ours(loaded_model, mmlu_data, reference: dict, method: str) -> tuple[list[dict], dict, dict]:
+    """Our evaluate on the reference's questions: its rows, each question's result (the shared
+    command's own answer_questions, recorded as it returns), and the model service's answer to each
+    (context, continuation) it was asked."""
     from livescoring.scorer import Scorer
 
-    results = {}
+    results, answered = {}, {}
+    scorer = Scorer(loaded_model)
+    loglikelihood = scorer.loglikelihood
+
+    def answering(requests, stop=None):
+        got = loglikelihood(requests, stop)
+        answered.update({(r.context, r.continuation): a for r, a in zip(requests, got, strict=True)})
+        return got
+
+    scorer.loglikelihood = answering
 
     def recording(scorer, questions, stop=None):
         got = answer_questions(scorer, questions, stop)
@@ -55,12 +66,12 @@ def run_ours(loaded_model, mmlu_data, reference: dict, method: str) -> tuple[lis
     template = "chat" if reference["apply_chat_template"] else "plain"
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(shared, "answer_questions", recording)
-        rows = shared.evaluate(MMLUTask(mmlu_data), Scorer(loaded_model), reference["subjects"], "test", reference["num_fewshot"],
+        rows = shared.evaluate(MMLUTask(mmlu_data), scorer, reference["subjects"], "test", reference["num_fewshot"],
                                reference["questions_per_subject"], method, progress=False, template=template)
-    return rows, results
+    return rows, results, answered
 
 
-def compare(reference: dict, method: str, rows: list[dict], results: dict) -> int:
+def compare(reference: dict, method: str, rows: list[dict], results: dict, answered: dict) -> int:
     """Assert per question that ours equals the harness's; the number of questions compared."""
     samples = reference["samples"][method]
     by_question = {(r["subject"], r["index"]): r for r in rows}
@@ -81,6 +92,8 @@ def compare(reference: dict, method: str, rows: list[dict], results: dict) -> in
             assert [o["continuation"] for o in result["options"]] == sample["continuations"], where
             assert all(math.isclose(a, b, abs_tol=LOGLIKELIHOOD_TOLERANCE) for a, b in zip(ours, theirs, strict=True)), \
                 (where, ours, theirs)
+            greedy = [answered[(sample["prompt"], c)].is_greedy for c in sample["continuations"]]
+            assert greedy == [resp[0][1] for resp in sample["resps"]], where
             assert float(row["correct"]) == sample["acc"], where
             assert row["prediction"] == "ABCD"[theirs.index(max(theirs))], where
     return len(samples)
@@ -93,29 +106,8 @@ def test_evaluate_gives_the_harness_answers_per_question(loaded_model, mmlu_data
     assert reference["lm_eval"] == "0.4.13"
     compared = 0
     for method in METHODS:
-        rows, results = run_ours(loaded_model, mmlu_data, reference, method)
-        compared += compare(reference, method, rows, results)
+        compared += compare(reference, method, *run_ours(loaded_model, mmlu_data, reference, method))
     assert compared == len(METHODS) * len(reference["subjects"]) * reference["questions_per_subject"]
-
-
-@pytest.mark.model
-@pytest.mark.parametrize("path", references(), ids=lambda p: p.stem)
-def test_loglikelihood_answers_the_harness_pair_for_each_continuation(loaded_model, path):
-    """The model's narrow interface against lm_eval 0.4.13's own answers: for each (context,
-    continuation) the reference scored, the summed log-probability and whether it is the greedy
-    continuation, as its ``loglikelihood`` returns them."""
-    from livescoring.scorer import Loglikelihood, Scorer
-
-    reference = json.loads(path.read_text())
-    requests, theirs = [], []
-    for method in ("letter", "option"):
-        for sample in reference["samples"][method]:
-            for continuation, resp in zip(sample["continuations"], sample["resps"], strict=True):
-                requests.append(Loglikelihood(sample["prompt"], continuation))
-                theirs.append(resp[0])
-    for request, answer, (logprob, greedy) in zip(requests, Scorer(loaded_model).loglikelihood(requests), theirs, strict=True):
-        assert math.isclose(answer.logprob, logprob, abs_tol=LOGLIKELIHOOD_TOLERANCE), (request.continuation, answer)
-        assert answer.is_greedy == greedy, (request.continuation, answer)
 
 
 def test_the_references_cover_letter_option_and_generative_plain_and_chat_at_0_and_5_shots():
