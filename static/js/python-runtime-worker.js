@@ -31,7 +31,9 @@ async function fetchOk(url) {
 // It is saved as soon as that is safe, so a reader who leaves a second after the page is ready
 // still gets the fast start next time: the snapshot is made when the worker is first idle after
 // `ready` (SNAPSHOT_IDLE_MS without a message, so the page's first computations, which its widgets
-// send on `ready`, are answered first; making it takes 0.1 to 0.3 s here), and stored as
+// send on `ready`, are answered first; making it takes 0.1 to 0.3 s here), or at once when a
+// reader's edited snippet comes first (Python's memory is the page's only until that runs, so the
+// snapshot is made before it and never after it), and stored as
 // it is, uncompressed (about 30 MiB): compressing it took over a second on a busy machine, long
 // enough for a reader who left to lose it, while storing it takes a few tenths of a second.
 const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
@@ -58,22 +60,25 @@ async function storeSnapshot(key, bytes, probe) {
   for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
 }
 
-// Run `save` once the worker has had no message for SNAPSHOT_IDLE_MS; every message handled
-// meanwhile puts it off again. Returns the function the message handler calls.
+// Run `save` once, when the worker has had no message for SNAPSHOT_IDLE_MS: `putOff` (every
+// message handled) waits that long again, `now` runs it at once (before a reader's snippet).
 function whenIdle(save) {
-  let timer = setTimeout(run, SNAPSHOT_IDLE_MS);
+  let timer = setTimeout(now, SNAPSHOT_IDLE_MS);
   let done = false;
-  function run() {
+  function now() {
+    if (done) return;
     done = true;
+    clearTimeout(timer);
     save();
   }
-  return () => {
+  function putOff() {
     if (done) return;
     clearTimeout(timer);
-    timer = setTimeout(run, SNAPSHOT_IDLE_MS);
-  };
+    timer = setTimeout(now, SNAPSHOT_IDLE_MS);
+  }
+  return { putOff, now };
 }
-let putOffSnapshot = () => {};
+let snapshotting = { putOff() {}, now() {} }; // until a started (not restored) Python can make one
 
 // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
 function unpackWheel(pyodide, wheel) {
@@ -130,7 +135,7 @@ async function loadRuntime() {
     // After `ready` is posted, once the page's first computations are answered: the snapshot is
     // for the next visit, not this one. A failure here only costs the next visit its head start,
     // so it is only reported, in the client's timings.
-    putOffSnapshot = whenIdle(() => {
+    snapshotting = whenIdle(() => {
       const saved = (fields) => self.postMessage({ type: 'snapshot', ...fields });
       try {
         const probe = runBatch(PROBE);
@@ -159,8 +164,8 @@ self.addEventListener('message', async (event) => {
   const { id, calls, snippet } = event.data || {};
   try {
     const runBatch = await runtime;
-    if (typeof snippet === 'string') { // a reader's snippet: no snapshot after it (its state is not the page's)
-      putOffSnapshot = () => {};
+    if (typeof snippet === 'string') { // a reader's snippet: the snapshot before it, none after it
+      snapshotting.now();
       const run = python.pyimport('widgetkit.snippets').run_snippet_json;
       self.postMessage({ id, ran: JSON.parse(run(snippet, event.data.page ?? null)) });
       return;
@@ -168,7 +173,7 @@ self.addEventListener('message', async (event) => {
     // One JSON string each way: a whole batch crosses the JavaScript/Python boundary once.
     const results = JSON.parse(runBatch(JSON.stringify(calls)));
     self.postMessage({ id, results });
-    putOffSnapshot();
+    snapshotting.putOff();
   } catch (error) {
     self.postMessage({ id, error: String(error && error.message ? error.message : error) });
   }

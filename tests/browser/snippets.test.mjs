@@ -1,8 +1,10 @@
 // "Edit and run" on every document's snippets, in headless Chromium: nothing of the editor or of
 // Pyodide is fetched before a reader opens a snippet; an edited snippet runs in the page's Python
-// worker and shows its new result against the page's; an endless loop is stopped within the limit
-// and the page stays usable; an exception reads as a Python error; Reset restores the text; axe
-// passes with the editor and its result; dark mode at 320 px; without JavaScript the snippet is text.
+// worker and shows its new result against the page's; one reader going from document to document
+// starts Python from the memory snapshot the first snippet left (made before it ran, so nothing a
+// reader's code did is in it); an endless loop is stopped within the limit and the page stays
+// usable; an exception reads as a Python error; Reset restores the text; axe passes with the editor
+// and its result; dark mode at 320 px; without JavaScript the snippet is text.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { launch, BASE_URL, axeViolations, screenshot, watchConsole } from './lib.mjs';
@@ -16,12 +18,16 @@ const EDITS = {
   'scoring-lesson': { from: '57, 5', to: '60, 5', result: '300', page: '285' },
 };
 let browser;
+let visitor; // one reader's browser profile, from document to document
 
-before(async () => { browser = await launch(); });
+before(async () => {
+  browser = await launch();
+  visitor = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+});
 after(async () => { await browser?.close(); });
 
-async function reader(options = {}) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
+async function reader(options = {}, context = null) {
+  context ??= await browser.newContext({ viewport: { width: 1280, height: 900 }, ...options });
   const page = await context.newPage();
   const problems = watchConsole(page);
   const requests = [];
@@ -42,15 +48,18 @@ async function replaceCode(page, snippet, code) {
   await page.keyboard.insertText(code);
 }
 
+const runtimeTimings = (page) => page.evaluate(async () => structuredClone(
+  (await import('/static/js/python-runtime.js')).explainers.timings));
+
 async function runAndWait(snippet, timeout = 180000) {
   await snippet.getByRole('button', { name: 'Run', exact: true }).click();
   await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout });
   return verdict(snippet);
 }
 
-for (const [slug, edit] of Object.entries(EDITS)) {
+for (const [n, [slug, edit]] of Object.entries(EDITS).entries()) {
   test(`${slug}: edit a snippet, run it, see the new result; Reset; nothing loads before`, { timeout: 300000 }, async () => {
-    const { context, page, problems, requests } = await reader();
+    const { page, problems, requests } = await reader({}, visitor);
     await page.goto(`${BASE_URL}/${slug}/`);
     await page.waitForLoadState('networkidle');
     const snippets = page.locator('.snippet');
@@ -70,6 +79,14 @@ for (const [slug, edit] of Object.entries(EDITS)) {
     assert.equal(await snippet.locator('pre').isHidden(), true);
 
     assert.match(await runAndWait(snippet), /^Same as the page/);
+    const timings = await runtimeTimings(page);
+    if (n === 0) { // a fresh profile: Python starts the ordinary way and leaves its snapshot
+      assert.equal(timings.worker.snapshot, undefined, JSON.stringify(timings.worker));
+      await page.waitForFunction(async () => (await import('/static/js/python-runtime.js')).explainers.timings.snapshot?.stored_ms,
+        null, { timeout: 60_000 });
+    } else {
+      assert.equal(timings.worker.snapshot, 'restored', `the next document starts from the snapshot: ${JSON.stringify(timings.worker)}`);
+    }
     await replaceCode(page, snippet, original.replace(edit.from, edit.to));
     assert.match(await runAndWait(snippet), /^You changed the inputs/);
     const first = snippet.locator('.snippet-results li').filter({ hasText: edit.result }).first();
@@ -82,7 +99,7 @@ for (const [slug, edit] of Object.entries(EDITS)) {
     assert.equal(await editorText(snippet), original, 'Reset restores the page text');
     assert.match(await verdict(snippet), /^Reset/);
     assert.deepEqual(problems, []);
-    await context.close();
+    await page.close();
   });
 }
 
@@ -92,7 +109,9 @@ test('an endless loop is stopped within the limit, the page stays usable; an exc
   const snippet = page.locator('.snippet').first();
   await snippet.getByRole('button', { name: 'Edit and run' }).click();
   await snippet.locator('.cm-content').waitFor();
-  assert.match(await runAndWait(snippet), /^Same as the page/); // Python is up: the limit is the run's own
+  // Python is up (the limit below is the run's own), and the reader's code changed a module.
+  await replaceCode(page, snippet, 'import explainers\nexplainers.left_by_a_reader = 1');
+  assert.match(await runAndWait(snippet), /^You changed the inputs/);
 
   await replaceCode(page, snippet, 'x = 0\nwhile True:\n    x += 1');
   const started = Date.now();
@@ -106,6 +125,12 @@ test('an endless loop is stopped within the limit, the page stays usable; an exc
   const took = (Date.now() - started) / 1000;
   assert.match(await verdict(snippet), /^Stopped: the code ran longer than 10 s .*Python was restarted/);
   assert.ok(took < RUN_LIMIT_S + 10, `stopped after ${took} s`);
+
+  // The restarted Python comes from the snapshot made before the first snippet ran: without its change.
+  await replaceCode(page, snippet, 'import explainers\nhasattr(explainers, "left_by_a_reader")  # → False');
+  await runAndWait(snippet);
+  assert.equal(await snippet.locator('.snippet-value').first().textContent(), 'False');
+  assert.equal((await runtimeTimings(page)).worker.snapshot, 'restored');
 
   await replaceCode(page, snippet, 'n = 100\nratio = n / 0\nratio  # → 1');
   assert.equal(await runAndWait(snippet), 'Python error on line 2: ZeroDivisionError: division by zero');
