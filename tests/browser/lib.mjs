@@ -59,3 +59,11 @@ export async function screenshot(page, name) {
 export function summaryText(summary) {
   return [...summary.querySelectorAll('p')].map((p) => p.textContent).join('\n');
 }
+
+// The page's Python runtime timings (static/js/python-runtime.js): `worker.snapshot` is 'restored'
+// when its Python started from the memory snapshot; `snapshot.stored_ms` once it left one.
+export const runtimeTimings = (page) => page.evaluate(async () => structuredClone(
+  (await import('/static/js/python-runtime.js')).explainers.timings));
+// Until the page's Python has stored its memory snapshot (Cache Storage) for the next page.
+export const snapshotStored = (page) => page.waitForFunction(
+  async () => (await import('/static/js/python-runtime.js')).explainers.timings.snapshot?.stored_ms, null, { timeout: 60_000 });

@@ -7,7 +7,7 @@
 // and its result; dark mode at 320 px; without JavaScript the snippet is text.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, BASE_URL, axeViolations, screenshot, watchConsole } from './lib.mjs';
+import { launch, BASE_URL, axeViolations, runtimeTimings, screenshot, snapshotStored, watchConsole } from './lib.mjs';
 
 const RUN_LIMIT_S = 10; // static/js/snippet-editor.js's RUN_LIMIT_MS
 const LATE = /\/vendor\/|\/pyodide\/|snippet-editor|python-runtime|\.whl$/;
@@ -48,8 +48,6 @@ async function replaceCode(page, snippet, code) {
   await page.keyboard.insertText(code);
 }
 
-const runtimeTimings = (page) => page.evaluate(async () => structuredClone(
-  (await import('/static/js/python-runtime.js')).explainers.timings));
 
 async function runAndWait(snippet, timeout = 180000) {
   await snippet.getByRole('button', { name: 'Run', exact: true }).click();
@@ -82,8 +80,7 @@ for (const [n, [slug, edit]] of Object.entries(EDITS).entries()) {
     const timings = await runtimeTimings(page);
     if (n === 0) { // a fresh profile: Python starts the ordinary way and leaves its snapshot
       assert.equal(timings.worker.snapshot, undefined, JSON.stringify(timings.worker));
-      await page.waitForFunction(async () => (await import('/static/js/python-runtime.js')).explainers.timings.snapshot?.stored_ms,
-        null, { timeout: 60_000 });
+      await snapshotStored(page);
     } else {
       assert.equal(timings.worker.snapshot, 'restored', `the next document starts from the snapshot: ${JSON.stringify(timings.worker)}`);
     }

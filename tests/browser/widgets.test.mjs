@@ -1,11 +1,12 @@
 // Every widget in headless Chromium: operate it with the keyboard, and check that the redrawn SVG
 // and text are exactly what the server renders for the same state, that the URL follows the
 // state, that reopening the URL restores it, that axe-core finds nothing, and that the console
-// stays clean. One page per widget (each page starts Pyodide once); widgets run two at a time.
+// stays clean. One page per widget (each page starts Pyodide once: the first the ordinary way, the
+// others from the memory snapshot it left); widgets run two at a time.
 import { test, before, after } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
-import { axeViolations, launch, BASE_URL, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR, summaryText } from './lib.mjs';
+import { axeViolations, launch, BASE_URL, runtimeTimings, snapshotStored, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR, summaryText } from './lib.mjs';
 import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
@@ -18,16 +19,34 @@ before(async () => {
 });
 after(async () => { await browser.close(); });
 
+// The first widget page's Python starts the ordinary way and leaves its memory snapshot; the later
+// ones, opened once it is stored, start from it, as a reader's next pages do.
+let firstSnapshot = null; // settles when it is stored
+
 // Open a widget page, wait for the worker's first redraw, and return the page and its console.
 async function open(name, query = '') {
+  const drawnByWorker = name !== 'prompt-anatomy';
+  const first = drawnByWorker && !firstSnapshot;
+  let stored = () => {};
+  if (first) firstSnapshot = new Promise((resolve) => { stored = resolve; });
+  else if (drawnByWorker) await firstSnapshot;
   const page = await shared.newPage();
   const problems = watchConsole(page);
   page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`); });
-  await page.goto(`${BASE_URL}/mmlu/widgets/${name}${query}`);
-  await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
-  if (name !== 'prompt-anatomy') { // drawn by the worker: wait until it is ready and has redrawn once
-    await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
-    await settle(page, name, 0);
+  try {
+    await page.goto(`${BASE_URL}/mmlu/widgets/${name}${query}`);
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`, { timeout: 90_000 });
+    if (drawnByWorker) { // drawn by the worker: wait until it is ready and has redrawn once
+      await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
+      await settle(page, name, 0);
+      if (first) {
+        await snapshotStored(page);
+      } else {
+        assert.equal((await runtimeTimings(page)).worker.snapshot, 'restored', `${name}: Python from the snapshot`);
+      }
+    }
+  } finally {
+    stored();
   }
   return { page, problems };
 }
