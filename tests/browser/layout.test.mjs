@@ -31,16 +31,25 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser.close(); });
 
+// One page per document and width, opened once: light and dark are the same page after the
+// reader's system switches its colour scheme (the page follows prefers-color-scheme through CSS).
+const opened = new Map();
 async function open(paper, width, scheme) {
-  const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: scheme, reducedMotion: 'reduce' });
-  await context.route(/\/pyodide\//, (route) => route.abort());
-  const page = await context.newPage();
-  await page.goto(`${BASE_URL}/${paper}/`);
-  // Until every drawn widget shows a picture drawn for its width (or 6 s: then as it is).
-  await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
-    .every((w) => w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
-      && Number(w.dataset.drawnWidth) === Number(w.dataset.shownWidth)), null, { timeout: 6_000 }).catch(() => {});
-  return { context, page };
+  const key = `${paper} ${width}`;
+  if (!opened.has(key)) {
+    const context = await browser.newContext({ viewport: { width, height: 900 }, reducedMotion: 'reduce' });
+    await context.route(/\/pyodide\//, (route) => route.abort());
+    const page = await context.newPage();
+    await page.goto(`${BASE_URL}/${paper}/`);
+    // Until every drawn widget shows a picture drawn for its width (or 6 s: then as it is).
+    await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
+      .every((w) => w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
+        && Number(w.dataset.drawnWidth) === Number(w.dataset.shownWidth)), null, { timeout: 6_000 }).catch(() => {});
+    opened.set(key, page);
+  }
+  const page = opened.get(key);
+  await page.emulateMedia({ colorScheme: scheme });
+  return page;
 }
 
 // Runs in the page: every visible chart and diagram, whether it shows a key, and every mark under 3:1.
@@ -146,7 +155,7 @@ for (const paper of PAPERS) {
   for (const width of [360, 1280]) {
     for (const scheme of ['light', 'dark']) {
       test(`/${paper}/ at ${width} px, ${scheme}: every chart keyed, every mark 3:1`, async () => {
-        const { context, page } = await open(paper, width, scheme);
+        const page = await open(paper, width, scheme);
         const charts = await page.evaluate(inspectCharts);
         assert.ok(charts.length >= 2, `/${paper}/ shows its charts (${charts.length} found)`);
         const unkeyed = charts.filter((c) => !c.keyed).map((c) => c.name);
@@ -161,13 +170,12 @@ for (const paper of PAPERS) {
           });
           await page.screenshot({ path: path.join(SHOTS, `${paper}-${name}-${width}-${scheme}.png`), clip });
         }
-        await context.close();
       });
     }
   }
 
   test(`/${paper}/ at 360 px: each widget's first view fits a phone's screen`, async () => {
-    const { context, page } = await open(paper, 360, 'light');
+    const page = await open(paper, 360, 'light');
     const views = await page.evaluate(inspectFirstViews);
     assert.ok(views.length >= 3, `/${paper}/ holds its widgets`);
     for (const v of views) console.log(`  ${paper} ${v.name}: first view ${v.height} px, ${v.controls} controls before the fold`);
@@ -177,7 +185,6 @@ for (const paper of PAPERS) {
     assert.deepEqual(crowded, [], 'more than two controls before "More settings"');
     const editing = views.filter((v) => v.editors.length).map((v) => `${v.name}: ${v.editors.join(', ')}`);
     assert.deepEqual(editing, [], 'data editors shown before they are asked for');
-    await context.close();
   });
 }
 
@@ -185,7 +192,7 @@ for (const paper of PAPERS) {
 // and for print) and a narrower fallback serif before DejaVu Serif took /mmlu/ from 114,604 px to about
 // 61,500. The glossary is still on the page: the test also opens it and finds every term.
 test('/mmlu/ at 360 px is at most 70,000 px tall, with nothing removed from the text', async () => {
-  const { context, page } = await open('mmlu', 360, 'light');
+  const page = await open('mmlu', 360, 'light');
   const height = await page.evaluate(() => document.documentElement.scrollHeight);
   console.log(`  /mmlu/ at 360 px: ${height} px`);
   assert.ok(height <= MMLU_HEIGHT_MAX, `/mmlu/ is ${height} px tall at 360 px`);
@@ -197,5 +204,4 @@ test('/mmlu/ at 360 px is at most 70,000 px tall, with nothing removed from the 
   await page.emulateMedia({ media: 'print' });
   await page.evaluate(() => { document.querySelector('details.glossary-fold').open = false; window.dispatchEvent(new Event('beforeprint')); });
   assert.notEqual(await fold.getAttribute('open'), null, 'printing opens it');
-  await context.close();
 });
