@@ -10,6 +10,7 @@ import math
 from statistics import NormalDist
 
 import explainers as ex
+from explainers import calibration
 
 
 def close(a: float, b: float, tol: float = 1e-12) -> bool:
@@ -249,6 +250,17 @@ def test_fixed_width_bins_skip_empty_ones_and_include_one():
     assert [g["n"] for g in groups] == [2, 2]
     assert close(groups[0]["confidence"], 0.06) and groups[0]["accuracy"] == 0.5
     assert ex.rms_calibration_error([0.05, 0.07, 0.95, 1.0], [0, 1, 1, 1], bins=10, binning="fixed_width") > 0
+
+
+def test_bins_for_each_count_are_calibration_bins_for_each_count():
+    confidences = [0.91, 0.3, 0.55, 0.3, 0.72, 0.05, 1.0, 0.64, 0.18, 0.99, 0.41]
+    correct = [1, 0, 1, 1, 0, 0, 1, 1, 0, 1, 0]
+    for binning in ("equal_count", "fixed_width"):
+        each = [ex.calibration_bins(confidences, correct, bins, binning) for bins in range(1, 11)]
+        assert calibration.calibration_bins_for_each_count(confidences, correct, 10, binning) == each
+    assert "bins must be at most" in error_message(calibration.calibration_bins_for_each_count, [0.5], [1], 2)
+    assert "most" in error_message(calibration.calibration_bins_for_each_count, [0.5], [1], 0)
+    assert "same length" in error_message(calibration.calibration_bins_for_each_count, [0.5], [1, 0], 1)
 
 
 def test_calibration_accepts_true_false():

@@ -53,7 +53,7 @@ def _calibration_table(confidences: list[float], correct: list[int]) -> dict:
     """What the calibration widget shows for every binning and group count it offers."""
     table = {}
     for binning in calibration.BINNINGS:
-        groups = [calibration.calibration_bins(confidences, correct, bins, binning) for bins in range(1, MAX_BINS + 1)]
+        groups = calibration.calibration_bins_for_each_count(confidences, correct, MAX_BINS, binning)
         table[binning] = [{"groups": g, "rms": calibration.rms_of_groups(g)} for g in groups]
     return table
 
