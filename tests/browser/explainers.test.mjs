@@ -5,7 +5,7 @@
 // first reader left half a second after the page was ready.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE_URL, axeViolations, launch, watchConsole, screenshot } from './lib.mjs';
+import { BASE_URL, axeViolations, launch, runtimeTimings, watchConsole, screenshot } from './lib.mjs';
 
 // A small seeded generator, so the grid is the same on every run.
 function rng(seed) {
@@ -201,10 +201,7 @@ test('a second visit starts from the memory snapshot and still matches the serve
   await second.goto(`${BASE_URL}/math-core`);
   await second.waitForSelector('html[data-math-core]', { timeout: 90_000 });
   assert.equal(await second.getAttribute('html', 'data-math-core'), 'match');
-  const worker = await second.evaluate(async () => {
-    const { explainers } = await import('/static/js/python-runtime.js');
-    return explainers.timings.worker;
-  });
+  const { worker } = await runtimeTimings(second);
   assert.equal(worker.snapshot, 'restored', JSON.stringify(worker));
   assert.deepEqual(secondProblems, []);
   await second.close();
@@ -234,7 +231,7 @@ test('a reader who leaves half a second after ready still leaves the snapshot fo
   const started = Date.now();
   await second.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
   await second.waitForSelector('section.widget[data-worker="ready"]', { timeout: 120_000 });
-  const warm = await second.evaluate(async () => (await import('/static/js/python-runtime.js')).explainers.timings);
+  const warm = await runtimeTimings(second);
   assert.equal(warm.worker.snapshot, 'restored', JSON.stringify(warm.worker));
   const after = (ms) => (ms === undefined ? 'not yet' : `${Math.round(ms - saved.ready_ms)} ms`);
   console.log(`worker start to ready: ${Math.round(saved.worker.ready_ms)} ms without the snapshot, `

@@ -48,7 +48,6 @@ async function replaceCode(page, snippet, code) {
   await page.keyboard.insertText(code);
 }
 
-
 async function runAndWait(snippet, timeout = 180000) {
   await snippet.getByRole('button', { name: 'Run', exact: true }).click();
   await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout });
