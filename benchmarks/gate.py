@@ -67,11 +67,6 @@ def _moves(numbers: dict) -> bool:
     return numbers["verdict"] == "investigate"
 
 
-def _subset(pair: dict, keep) -> dict:
-    rows = [i for i, subject in enumerate(pair["subjects"]) if keep(subject)]
-    return {key: [pair[key][i] for i in rows] for key in ("subjects", "baseline", "candidate")}
-
-
 def group_moves(pair: dict, groups: dict[str, str], multiple: float = release_gate.GATE_SE_MULTIPLE) -> list[dict]:
     """Each group's delta against the rest: [{"group", "n", "subjects", "delta", "clustered_se", "band",
     "few_subjects", "moved", "rest_moved"}].
@@ -79,17 +74,11 @@ def group_moves(pair: dict, groups: dict[str, str], multiple: float = release_ga
     A group (or the rest) with fewer than two subjects has no clustered error; it is left out. Each
     group is gated on its own, so a group of fewer than 20 subjects gets the few-subjects rule.
     """
-    found = []
-    for group in sorted({groups.get(s) for s in pair["subjects"]} - {None}):
-        inside = _subset(pair, lambda s, g=group: groups.get(s) == g)
-        rest = _subset(pair, lambda s, g=group: groups.get(s) != g)
-        if len(set(inside["subjects"])) < 2 or len(set(rest["subjects"])) < 2:
-            continue
-        mine, theirs = _pair_numbers(inside, multiple), _pair_numbers(rest, multiple)
-        found.append({"group": group, "n": mine["n"], "subjects": mine["subjects"], "delta": mine["delta"],
-                      "clustered_se": mine["clustered_se"], "band": mine["band"],
-                      "few_subjects": mine["few_subjects"], "moved": _moves(mine), "rest_moved": _moves(theirs)})
-    return found
+    return [{"group": found["group"], **{key: found["inside"][key] for key in (
+                "n", "subjects", "delta", "clustered_se", "band", "few_subjects")},
+             "moved": _moves(found["inside"]), "rest_moved": _moves(found["rest"])}
+            for found in release_gate.group_verdicts(pair["candidate"], pair["baseline"], pair["subjects"],
+                                                     groups, multiple)]
 
 
 def compare(pair: dict, groups: dict[str, str] | None = None, generative: dict | None = None,

@@ -98,6 +98,8 @@ def probabilities(name: str, value: object, minimum: int = 1) -> list[float]:
 def labels(name: str, value: object, minimum: int = 1) -> list[str]:
     """A list of strings (answer letters, subject names)."""
     items = sequence(name, value, minimum)
+    if set(map(type, items)) <= _STR:  # every item a plain string: one pass in C
+        return items
     for i, x in enumerate(items):
         if not isinstance(x, str):
             raise ValueError(f"{name}[{i}] must be a string, got {type(x).__name__}")
@@ -135,9 +137,12 @@ def same_length(**named: list) -> int:
 def scores(name: str, value: object, minimum: int = 1) -> list[float]:
     """Per-question scores between 0 and 1: usually 1 for right and 0 for wrong (true/false also accepted)."""
     items = sequence(name, value, minimum)
+    if set(map(type, items)) <= _UNIT_TYPES and set(items) <= _UNIT.keys():  # all 0 and 1 (or False and True)
+        return list(map(float, items))
     return [x if type(x) is float and 0.0 <= x <= 1.0 else _UNIT[x] if type(x) in _UNIT_TYPES and x in _UNIT
             else probability(f"{name}[{i}]", x) for i, x in enumerate(items)]
 
 
 _UNIT = {0: 0.0, 1: 1.0}  # False and True look up as 0 and 1
-_UNIT_TYPES = (int, bool)
+_UNIT_TYPES = {int, bool}
+_STR = {str}

@@ -156,16 +156,56 @@ def gate_verdict(
     gate_se, gate_se_basis ("clustered" or "paired"), critical, band, p_value, verdict.
     """
     diffs = _differences(candidate, baseline)
+    return _verdict(diffs, _checked_clusters(clusters, len(diffs)), _checked_multiple(multiple))
+
+
+def group_verdicts(
+    candidate: list[float], baseline: list[float], clusters: list[str], groups: dict[str, str],
+    multiple: float = GATE_SE_MULTIPLE,
+) -> list[dict]:
+    """The gate on each group of subjects alone and on the rest of the questions, to see whether one
+    group moved on its own: [{"group", "inside", "rest"}] by group name, each side gate_verdict's
+    keys plus ``n``, its number of questions. ``groups`` maps a subject to its group (a subject it
+    leaves out is in no group). A group whose questions, or the rest's, cover fewer than two
+    subjects has no clustered error and is left out. The inputs are checked once, not per group:
+    on MMLU's 14,042 questions in four groups that is eight gates' checks saved.
+    """
+    diffs = _differences(candidate, baseline)
     clusters = _checked_clusters(clusters, len(diffs))
+    multiple = _checked_multiple(multiple)
+    group_of = [groups.get(cluster) for cluster in clusters]
+
+    def gate_on(rows: list[int]) -> dict | None:
+        subset = [clusters[i] for i in rows]
+        if len(set(subset)) < 2:
+            return None
+        return {"n": len(rows), **_verdict([diffs[i] for i in rows], subset, multiple)}
+
+    found = []
+    for group in sorted(set(group_of) - {None}):
+        inside = gate_on([i for i, g in enumerate(group_of) if g == group])
+        rest = gate_on([i for i, g in enumerate(group_of) if g != group])
+        if inside and rest:
+            found.append({"group": group, "inside": inside, "rest": rest})
+    return found
+
+
+def _checked_multiple(multiple: float) -> float:
     multiple = checks.number("multiple", multiple)
     if multiple <= 0:
         raise ValueError(f"multiple must be positive, got {multiple}")
     if multiple > MAX_MULTIPLE:
         raise ValueError(f"multiple must be at most {MAX_MULTIPLE:g} (standard errors), got {multiple}")
+    return multiple
+
+
+def _verdict(diffs: list[float], clusters: list[str], multiple: float) -> dict:
+    """gate_verdict on checked inputs: the differences, their subjects (two or more) and the multiple."""
     delta = math.fsum(diffs) / len(diffs)
     subjects = len(set(clusters))
     paired = _paired_se(diffs)
-    cr1 = _clustered_se(diffs, clusters, "CR1")
+    cr0 = _clustered_se(diffs, clusters)
+    cr1 = cr0 * math.sqrt(subjects / (subjects - 1))  # as _clustered_se's CR1, without grouping again
     gate_se = max(cr1, paired)
     df = _degrees_of_freedom(min(subjects - 1, MAX_DEGREES_OF_FREEDOM))  # beyond it, t is the normal curve
     critical = _t_beyond(NormalDist().cdf(-multiple), df)  # the upper tail, solved directly: no digits lost
@@ -177,7 +217,7 @@ def gate_verdict(
     return {
         "delta": delta,
         "paired_se": paired,
-        "clustered_se": _clustered_se(diffs, clusters),
+        "clustered_se": cr0,
         "clustered_se_cr1": cr1,
         "subjects": subjects,
         "df": subjects - 1,

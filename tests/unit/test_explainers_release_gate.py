@@ -167,3 +167,27 @@ def test_fifty_seven_subjects_do_not_warn():
     report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
     assert not report["few_subjects"]
     assert not any("unreliable" in line for line in report_lines(report))
+
+
+def test_each_group_and_its_rest_are_gated_as_their_own_questions_would_be():
+    """group_verdicts checks the runs once and gates each group's questions and the rest's: the same
+    numbers as gate_verdict on those questions alone. A group of one subject (no clustered error) is
+    left out; so is a group whose rest would be one subject."""
+    candidate, baseline, names = clustered_runs(12, 30, 21, shift=-0.08)
+    candidate = [float(c) * 0.75 for c in candidate]  # scores between 0 and 1, not only 0 and 1
+    groups = {f"subject_{j:02d}": ("STEM" if j < 5 else "humanities" if j < 11 else "alone") for j in range(12)}
+    found = release_gate.group_verdicts(candidate, baseline, names, groups, multiple=1.5)
+    assert [f["group"] for f in found] == ["STEM", "humanities"]
+    for f in found:
+        inside = [i for i, s in enumerate(names) if groups[s] == f["group"]]
+        rest = [i for i, s in enumerate(names) if groups[s] != f["group"]]
+        for side, rows in (("inside", inside), ("rest", rest)):
+            alone = ex.gate_verdict([candidate[i] for i in rows], [baseline[i] for i in rows], [names[i] for i in rows],
+                                    multiple=1.5)
+            assert f[side] == {"n": len(rows), **alone}
+    # Subjects the mapping leaves out are in no group, only in each group's rest.
+    (two,) = release_gate.group_verdicts(candidate, baseline, names, {"subject_00": "two", "subject_01": "two"})
+    assert two["inside"]["subjects"] == 2 and two["rest"]["subjects"] == 10
+    assert two["inside"]["n"] + two["rest"]["n"] == len(names)
+    with pytest.raises(ValueError, match=r"candidate\[3\]"):
+        release_gate.group_verdicts(candidate[:3] + [2] + candidate[4:], baseline, names, groups)
