@@ -191,11 +191,14 @@ test('bad input gets the same message in the browser as the API gives with its 4
 });
 
 test('a second visit starts from the memory snapshot and still matches the server', async () => {
-  // The first page stores the snapshot just after it is ready; wait until it is in Cache Storage.
-  await page.waitForFunction(async () => {
+  // The first page stores the snapshot just after it is ready; wait until it is in Cache Storage
+  // (polled in the page: waitForFunction would take the async check's Promise as a yes at once).
+  await page.evaluate(async () => {
     const cache = await caches.open('explainers-pyodide-snapshot');
-    return (await cache.keys()).length === 1;
-  }, null, { timeout: 60_000 });
+    for (const started = performance.now(); (await cache.keys()).length !== 1; await new Promise((r) => setTimeout(r, 50))) {
+      if (performance.now() - started > 60_000) throw new Error('no snapshot in Cache Storage within 60 s');
+    }
+  });
   const second = await page.context().newPage();
   const secondProblems = watchConsole(second);
   await second.goto(`${BASE_URL}/math-core`);

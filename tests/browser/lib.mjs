@@ -64,6 +64,12 @@ export function summaryText(summary) {
 // when its Python started from the memory snapshot; `snapshot.stored_ms` once it left one.
 export const runtimeTimings = (page) => page.evaluate(async () => structuredClone(
   (await import('/static/js/python-runtime.js')).explainers.timings));
-// Until the page's Python has stored its memory snapshot (Cache Storage) for the next page.
-export const snapshotStored = (page) => page.waitForFunction(
-  async () => (await import('/static/js/python-runtime.js')).explainers.timings.snapshot?.stored_ms, null, { timeout: 60_000 });
+// Until the page's Python has stored its memory snapshot (Cache Storage) for the next page. Polled
+// inside the page: waitForFunction takes an async predicate's Promise as truthy and returns at once.
+export const snapshotStored = (page) => page.evaluate(async () => {
+  const { timings } = (await import('/static/js/python-runtime.js')).explainers;
+  for (const started = performance.now(); !timings.snapshot?.stored_ms; await new Promise((r) => setTimeout(r, 50))) {
+    if (timings.snapshot?.error) throw new Error(`the snapshot was not stored: ${timings.snapshot.error}`);
+    if (performance.now() - started > 60_000) throw new Error('no snapshot stored within 60 s');
+  }
+});
