@@ -46,19 +46,27 @@ def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
 
 
 def _clustered_se(diffs: list[float], clusters: list[str], correction: str = "CR0") -> float:
-    n = len(diffs)
+    cr0 = _cr0(_subject_sums(diffs, clusters).values(), len(diffs), math.fsum(diffs))
+    if correction == "CR1":
+        g = len(set(clusters))
+        return cr0 * math.sqrt(g / (g - 1))
+    return cr0
+
+
+def _subject_sums(diffs: list[float], clusters: list[str]) -> dict[str, tuple[int, float]]:
+    """Each subject's number of questions and the sum of their differences (correctly rounded)."""
     by_subject: dict[str, list[float]] = {}
     for d, cluster in zip(diffs, clusters, strict=False):
         by_subject.setdefault(cluster, []).append(d)
-    total = math.fsum(diffs)
+    return {cluster: (len(ds), math.fsum(ds)) for cluster, ds in by_subject.items()}
+
+
+def _cr0(sums, n: int, total: float) -> float:
+    """CR0 from each subject's (questions, sum of differences), over n questions whose differences sum to total."""
     # Each subject's sum of departures from the delta, times n: n Σ_s dᵢ − n_s Σ dᵢ. With whole-number
     # differences this is exact, so subjects that all moved by the same amount give exactly 0.
-    scaled = [n * math.fsum(ds) - len(ds) * total for ds in by_subject.values()]
-    cr0 = math.sqrt(math.fsum(t * t for t in scaled)) / n / n
-    if correction == "CR1":
-        g = len(scaled)
-        return cr0 * math.sqrt(g / (g - 1))
-    return cr0
+    scaled = [n * subject_total - count * total for count, subject_total in sums]
+    return math.sqrt(math.fsum(t * t for t in scaled)) / n / n
 
 
 def _paired_se(diffs: list[float]) -> float:
@@ -174,12 +182,13 @@ def group_verdicts(
     clusters = _checked_clusters(clusters, len(diffs))
     multiple = _checked_multiple(multiple)
     group_of = [groups.get(cluster) for cluster in clusters]
+    sums = _subject_sums(diffs, clusters)  # a subject is wholly in a group or in its rest
 
     def gate_on(rows: list[int]) -> dict | None:
         subset = [clusters[i] for i in rows]
         if len(set(subset)) < 2:
             return None
-        return {"n": len(rows), **_verdict([diffs[i] for i in rows], subset, multiple)}
+        return {"n": len(rows), **_verdict([diffs[i] for i in rows], subset, multiple, sums)}
 
     found = []
     for group in sorted(set(group_of) - {None}):
@@ -199,13 +208,19 @@ def _checked_multiple(multiple: float) -> float:
     return multiple
 
 
-def _verdict(diffs: list[float], clusters: list[str], multiple: float) -> dict:
-    """gate_verdict on checked inputs: the differences, their subjects (two or more) and the multiple."""
-    delta = math.fsum(diffs) / len(diffs)
-    subjects = len(set(clusters))
+def _verdict(diffs: list[float], clusters: list[str], multiple: float,
+             sums: dict[str, tuple[int, float]] | None = None) -> dict:
+    """gate_verdict on checked inputs: the differences, their subjects (two or more) and the multiple;
+    ``sums``: _subject_sums of these or more questions (with every subject's questions), if known."""
+    total = math.fsum(diffs)
+    delta = total / len(diffs)
+    named = set(clusters)
+    subjects = len(named)
     paired = _paired_se(diffs)
-    cr0 = _clustered_se(diffs, clusters)
-    cr1 = cr0 * math.sqrt(subjects / (subjects - 1))  # as _clustered_se's CR1, without grouping again
+    if sums is None:
+        sums = _subject_sums(diffs, clusters)
+    cr0 = _cr0((sums[cluster] for cluster in named), len(diffs), total)
+    cr1 = cr0 * math.sqrt(subjects / (subjects - 1))  # as _clustered_se's CR1
     gate_se = max(cr1, paired)
     df = _degrees_of_freedom(min(subjects - 1, MAX_DEGREES_OF_FREEDOM))  # beyond it, t is the normal curve
     critical = _t_beyond(NormalDist().cdf(-multiple), df)  # the upper tail, solved directly: no digits lost
