@@ -55,13 +55,12 @@ def test_mmlu_pro_refuses_bad_options_before_loading_the_model(tmp_path, capsys)
 
 
 @pytest.mark.model
-def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_rows(tmp_path):
+def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_rows(tmp_path, loaded_model):
     import torch
 
-    from livescoring.model import ModelSettings, load
     from livescoring.scorer import Scorer
 
-    loaded = load(ModelSettings.from_config({**default_config(), "SCORER_DEVICE": "cpu", "SCORER_THREADS": 1}))
+    loaded = loaded_model
     data = MMLUProData(data_dir(default_config()))
 
     calls = {"n": 0}
