@@ -49,6 +49,17 @@ def read_rows(path: Path) -> list[dict]:
     return [normalise(json.loads(line)) for line in read_lines(path)]
 
 
+def first_row(path: Path) -> dict | None:
+    """The first row of a run file (its settings), without reading the rest; None if it has none."""
+    import json
+
+    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as fh:
+        for line in fh:
+            if line.endswith("\n") and line.strip():
+                return normalise(json.loads(line))
+    return None
+
+
 def _temporaries(out: Path) -> list[Path]:
     return sorted(out.parent.glob(f".{out.name}.*{TEMPORARY_SUFFIX}"))
 

@@ -21,7 +21,7 @@ from benchmarks.mmlu_pro.server import LIVE_RUN
 from benchmarks.mmlu_pro.server import RUNS_DIR as MMLU_PRO_RUNS
 from benchmarks.mmlu_pro.server.evaluate import summarise as mmlu_pro_summary
 from benchmarks.runfile import question_key
-from benchmarks.server.runfile import RunWriter, read_lines, read_rows
+from benchmarks.server.runfile import RunWriter, first_row, read_lines, read_rows
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,6 +92,17 @@ def test_gzip_files_round_trip_through_the_reader(tmp_path):
         writer.add([row(0), row(1, "virology")])
     assert out.read_bytes()[:2] == b"\x1f\x8b"
     assert read_rows(out) == [row(0), row(1, "virology")]
+
+
+def test_the_first_row_is_read_alone_as_the_reader_reads_it(tmp_path):
+    """A run's settings from its first whole line (blank lines skipped), plain or gzip; None for no row."""
+    plain, zipped, torn = tmp_path / "run.jsonl", tmp_path / "run.jsonl.gz", tmp_path / "torn.jsonl"
+    lines = "\n" + json.dumps(row(0)) + "\n" + json.dumps(row(1)) + "\n"
+    plain.write_text(lines, encoding="utf-8")
+    zipped.write_bytes(gzip.compress(lines.encode()))
+    torn.write_text(json.dumps(row(0))[:-3], encoding="utf-8")  # a killed writer's only line, unfinished
+    assert first_row(plain) == first_row(zipped) == read_rows(plain)[0] == row(0)
+    assert first_row(torn) is None and read_rows(torn) == []
 
 
 def test_every_published_mmlu_run_reads_through_the_schema_unchanged():

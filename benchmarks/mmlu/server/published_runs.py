@@ -19,7 +19,7 @@ import logging
 from functools import lru_cache
 from pathlib import Path
 
-from benchmarks.server.runfile import read_rows
+from benchmarks.server.runfile import first_row, read_rows
 from explainers import calibration
 
 from ..data import DataMissing
@@ -174,7 +174,9 @@ def published_answer(subject: str, index: int, folder: Path = RUNS_DIR) -> dict 
 
 @lru_cache(maxsize=1)
 def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int], dict]:
-    """published_answer's rows for these files, by (subject, index): read once (about a second)."""
-    runs = [rows for rows in map(read_rows, files) if rows and rows[0].get("method", LETTER) == LETTER]
-    fewest = min(runs, key=lambda rows: rows[0]["shots"], default=[])
+    """published_answer's rows for these files, by (subject, index): only the chosen run is read whole
+    (each run's settings are on its first line)."""
+    letter = [(first["shots"], path) for path, first in ((path, first_row(path)) for path in files)
+              if first and first.get("method", LETTER) == LETTER]
+    fewest = read_rows(min(letter)[1]) if letter else []
     return {(row["subject"], row["index"]): row for row in fewest if row["split"] == "test"}
