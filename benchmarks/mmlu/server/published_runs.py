@@ -58,26 +58,21 @@ def _calibration_table(confidences: list[float], correct: list[int]) -> dict:
     return table
 
 
-def _run_summary(rows_by_key: dict, order: list[tuple[str, int]], subject_group: dict[str, str]) -> dict:
+def _run_summary(rows_by_key: dict, order: list[tuple[str, int]]) -> dict:
     ordered = [rows_by_key[key] for key in order]
     first = ordered[0]
     correct = [int(bool(r["correct"])) for r in ordered]
     confidences = [r["confidence"] for r in ordered]
     subjects: dict[str, list[int]] = {}
-    groups: dict[str, list[int]] = {}
     for row, right in zip(ordered, correct, strict=True):
-        tallies = [(subjects, row["subject"])]
-        if row["subject"] in subject_group:
-            tallies.append((groups, subject_group[row["subject"]]))
-        for table, key in tallies:
-            tally = table.setdefault(key, [0, 0])
-            tally[0] += right
-            tally[1] += 1
+        tally = subjects.setdefault(row["subject"], [0, 0])
+        tally[0] += right
+        tally[1] += 1
     method = first.get("method", LETTER)
     about = {"key": run_key(first["shots"], method), "shots": first["shots"], "method": method,
              "questions": len(ordered), "correct": sum(correct)}
     return {
-        "scores": {**about, "subjects": subjects, "groups": groups},
+        "scores": {**about, "subjects": subjects},  # and "groups", which _summarised adds
         # Only letter scoring has probabilities to calibrate: a generative row has no confidence.
         "calibration": {**about, "average_confidence": calibration.average_confidence(confidences),
                         "gap": calibration.calibration_gap(confidences, correct),
@@ -121,29 +116,43 @@ def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) ->
     """widget_context's answer for these files (``signature``: their names, sizes and times) and data
     folder; shared by every caller, so callers treat it as read-only, as widget views do."""
     data = MMLUData(root) if root is not None else None
-    if data is None:
-        return _summaries(files, signature, ())[1]
-    subjects = data.subjects
-    expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
-    keys, context = _summaries(files, signature, tuple((name, BY_NAME[s.group].key) for name, s in subjects.items()))
-    for path, found in zip(files, keys, strict=True):
-        if found != expected:
-            raise PublishedRunError(f"{path.name} is not one complete test run: {len(found)} distinct questions, "
-                                    f"the test set has {len(expected)}")
-    return context
+    keys, context = _summaries(files, signature)
+    subject_group = {}
+    if data is not None:
+        subjects = data.subjects
+        expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
+        for path, found in zip(files, keys, strict=True):
+            if found != expected:
+                raise PublishedRunError(f"{path.name} is not one complete test run: {len(found)} distinct questions, "
+                                        f"the test set has {len(expected)}")
+        subject_group = {name: BY_NAME[s.group].key for name, s in subjects.items()}
+    return {**context, "live_scores": {**context["live_scores"], "runs": [
+        {**run, "groups": _group_tallies(run["subjects"], subject_group)} for run in context["live_scores"]["runs"]]}}
+
+
+def _group_tallies(subjects: dict[str, list[int]], subject_group: dict[str, str]) -> dict[str, list[int]]:
+    """[right, questions] per group (of the subjects the data names), in the order the subjects come."""
+    groups: dict[str, list[int]] = {}
+    for subject, (right, questions) in subjects.items():
+        if subject in subject_group:
+            tally = groups.setdefault(subject_group[subject], [0, 0])
+            tally[0] += right
+            tally[1] += questions
+    return groups
 
 
 @lru_cache(maxsize=4)
-def _summaries(files: tuple[Path, ...], signature: tuple, subject_group: tuple[tuple[str, str], ...]):
-    """(each run's question keys, the widgets' context): the seconds-long part of _summarised, which
-    depends on the files and the subjects' groups only, so that another copy of the data folder (the
-    tests make several) checks its questions against the keys without summarising the runs again."""
+def _summaries(files: tuple[Path, ...], signature: tuple):
+    """(each run's question keys, the widgets' context without group tallies): the seconds-long part
+    of _summarised, which depends on the files only, so that another data folder (the tests make
+    several copies, some damaged) checks its questions and groups its subjects without reading the
+    runs again."""
     checked = [_checked(path, read_rows(path)) for path in files]
     if any(set(rows) != set(checked[0]) for rows in checked):
         raise PublishedRunError("the published runs do not hold the same questions")
     order = sorted(checked[0])
     # Letter runs first (the ones the score and calibration widgets draw), fewest shots first.
-    runs = sorted((_run_summary(rows, order, dict(subject_group)) for rows in checked),
+    runs = sorted((_run_summary(rows, order) for rows in checked),
                   key=lambda run: (run["scores"]["method"] != LETTER, run["scores"]["shots"]))
     letter = [run for run in runs if run["scores"]["method"] == LETTER]
     models = {run["model"] for run in runs}
