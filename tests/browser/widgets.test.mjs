@@ -385,12 +385,12 @@ test('when the in-page calculator cannot start, the server computes each change'
 });
 
 test('an input made before the in-page calculator is ready is answered by the server at once', async () => {
-  const context = await browser.newContext();
   let release;
   const held = new Promise((resolve) => { release = resolve; });
-  // Pyodide's WebAssembly arrives only when the test lets it: until then the worker cannot be ready.
-  await context.route(/pyodide\.asm\.wasm/, async (route) => { await held; await route.continue(); });
-  const page = await context.newPage();
+  // A reader's next page (Python starts from the snapshot the widget pages left), whose Pyodide
+  // WebAssembly arrives only when the test lets it: until then the worker cannot be ready.
+  const page = await shared.newPage();
+  await page.route(/pyodide\.asm\.wasm/, async (route) => { await held; await route.continue(); });
   await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
   await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
   await page.fill('#w-chance-explorer-n', '1000');
@@ -406,7 +406,8 @@ test('an input made before the in-page calculator is ready is answered by the se
   match = await serverMatch(page, 'chance-explorer'); // the switch to the worker changes nothing visible
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
-  await context.close();
+  assert.equal((await runtimeTimings(page)).worker.snapshot, 'restored');
+  await page.close();
 });
 
 test('printed: a figure drawn wide prints a copy drawn for the column (text at least 8 pt), never split; links print their addresses', async () => {
