@@ -25,8 +25,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 BROWSER_DIR = REPO_ROOT / "tests" / "browser"
 REPORTS = REPO_ROOT / "tests" / "artifacts" / "browser"
 FILES = sorted(BROWSER_DIR.glob("*.test.mjs"))
-# These pages score questions with the real model.
+# These pages score questions with the real model. They run on one xdist worker, so that one live
+# server loads the model (torch and the weights: several CPU-seconds) instead of each worker's.
 NEEDS_MODEL = {"live-scoring.test.mjs", "mmlu-pro-live.test.mjs", "scoring-lesson-scorers.test.mjs"}
+ON_THE_MODEL = [pytest.mark.model, pytest.mark.xdist_group("live-server-model")]
 
 
 @dataclass
@@ -127,7 +129,7 @@ def describe(failures: list[Failure]) -> str:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("test_file", [
-    pytest.param(f, id=f.name, marks=[pytest.mark.model] if f.name in NEEDS_MODEL else []) for f in FILES
+    pytest.param(f, id=f.name, marks=ON_THE_MODEL if f.name in NEEDS_MODEL else []) for f in FILES
 ])
 def test_in_chromium(live_server, test_file):
     REPORTS.mkdir(parents=True, exist_ok=True)
