@@ -28,13 +28,17 @@ SAVE_EVERY_S = 10.0
 TEMPORARY_SUFFIX = ".partial"
 
 
-def _text(path: Path) -> str:
+def _open_text(path: Path):
+    """The run file opened for reading as text, through gzip when its name ends ``.gz``; line ends
+    are kept as written (newline="")."""
     if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            raw = fh.read()
-    else:
-        raw = path.read_bytes()
-    return raw.decode("utf-8")
+        return gzip.open(path, "rt", encoding="utf-8", newline="")
+    return open(path, encoding="utf-8", newline="")  # noqa: SIM115 - the caller's with-block closes it
+
+
+def _text(path: Path) -> str:
+    with _open_text(path) as fh:
+        return fh.read()
 
 
 def read_lines(path: Path) -> list[str]:
@@ -53,9 +57,9 @@ def first_row(path: Path) -> dict | None:
     """The first row of a run file (its settings), without reading the rest; None if it has none."""
     import json
 
-    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")) as fh:
+    with _open_text(path) as fh:
         for line in fh:
-            if line.endswith("\n") and line.strip():
+            if line.endswith("\n") and line.strip():  # complete_lines' rule: whole and not blank
                 return normalise(json.loads(line))
     return None
 
