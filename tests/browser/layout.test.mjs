@@ -20,6 +20,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
+import { everyWidgetDrawnForItsWidth } from './widget-helpers.mjs';
 
 const PAPERS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 const FIRST_VIEW_MAX = 780;
@@ -41,10 +42,7 @@ async function open(paper, width, scheme) {
     await context.route(/\/pyodide\//, (route) => route.abort());
     const page = await context.newPage();
     await page.goto(`${BASE_URL}/${paper}/`);
-    // Until every drawn widget shows a picture drawn for its width (or 6 s: then as it is).
-    await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
-      .every((w) => w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
-        && Number(w.dataset.drawnWidth) === Number(w.dataset.shownWidth)), null, { timeout: 6_000 }).catch(() => {});
+    await everyWidgetDrawnForItsWidth(page);
     opened.set(key, page);
   }
   const page = opened.get(key);

@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
+import { everyWidgetDrawnForItsWidth } from './widget-helpers.mjs';
 
 const WIDTHS = [320, 360, 768, 1280];
 const PAPERS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
@@ -28,18 +29,6 @@ async function widgetPages() {
   }
   await page.close();
   return urls;
-}
-
-// Until every widget on the page shows a picture drawn for the width its frame has now (or 6 s:
-// then the page is measured as it is).
-async function settled(page) {
-  await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
-    .every((w) => {
-      const frame = w.querySelector('svg[data-role="figure"]')?.parentElement;
-      const width = frame ? Math.floor(frame.getBoundingClientRect().width) : NaN;
-      return w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
-        && Number(w.dataset.shownWidth) === width && Number(w.dataset.drawnWidth) === width;
-    }), null, { timeout: 6_000 }).catch(() => {});
 }
 
 // Every visible text of every visible SVG in the page's main part: its rendered font size, and
@@ -94,7 +83,7 @@ test('every SVG text is 12 px or more, inside its picture and clear of other tex
   const report = {};
   const totals = Object.fromEntries(WIDTHS.map((width) => [width, { pages: 0, texts: 0, small: 0, clipped: 0, overlapping: 0 }]));
   // Each page is opened once, at the narrowest width, and then widened as a reader turns a phone or
-  // widens a window: every widget redraws for its new width (settled) before it is measured.
+  // widens a window: every widget redraws for its new width before it is measured.
   const context = await browser.newContext({ viewport: { width: WIDTHS[0], height: 900 } });
   await context.route(/\/pyodide\//, (route) => route.abort());
   const page = await context.newPage();
@@ -103,7 +92,7 @@ test('every SVG text is 12 px or more, inside its picture and clear of other tex
     await page.goto(`${BASE_URL}${url}`);
     for (const width of WIDTHS) {
       await page.setViewportSize({ width, height: 900 });
-      await settled(page);
+      await everyWidgetDrawnForItsWidth(page);
       const found = await page.evaluate(measure);
       report[`${width} ${url}`] = found;
       const total = totals[width];
@@ -125,7 +114,7 @@ test('a widget redraws for its new width when the window narrows', async () => {
   await context.route(/\/pyodide\//, (route) => route.abort());
   const page = await context.newPage();
   await page.goto(`${BASE_URL}/mmlu/widgets/scaling-plot`);
-  await settled(page);
+  await everyWidgetDrawnForItsWidth(page);
   const wide = await page.$eval('section.widget', (w) => Number(w.dataset.drawnWidth));
   await page.setViewportSize({ width: 360, height: 900 });
   await page.waitForFunction((before) => {
@@ -147,7 +136,7 @@ test('wide figures leave the prose column on a wide screen, centred, and stay in
     const page = await context.newPage();
     for (const paper of PAPERS) {
       await page.goto(`${BASE_URL}/${paper}/`);
-      await settled(page);
+      await everyWidgetDrawnForItsWidth(page);
       const found = await page.evaluate(() => {
         const box = (el) => { const { left, right, width } = el.getBoundingClientRect(); return { left, right, width }; };
         return {

@@ -117,3 +117,15 @@ export async function redrawnForWidth(page, name) {
     return section.dataset.shownWidth && section.dataset.drawnWidth === section.dataset.shownWidth;
   }, name, { timeout: 30_000 });
 }
+
+// Until every drawn widget on the page shows a picture drawn for the width its frame has now, after
+// the page loaded or its width changed (or `timeout` ms: then the caller looks at the page as it is).
+export async function everyWidgetDrawnForItsWidth(page, timeout = 6_000) {
+  await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
+    .every((w) => {
+      const frame = w.querySelector('svg[data-role="figure"]')?.parentElement;
+      const width = frame ? Math.floor(frame.getBoundingClientRect().width) : NaN;
+      return w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
+        && Number(w.dataset.shownWidth) === width && Number(w.dataset.drawnWidth) === width;
+    }), null, { timeout }).catch(() => {});
+}
