@@ -112,6 +112,10 @@ class PageRefs:
     section_title: str = ""
     equation_count: int = 0
     heading_ids: set[str] = field(default_factory=set)
+    # Made on first use: building a converter costs more than converting a short definition, and a
+    # page converts hundreds (its sections, glossary entries and popovers).
+    _converter: markdown.Markdown | None = field(default=None, init=False, repr=False, compare=False)
+    _plain: PageRefs | None = field(default=None, init=False, repr=False, compare=False)
 
     def unique_id(self, wanted: str) -> str:
         """``wanted``, or ``wanted-2``, ``-3``… if a heading on the page already has it."""
@@ -158,8 +162,18 @@ class PageRefs:
 
     def definition(self, text: str) -> Markup:
         """A definition's Markdown as HTML, its terms as plain words (no popovers inside popovers)."""
-        plain = PageRefs(self.glossary, self.glossary_url, self.diagrams_dir, tracked=False)
-        return render_inline(text, plain)
+        if self._plain is None:
+            self._plain = PageRefs(self.glossary, self.glossary_url, self.diagrams_dir, tracked=False)
+        return render_inline(text, self._plain)
+
+    def converter(self) -> markdown.Markdown:
+        """The Markdown converter bound to this page's references, made once."""
+        if self._converter is None:
+            self._converter = markdown.Markdown(
+                extensions=[AnnotationExtension(self), "fenced_code", "tables", "sane_lists", "smarty"],
+                output_format="html",
+            )
+        return self._converter
 
     def tips(self) -> list[Tip]:
         """One popover per term and symbol this page uses, in order of first use."""
@@ -474,10 +488,8 @@ class AnnotationExtension(Extension):
 
 def render_markdown(text: str, refs: PageRefs) -> Markup:
     """Render one section's Markdown body to HTML, recording its uses in ``refs``."""
-    md = markdown.Markdown(
-        extensions=[AnnotationExtension(refs), "fenced_code", "tables", "sane_lists", "smarty"],
-        output_format="html",
-    )
+    md = refs.converter()
+    md.reset()  # nothing of the last text converted (its stashed HTML, its link references) carries over
     return Markup(md.convert(text))
 
 
