@@ -6,6 +6,7 @@ holds 1 for a right answer and 0 for a wrong one (true/false also accepted).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 
 from . import checks
 
@@ -32,38 +33,42 @@ def calibration_gap(confidences: list[float], correct: list[float]) -> float:
 def calibration_groups(confidences: list[float], bins: int = 10, binning: str = "equal_count") -> list[list[int]]:
     """Which answers fall in each confidence group: one list of answer indices per group, from
     least to most confident, groups no answer falls into left out (see calibration_bins, whose
-    groups these are; a figure that lets a reader move a group's answers needs to know them)."""
+    groups these are; a figure that lets a reader move a group's answers needs to know them).
+    An equal-count group lists its answers from least to most confident, a fixed-width one in the
+    order they were given."""
     confidences = checks.probabilities("confidences", confidences)
-    return _grouped(confidences, checks.whole("bins", bins), checks.choice("binning", binning, BINNINGS))
+    order, ranked = _ranked(confidences)
+    runs = _runs(ranked, checks.whole("bins", bins), checks.choice("binning", binning, BINNINGS))
+    return [order[a:b] if binning == "equal_count" else sorted(order[a:b]) for a, b in runs]
 
 
-def _grouped(confidences: list[float], bins: int, binning: str, order: list[int] | None = None) -> list[list[int]]:
-    """calibration_groups on checked arguments; ``order``: the answers' indices from least to most
-    confident, when the caller has sorted them already (equal-count binning)."""
-    n = len(confidences)
+def _ranked(confidences: list[float]) -> tuple[list[int], list[float]]:
+    """The answers' indices from least to most confident (ties in the order given), and their confidences."""
+    order = sorted(range(len(confidences)), key=confidences.__getitem__)
+    return order, [confidences[i] for i in order]
+
+
+def _runs(ranked: list[float], bins: int, binning: str) -> list[tuple[int, int]]:
+    """Each confidence group as a run [start, end) of the answers sorted by confidence (``ranked``),
+    from least to most confident, empty groups left out. Every group is such a run: an equal-count
+    group by its definition, a fixed-width one because a confidence's bin number never falls as the
+    confidence rises (multiplying by ``bins`` keeps the order), so its ends are found by bisection."""
+    n = len(ranked)
     if binning == "equal_count":
         if bins > n:
             raise ValueError(f"bins must be at most the number of answers ({n}) for equal-count binning, got {bins}")
-        order = sorted(range(n), key=confidences.__getitem__) if order is None else order
         size = n // bins
-        groups = [order[j * size:(j + 1) * size] for j in range(bins - 1)] + [order[(bins - 1) * size:]]
-    else:
-        by_bin: dict[int, list[int]] = {}
-        for i, c in enumerate(confidences):
-            by_bin.setdefault(min(int(c * bins), bins - 1), []).append(i)
-        groups = [by_bin[j] for j in sorted(by_bin)]
-    return [g for g in groups if g]
+        starts = [j * size for j in range(bins)]
+    else:  # group j holds [j/bins, (j+1)/bins); 1.0 (bin number ``bins``) joins the last group
+        starts = [bisect_left(ranked, j, key=lambda c: int(c * bins)) for j in range(bins)]
+    return [(a, b) for a, b in zip(starts, starts[1:] + [n], strict=True) if b > a]
 
 
-def _group_means(confidences: list[float], correct: list[float], groups: list[list[int]]) -> list[dict]:
-    return [
-        {
-            "n": len(g),
-            "confidence": math.fsum(confidences[i] for i in g) / len(g),
-            "accuracy": math.fsum(correct[i] for i in g) / len(g),
-        }
-        for g in groups
-    ]
+def _run_means(ranked: list[float], right: list[float], runs: list[tuple[int, int]]) -> list[dict]:
+    """Each group's size and means; ``right`` in the same order as ``ranked``. math.fsum rounds the
+    exact sum once, so a group's means do not depend on the order its answers are added in."""
+    return [{"n": b - a, "confidence": math.fsum(ranked[a:b]) / (b - a), "accuracy": math.fsum(right[a:b]) / (b - a)}
+            for a, b in runs]
 
 
 def calibration_bins(
@@ -80,8 +85,9 @@ def calibration_bins(
     confidences = checks.probabilities("confidences", confidences)
     correct = checks.scores("correct", correct)
     checks.same_length(confidences=confidences, correct=correct)
-    groups = _grouped(confidences, checks.whole("bins", bins), checks.choice("binning", binning, BINNINGS))
-    return _group_means(confidences, correct, groups)
+    bins, binning = checks.whole("bins", bins), checks.choice("binning", binning, BINNINGS)
+    order, ranked = _ranked(confidences)
+    return _run_means(ranked, [correct[i] for i in order], _runs(ranked, bins, binning))
 
 
 def calibration_bins_for_each_count(
@@ -94,8 +100,9 @@ def calibration_bins_for_each_count(
     correct = checks.scores("correct", correct)
     checks.same_length(confidences=confidences, correct=correct)
     most, binning = checks.whole("most", most), checks.choice("binning", binning, BINNINGS)
-    order = sorted(range(len(confidences)), key=confidences.__getitem__) if binning == "equal_count" else None
-    return [_group_means(confidences, correct, _grouped(confidences, bins, binning, order)) for bins in range(1, most + 1)]
+    order, ranked = _ranked(confidences)
+    right = [correct[i] for i in order]
+    return [_run_means(ranked, right, _runs(ranked, bins, binning)) for bins in range(1, most + 1)]
 
 
 def rms_calibration_error(
