@@ -464,8 +464,6 @@ class ScoringService:
         PromptTooLong, ModelUnavailable, StillLoading, QueueFull, ServerStopping, ClientGone, or
         ScoringTimeout when it waited SCORER_TIMEOUT_S without starting; an error of its first steps
         (before any event) is raised here too."""
-        import torch
-
         if not 1 <= request.max_gen_toks <= MAX_NEW_TOKENS:
             raise ValueError(f"max_new_tokens must be 1 to {MAX_NEW_TOKENS}")
         limit = self._ready_scorer().context_length
@@ -479,6 +477,8 @@ class ScoringService:
         # The shared leading text (a category's header and worked examples) comes from the scorer's
         # prefix cache, so a page's first token waits only for the question's own tokens.
         reuse = bool(request.shared) and request.context.startswith(request.shared) and self.scorer.reuse_prefix
+        import torch  # once the model is ready: a refusal (no model, a prompt too long) never imports it
+
         steps = greedy_steps(loaded, torch.tensor([ids], device=loaded.device), request.max_gen_toks, request.until,
                              *((self.scorer, request.shared) if reuse else ()))
         return self.stream_steps(steps, client, gone)
