@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import functools
 import gc
+import importlib.util
 import os
+import sys
 import time
 from pathlib import Path
 from unittest import mock
@@ -51,6 +53,20 @@ def widgets_found() -> list[tuple[str, str, str]]:
 
     return [(slug, name, widget.driver) for slug in documents()
             for name, widget in load_document(CONTENT / slug).widgets.items()]
+
+
+def lazy_import(name: str):
+    """The module ``name``, imported when a test first uses it: every worker imports every test module
+    to collect it, and scipy.stats alone takes most of a second to import (the tests that use it
+    run on one worker, in the xdist group "scipy")."""
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.find_spec(name)
+    spec.loader = importlib.util.LazyLoader(spec.loader)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 needs_pyodide = pytest.mark.skipif(

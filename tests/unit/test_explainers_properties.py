@@ -9,12 +9,14 @@ import math
 
 import numpy as np
 import pytest
+from conftest import lazy_import
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
-from scipy import special
-from scipy import stats as sps
 
 import explainers as ex
+
+special, sps = lazy_import("scipy.special"), lazy_import("scipy.stats")
+pytestmark = pytest.mark.xdist_group("scipy")  # one worker imports it (conftest.lazy_import)
 
 shares = st.floats(0.0, 1.0, allow_nan=False)
 sizes = st.integers(1, 50_000)

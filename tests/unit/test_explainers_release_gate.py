@@ -13,11 +13,14 @@ import random
 
 import numpy as np
 import pytest
-from scipy import stats as sps
+from conftest import lazy_import
 
 import explainers as ex
 from benchmarks.gate import compare, report_lines
 from explainers import release_gate
+
+sps = lazy_import("scipy.stats")
+pytestmark = pytest.mark.xdist_group("scipy")  # one worker imports it (conftest.lazy_import)
 
 # -- Student's t ------------------------------------------------------------------------------
 
