@@ -64,6 +64,15 @@ def _runs(ranked: list[float], bins: int, binning: str) -> list[tuple[int, int]]
     return [(a, b) for a, b in zip(starts, starts[1:] + [n], strict=True) if b > a]
 
 
+def _ranked_answers(confidences: list[float], correct: list[float]) -> tuple[list[float], list[float]]:
+    """The answers checked, then sorted by confidence: (their confidences, their scores), in that order."""
+    confidences = checks.probabilities("confidences", confidences)
+    correct = checks.scores("correct", correct)
+    checks.same_length(confidences=confidences, correct=correct)
+    order, ranked = _ranked(confidences)
+    return ranked, [correct[i] for i in order]
+
+
 def _run_means(ranked: list[float], right: list[float], runs: list[tuple[int, int]]) -> list[dict]:
     """Each group's size and means; ``right`` in the same order as ``ranked``. math.fsum rounds the
     exact sum once, so a group's means do not depend on the order its answers are added in."""
@@ -82,12 +91,9 @@ def calibration_bins(
     in [j/bins, (j+1)/bins), the last also holding 1.0; groups no answer falls into are left out.
     Groups come back from least to most confident.
     """
-    confidences = checks.probabilities("confidences", confidences)
-    correct = checks.scores("correct", correct)
-    checks.same_length(confidences=confidences, correct=correct)
+    ranked, right = _ranked_answers(confidences, correct)
     bins, binning = checks.whole("bins", bins), checks.choice("binning", binning, BINNINGS)
-    order, ranked = _ranked(confidences)
-    return _run_means(ranked, [correct[i] for i in order], _runs(ranked, bins, binning))
+    return _run_means(ranked, right, _runs(ranked, bins, binning))
 
 
 def calibration_bins_for_each_count(
@@ -96,12 +102,8 @@ def calibration_bins_for_each_count(
     """calibration_bins for 1, 2, …, ``most`` groups, the same numbers, with the answers checked and
     sorted once instead of once a count: for a figure that offers every group count (the calibration
     widget's table of a whole published run, 14,042 answers, took a second that way)."""
-    confidences = checks.probabilities("confidences", confidences)
-    correct = checks.scores("correct", correct)
-    checks.same_length(confidences=confidences, correct=correct)
+    ranked, right = _ranked_answers(confidences, correct)
     most, binning = checks.whole("most", most), checks.choice("binning", binning, BINNINGS)
-    order, ranked = _ranked(confidences)
-    right = [correct[i] for i in order]
     return [_run_means(ranked, right, _runs(ranked, bins, binning)) for bins in range(1, most + 1)]
 
 

@@ -47,10 +47,12 @@ def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
 
 def _clustered_se(diffs: list[float], clusters: list[str], correction: str = "CR0") -> float:
     cr0 = _cr0(_subject_sums(diffs, clusters).values(), len(diffs), math.fsum(diffs))
-    if correction == "CR1":
-        g = len(set(clusters))
-        return cr0 * math.sqrt(g / (g - 1))
-    return cr0
+    return _cr1(cr0, len(set(clusters))) if correction == "CR1" else cr0
+
+
+def _cr1(cr0: float, subjects: int) -> float:
+    """CR0 with the small-sample factor √(G/(G − 1)) for G subjects."""
+    return cr0 * math.sqrt(subjects / (subjects - 1))
 
 
 def _subject_sums(diffs: list[float], clusters: list[str]) -> dict[str, tuple[int, float]]:
@@ -220,7 +222,7 @@ def _verdict(diffs: list[float], clusters: list[str], multiple: float,
     if sums is None:
         sums = _subject_sums(diffs, clusters)
     cr0 = _cr0((sums[cluster] for cluster in named), len(diffs), total)
-    cr1 = cr0 * math.sqrt(subjects / (subjects - 1))  # as _clustered_se's CR1
+    cr1 = _cr1(cr0, subjects)
     gate_se = max(cr1, paired)
     df = _degrees_of_freedom(min(subjects - 1, MAX_DEGREES_OF_FREEDOM))  # beyond it, t is the normal curve
     critical = _t_beyond(NormalDist().cdf(-multiple), df)  # the upper tail, solved directly: no digits lost
