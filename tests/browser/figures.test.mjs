@@ -41,9 +41,13 @@ test('nothing shifts while the widget page loads (cumulative layout shift under 
   await context.close();
 });
 
-// Serves BASE_URL through a local proxy that sends `page` in two pieces, pausing `pauseMs` just
-// before its first figure, as a slow connection or a busy server does; everything else passes through.
-async function proxyPausingBeforeFigure(page, pauseMs) {
+// Serves BASE_URL through a local proxy that sends `page` in two pieces, holding the second (from
+// its first figure on) until the test calls `release()`, as a slow connection or a busy server does;
+// everything else passes through. The test, not a timer, decides when the figure arrives: on a busy
+// machine a fixed pause could end before the page had painted its first piece.
+async function proxyHoldingFigure(page) {
+  let release;
+  const released = new Promise((resolve) => { release = resolve; });
   const server = http.createServer(async (request, response) => {
     const upstream = await fetch(`${BASE_URL}${request.url}`);
     const body = Buffer.from(await upstream.arrayBuffer());
@@ -52,21 +56,27 @@ async function proxyPausingBeforeFigure(page, pauseMs) {
     const cut = body.indexOf('<figure class="widget-body">');
     assert.ok(cut > 0, `${page} has a widget figure`);
     response.write(body.subarray(0, cut));
-    setTimeout(() => response.end(body.subarray(cut)), pauseMs);
+    released.then(() => response.end(body.subarray(cut)));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}${page}`, close: () => { server.closeAllConnections(); server.close(); } };
+  return {
+    url: `http://127.0.0.1:${server.address().port}${page}`,
+    release,
+    close: () => { release(); server.closeAllConnections(); server.close(); },
+  };
 }
 
 test('a widget painted before its figure arrives does not move its controls when the figure comes', async (t) => {
-  const proxy = await proxyPausingBeforeFigure('/embed/mmlu/release-gate', 1500);
+  const proxy = await proxyHoldingFigure('/embed/mmlu/release-gate');
   t.after(proxy.close);
   const context = await shiftCountingContext();
   const page = await context.newPage();
   await page.goto(proxy.url, { waitUntil: 'commit' });
   await page.waitForSelector('.widget-title');
   await page.waitForTimeout(500); // painted while the rest of the page is still on its way
+  await page.evaluate(() => new Promise((painted) => requestAnimationFrame(() => requestAnimationFrame(painted))));
   assert.equal(await page.isVisible('form.widget-controls'), false, 'the controls wait for the figure above them');
+  proxy.release();
   await page.waitForSelector('form.widget-controls', { state: 'visible' });
   await page.waitForTimeout(1000);
   const shift = await page.evaluate(() => window.__shift);
