@@ -42,7 +42,10 @@ export const COLOUR_RULES = ['color-contrast', 'link-in-text-block'];
 export async function axeViolations(page, { within, rules } = {}) {
   // Evaluated through the DevTools protocol: our CSP (rightly) blocks an injected inline script.
   await page.evaluate(axeSource);
-  const options = { runOnly: rules ? { type: 'rule', values: rules } : { type: 'tag', values: AXE_TAGS } };
+  // Only violations are read: axe then skips writing up every passing and inapplicable check's
+  // elements, which on a whole document page is a fifth of its time (every rule still runs).
+  const options = { runOnly: rules ? { type: 'rule', values: rules } : { type: 'tag', values: AXE_TAGS },
+    resultTypes: ['violations'] };
   const violations = typeof within?.evaluate === 'function'
     ? await within.evaluate((element, opts) => window.axe.run(element, opts).then((r) => r.violations), options)
     : await page.evaluate(([selectors, opts]) => window.axe.run(
