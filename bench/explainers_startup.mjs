@@ -15,7 +15,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { launch } from '../tests/browser/lib.mjs';
+import { launch, snapshotStored } from '../tests/browser/lib.mjs';
 import { observeLongTasks, repo, startServer } from './browser_bench.mjs';
 
 const CALLS = 200;
@@ -100,13 +100,15 @@ async function main() {
     console.log(`  first browser result      ${ms(f.first_result_ms)}   (page outcome: ${f.outcome})`);
     console.log(`  longest main-thread task  ${f.long_tasks.length ? ms(Math.max(...f.long_tasks)) : 'none of 50 ms or more'} (${f.long_tasks.length} long tasks)`);
 
-    // The worker makes its memory snapshot once it is idle after `ready`; wait until it is in Cache Storage.
-    await cold.page.waitForFunction(async () => (await caches.keys()).includes('explainers-pyodide-snapshot')
-      && (await (await caches.open('explainers-pyodide-snapshot')).keys()).length > 0, null, { timeout: 60_000 })
-      .catch(() => console.log('  (no memory snapshot was stored)'));
+    // The worker makes its memory snapshot just before `ready` and stores it after; wait until it is stored.
+    await snapshotStored(cold.page).catch((error) => console.log(`  (no memory snapshot was stored: ${error.message})`));
     const saved = await cold.page.evaluate(async () => (await import('/static/js/python-runtime.js')).explainers.timings);
-    const sinceReady = (x) => (x === undefined ? 'n/a' : `${Math.round(x - saved.ready_ms)} ms`);
-    console.log(`  memory snapshot           made ${sinceReady(saved.snapshot?.made_ms)} and stored ${sinceReady(saved.snapshot?.stored_ms)} after ready (${((saved.snapshot?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB, uncompressed); first result ${sinceReady(saved.first_result_ms)} after ready`);
+    const sinceReady = (x) => {
+      if (x === undefined) return 'n/a';
+      const d = Math.round(x - saved.ready_ms);
+      return d < 0 ? `${-d} ms before ready` : `${d} ms after ready`;
+    };
+    console.log(`  memory snapshot           made ${sinceReady(saved.snapshot?.made_ms)}, stored ${sinceReady(saved.snapshot?.stored_ms)} (${((saved.snapshot?.bytes ?? 0) / 2 ** 20).toFixed(1)} MiB, uncompressed); first result ${sinceReady(saved.first_result_ms)}`);
     const latency = await callLatency(cold.page, CALLS);
     console.log(`\nPer call (standard_error, ${CALLS} calls): one per round trip ${latency.oneByOne.toFixed(3)} ms; in one batch ${latency.batched.toFixed(3)} ms (${(latency.oneByOne / latency.batched).toFixed(0)}x)`);
 

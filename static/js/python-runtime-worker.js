@@ -28,16 +28,13 @@ async function fetchOk(url) {
 // snapshot that fails to load, or answers a probe call differently from the run that made it, is
 // deleted and Pyodide starts the ordinary way.
 //
-// It is saved as soon as that is safe, so a reader who leaves a second after the page is ready
-// still gets the fast start next time: the snapshot is made when the worker is first idle after
-// `ready` (SNAPSHOT_IDLE_MS without a message, so the page's first computations, which its widgets
-// send on `ready`, are answered first; making it takes 0.1 to 0.3 s here), or at once when a
-// reader's edited snippet comes first (Python's memory is the page's only until that runs, so the
-// snapshot is made before it and never after it), and stored as
-// it is, uncompressed (about 30 MiB): compressing it took over a second on a busy machine, long
-// enough for a reader who left to lose it, while storing it takes a few tenths of a second.
+// It is made before the worker says `ready`, from a Python that has run nothing of the page's, and
+// handed to the browser at once, stored as it is, uncompressed (about 30 MiB). Making it takes
+// tenths of a second on the first visit only; in return, a reader who leaves as soon as the page
+// answers still leaves it for the next visit, and a reader's edited snippet can never reach it.
+// (Made later, once the worker was idle after `ready`, it was lost when a busy machine closed the
+// page half a second after ready; compressing it took over a second.)
 const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
-const SNAPSHOT_IDLE_MS = 50;
 const PROBE = JSON.stringify([
   { fn: 'standard_error', args: { p: 0.25, n: 100 } },
   { fn: 'chance_band', args: { n: 100, method: 'exact' } },
@@ -52,33 +49,32 @@ async function readSnapshot(key) {
 }
 
 // The write is handed to the browser first, then any older snapshot is deleted (one per browser at
-// most). In Chromium a write under way finishes even when the page closes during it; the browser
-// test closes a page half a second after ready, before the write ends, and the next visit uses it.
-async function storeSnapshot(key, bytes, probe) {
-  const cache = await caches.open(SNAPSHOT_CACHE);
-  await cache.put(key, new Response(new Blob([bytes]), { headers: { 'X-Explainers-Probe': probe } }));
+// most). In Chromium a write under way finishes even when the page closes during it, once the
+// bytes have been handed over; `opened` is the cache opened while Pyodide loaded, so `put` is
+// called in the same task that made the snapshot.
+async function storeSnapshot(opened, key, bytes, probe) {
+  const cache = await opened;
+  await cache.put(key, new Response(bytes, { headers: { 'X-Explainers-Probe': probe } }));
   for (const old of await cache.keys()) if (old.url !== key) await cache.delete(old);
 }
 
-// Run `save` once, when the worker has had no message for SNAPSHOT_IDLE_MS: `putOff` (every
-// message handled) waits that long again, `now` runs it at once (before a reader's snippet).
-function whenIdle(save) {
-  let timer = setTimeout(now, SNAPSHOT_IDLE_MS);
-  let done = false;
-  function now() {
-    if (done) return;
-    done = true;
-    clearTimeout(timer);
-    save();
+// Make the snapshot and store it, reporting both in {type: 'snapshot'} messages. A failure only
+// costs the next visit its head start, so it is only reported, in the client's timings.
+function saveSnapshot(pyodide, runBatch, opened, key) {
+  const saved = (fields) => self.postMessage({ type: 'snapshot', ...fields });
+  try {
+    const probe = runBatch(PROBE);
+    const bytes = pyodide.makeMemorySnapshot();
+    const made = performance.timeOrigin + performance.now();
+    storeSnapshot(opened, key, bytes, probe).then(
+      () => saved({ made, stored: performance.timeOrigin + performance.now(), bytes: bytes.byteLength }),
+      (error) => saved({ error: String(error) }),
+    );
+    saved({ made });
+  } catch (error) {
+    saved({ error: String(error) });
   }
-  function putOff() {
-    if (done) return;
-    clearTimeout(timer);
-    timer = setTimeout(now, SNAPSHOT_IDLE_MS);
-  }
-  return { putOff, now };
 }
-let snapshotting = { putOff() {}, now() {} }; // until a started (not restored) Python can make one
 
 // Unpack the pure wheel into site-packages: no micropip, no network beyond our own origin.
 function unpackWheel(pyodide, wheel) {
@@ -125,32 +121,14 @@ async function loadRuntime() {
     timings.pyodide_ms = timings.ready_ms = performance.now() - workerStarted;
     return restored;
   }
+  const opened = canSnapshot && caches.open(SNAPSHOT_CACHE); // while Pyodide loads
   const pyodide = await loadPyodide({ indexURL, _makeSnapshot: canSnapshot });
   python = pyodide;
   timings.pyodide_ms = performance.now() - workerStarted;
   unpackWheel(pyodide, wheel);
   const runBatch = pyodide.pyimport('widgetkit.browser').run_batch;
+  if (canSnapshot) saveSnapshot(pyodide, runBatch, opened, snapshotKey);
   timings.ready_ms = performance.now() - workerStarted;
-  if (canSnapshot) {
-    // After `ready` is posted, once the page's first computations are answered: the snapshot is
-    // for the next visit, not this one. A failure here only costs the next visit its head start,
-    // so it is only reported, in the client's timings.
-    snapshotting = whenIdle(() => {
-      const saved = (fields) => self.postMessage({ type: 'snapshot', ...fields });
-      try {
-        const probe = runBatch(PROBE);
-        const bytes = pyodide.makeMemorySnapshot();
-        const made = performance.timeOrigin + performance.now();
-        saved({ made });
-        storeSnapshot(snapshotKey, bytes, probe).then(
-          () => saved({ made, stored: performance.timeOrigin + performance.now(), bytes: bytes.byteLength }),
-          (error) => saved({ error: String(error) }),
-        );
-      } catch (error) {
-        saved({ error: String(error) });
-      }
-    });
-  }
   return runBatch;
 }
 
@@ -164,8 +142,7 @@ self.addEventListener('message', async (event) => {
   const { id, calls, snippet } = event.data || {};
   try {
     const runBatch = await runtime;
-    if (typeof snippet === 'string') { // a reader's snippet: the snapshot before it, none after it
-      snapshotting.now();
+    if (typeof snippet === 'string') { // a reader's snippet (the snapshot was made before `ready`)
       const run = python.pyimport('widgetkit.snippets').run_snippet_json;
       self.postMessage({ id, ran: JSON.parse(run(snippet, event.data.page ?? null)) });
       return;
@@ -173,7 +150,6 @@ self.addEventListener('message', async (event) => {
     // One JSON string each way: a whole batch crosses the JavaScript/Python boundary once.
     const results = JSON.parse(runBatch(JSON.stringify(calls)));
     self.postMessage({ id, results });
-    snapshotting.putOff();
   } catch (error) {
     self.postMessage({ id, error: String(error && error.message ? error.message : error) });
   }
