@@ -55,7 +55,14 @@ function drawFigure(svg, fig) {
   svg.setAttribute('viewBox', `0 0 ${fig.width} ${fig.height}`);
   svg.setAttribute('role', fig.role);
   svg.querySelector('title').textContent = fig.label;
-  replaceMarks(svg.querySelector('g.marks'), buildMarks(fig.marks)); // a handle in use keeps its focus
+  // A handle in use keeps its element and so its focus. A data point a reader reached with Tab is
+  // drawn anew: the focus goes to the same point (the same place among the figure's points), not
+  // back to the start of the page.
+  const group = svg.querySelector('g.marks');
+  const points = () => [...group.querySelectorAll('[tabindex]:not([data-mark])')];
+  const focused = points().indexOf(document.activeElement);
+  replaceMarks(group, buildMarks(fig.marks));
+  if (focused >= 0) points()[focused]?.focus({ preventScroll: true });
 }
 
 // The summary's sentences as shown: the headline, then those behind its "More about this figure".
