@@ -6,7 +6,6 @@ holds 1 for a right answer and 0 for a wrong one (true/false also accepted).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 
 from . import checks
 
@@ -52,7 +51,9 @@ def _runs(ranked: list[float], bins: int, binning: str) -> list[tuple[int, int]]
     """Each confidence group as a run [start, end) of the answers sorted by confidence (``ranked``),
     from least to most confident, empty groups left out. Every group is such a run: an equal-count
     group by its definition, a fixed-width one because a confidence's bin number never falls as the
-    confidence rises (multiplying by ``bins`` keeps the order), so its ends are found by bisection."""
+    confidence rises (multiplying by ``bins`` keeps the order), so a group starts where the bin
+    number changes. The work grows with the answers, never with ``bins`` (any whole number up to
+    checks.LARGEST_WHOLE is allowed, and most of a fine grid's groups are empty)."""
     n = len(ranked)
     if binning == "equal_count":
         if bins > n:
@@ -60,7 +61,8 @@ def _runs(ranked: list[float], bins: int, binning: str) -> list[tuple[int, int]]
         size = n // bins
         starts = [j * size for j in range(bins)]
     else:  # group j holds [j/bins, (j+1)/bins); 1.0 (bin number ``bins``) joins the last group
-        starts = [bisect_left(ranked, j, key=lambda c: int(c * bins)) for j in range(bins)]
+        number = [min(int(c * bins), bins - 1) for c in ranked]
+        starts = [i for i in range(n) if i == 0 or number[i] != number[i - 1]]
     return [(a, b) for a, b in zip(starts, starts[1:] + [n], strict=True) if b > a]
 
 
