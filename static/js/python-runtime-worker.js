@@ -30,8 +30,9 @@ async function fetchOk(url) {
 //
 // It is made before the worker says `ready`, from a Python that has run nothing of the page's, and
 // handed to the browser at once, stored as it is, uncompressed (about 30 MiB). Making it takes
-// tenths of a second on the first visit only; in return, a reader who leaves as soon as the page
-// answers still leaves it for the next visit, and a reader's edited snippet can never reach it.
+// about a tenth of a second, on the first visit only; in return, a reader who leaves as soon as
+// the page answers still leaves it for the next visit, and a reader's edited snippet can never
+// reach it.
 // (Made later, once the worker was idle after `ready`, it was lost when a busy machine closed the
 // page half a second after ready; compressing it took over a second.)
 const SNAPSHOT_CACHE = 'explainers-pyodide-snapshot';
