@@ -122,7 +122,7 @@ def test_rms_equal_count_matches_numpy(pairs, data):
     assert isclose(got, numpy_rms_equal_count(conf, right, bins), abs_=1e-9)
 
 
-# Bins up to the largest whole number the functions take: most are empty, and only the answers' count.
+# Bins up to 10**15, the largest whole number the functions take: most of them are then empty.
 @given(answers, st.integers(1, 20) | st.integers(21, 10**15))
 def test_rms_fixed_width_matches_numpy(pairs, bins):
     conf, right = (np.array(x, dtype=float) for x in zip(*pairs, strict=True))
