@@ -297,8 +297,8 @@ def test_ngram_overlap_n_is_bounded(client):
 
 def test_any_number_of_fixed_width_bins_costs_only_the_answers(client):
     """A whole number up to 10**15 is a valid number of bins. Fixed-width grouping once walked
-    every bin (an OpenAPI-fuzz request of 841,722,056 bins held a test worker for over a quarter of an hour, past 17 GB);
-    now the work follows the answers, and the empty bins are never visited."""
+    every bin (an OpenAPI-fuzz request of 841,722,056 bins held a test worker for over a quarter
+    of an hour, past 17 GB); now the work follows the answers, and empty bins are never visited."""
     def too_long(signum, frame):
         raise AssertionError("calibration_bins with 10**15 bins still running after 20 s")
 
