@@ -60,6 +60,9 @@ def _schema(hint) -> dict:
 _L = checks.LARGEST_WHOLE
 _NUMBER = {"type": "number", "minimum": -_L, "maximum": _L}
 _PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
+# One question's score (explainers.checks.scores): 1 or true for right, 0 or false for wrong, or a
+# partial score between.
+_SCORE = {"anyOf": [_PROBABILITY, {"type": "boolean"}]}
 _LEVEL = {"type": "number", "minimum": 0, "maximum": checks.MAX_LEVEL, "exclusiveMinimum": True}
 _LOGPROB = {"type": "number", "minimum": -_L, "maximum": 0}
 _OPEN_UNIT = {"type": "number", "minimum": 0, "maximum": 1, "exclusiveMinimum": True, "exclusiveMaximum": True}
@@ -92,8 +95,8 @@ def _constraints() -> tuple[dict, dict]:
         "known": _PROBABILITY, "letter_probs": _mapping(_NUMBER), "logits": _list(_NUMBER),
         "predictions": labels, "keys": labels, "subjects": labels, "clusters": labels,
         "values": _list(_NUMBER), "counts": _list(_whole()), "accuracies": _list(_PROBABILITY),
-        "confidences": _list(_PROBABILITY), "correct": _list(_PROBABILITY), "bins": _whole(),
-        "binning": _choice(BINNINGS), "candidate": _list(_PROBABILITY, 2), "baseline": _list(_PROBABILITY, 2),
+        "confidences": _list(_PROBABILITY), "correct": _list(_SCORE), "bins": _whole(),
+        "binning": _choice(BINNINGS), "candidate": _list(_SCORE, 2), "baseline": _list(_SCORE, 2),
         "multiple": {"type": "number", "minimum": 0, "maximum": explainers.MAX_MULTIPLE, "exclusiveMinimum": True},
         "token_logprobs": _list(_LOGPROB),
         "normalize": _choice(NORMALIZATIONS), "correction": _choice(explainers.CORRECTIONS), "accuracy": _PROBABILITY,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+import jsonschema
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
@@ -76,3 +77,20 @@ def test_generated_requests_get_no_5xx_and_answers_match_the_schema(case):
     if case.meta is not None and case.meta.generation.mode.is_positive and response.status_code == 400:
         error = response.json()["error"]
         assert ACROSS_FIELDS.search(error), f"schema-valid {case.method} {case.formatted_path} refused: {error}"
+
+
+@pytest.mark.parametrize(("fn_name", "fields"), [("paired_standard_error", ("candidate", "baseline")),
+                                                  ("calibration_gap", ("correct",))])
+def test_a_question_score_is_documented_as_the_server_takes_it(client, fn_name, fields):
+    """A question's score is 1 or 0, true or false, or a partial score between
+    (explainers.checks.scores): the document says so, so the fuzzer's true/false is a valid request."""
+    document = client.get("/api/openapi.json").get_json()
+    schema = document["paths"][f"/api/explainers/{fn_name}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    body = {"confidences": [0.9, 0.6, 0.7, 0.2]} if fn_name == "calibration_gap" else {}
+    body |= {field: [True, False, 1, 0.5] for field in fields}
+    jsonschema.validate(body, schema)
+    assert client.post(f"/api/explainers/{fn_name}", json=body).status_code == 200
+    for bad in ("1", None, 1.5):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(body | {fields[0]: [bad, 0, 1, 0]}, schema)
+        assert client.post(f"/api/explainers/{fn_name}", json=body | {fields[0]: [bad, 0, 1, 0]}).status_code == 400
