@@ -108,24 +108,39 @@ export async function checkPrinted(browser, paper, count) {
   await context.close();
 }
 
-// Wait until the widget's figure is drawn for the width it is shown at, after the page loaded or
+// Wait until the widget's figure is drawn for the width its frame has now, after the page loaded or
 // its width changed (widget.js sets data-shown-width when it measures, data-drawn-width when it
-// draws). `page` may be a Page or a Frame.
+// draws; right after a resize both still hold the old width, so the frame itself is measured).
+// `page` may be a Page or a Frame.
 export async function redrawnForWidth(page, name) {
   await page.waitForFunction((n) => {
     const section = document.querySelector(`section.widget[data-widget="${n}"]`);
-    return section.dataset.shownWidth && section.dataset.drawnWidth === section.dataset.shownWidth;
+    const frame = section.querySelector('svg[data-role="figure"]').parentElement;
+    const width = String(Math.floor(frame.getBoundingClientRect().width));
+    return section.dataset.shownWidth === width && section.dataset.drawnWidth === width;
   }, name, { timeout: 30_000 });
 }
 
 // Until every drawn widget on the page shows a picture drawn for the width its frame has now, after
-// the page loaded or its width changed (or `timeout` ms: then the caller looks at the page as it is).
-export async function everyWidgetDrawnForItsWidth(page, timeout = 6_000) {
-  await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
-    .every((w) => {
-      const frame = w.querySelector('svg[data-role="figure"]')?.parentElement;
-      const width = frame ? Math.floor(frame.getBoundingClientRect().width) : NaN;
-      return w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
-        && Number(w.dataset.shownWidth) === width && Number(w.dataset.drawnWidth) === width;
-    }), null, { timeout }).catch(() => {});
+// the page loaded or its width changed. A widget still showing the server's stand-in (drawn for
+// another width, then scaled) would be measured wrongly, so a wait that runs out fails, naming it.
+export async function everyWidgetDrawnForItsWidth(page) {
+  // Runs in the page: whether every drawn widget is drawn for its frame's width, or (for the error
+  // message) which are not, and what each shows.
+  const check = (done) => {
+    const notYet = [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
+      .map((w) => {
+        const frame = w.querySelector('svg[data-role="figure"]')?.parentElement;
+        const width = frame ? Math.floor(frame.getBoundingClientRect().width) : NaN;
+        const drawn = w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')
+          && Number(w.dataset.shownWidth) === width && Number(w.dataset.drawnWidth) === width;
+        return drawn ? '' : `${w.id} (a ${width} px frame, drawn for ${w.dataset.drawnWidth} px)`;
+      }).filter(Boolean);
+    return done ? notYet.length === 0 : notYet;
+  };
+  try {
+    await page.waitForFunction(check, true, { timeout: 60_000 });
+  } catch (error) {
+    throw new Error(`not drawn for their width after 60 s: ${(await page.evaluate(check, false)).join(', ')}`, { cause: error });
+  }
 }
