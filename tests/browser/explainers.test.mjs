@@ -241,7 +241,6 @@ test('a reader who leaves half a second after ready still leaves the snapshot fo
     + `snapshot made ${after(saved.snapshot?.made_ms)}, stored ${after(saved.snapshot?.stored_ms)}, page left at ${after(saved.left_ms)}; `
     + `second page ready ${Date.now() - started} ms after it was opened`);
   assert.equal(warm.worker.snapshot, 'restored', JSON.stringify(warm.worker));
-  assert.ok(warm.worker.ready_ms < saved.worker.ready_ms, 'the snapshot makes the next start faster');
   await context.close();
 });
 

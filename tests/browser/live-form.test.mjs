@@ -108,10 +108,12 @@ test('without JavaScript: the same words beside the same fields, and the first o
 
 test('the Run button keeps the focus and says it is busy while the model works', { timeout: LIMIT_MS }, async () => {
   const { page, close, problems } = await newPage();
-  // The server's real answer, held back two seconds, as a slow model would.
+  // The server's real answer, held back until the test has seen the busy state, as a slow model would.
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
   await page.route('**/mmlu/run?fragment=1', async (route) => {
     const response = await route.fetch();
-    await new Promise((resolve) => setTimeout(resolve, 2000));
+    await held;
     await route.fulfill({ response });
   });
   await page.goto(`${BASE_URL}/mmlu/run`);
@@ -129,6 +131,7 @@ test('the Run button keeps the focus and says it is busy while the model works',
   await page.keyboard.press('Enter'); // a second press only says it is still running
   assert.match(await page.textContent('[data-ls-status]'), /^Still scoring the question before/);
   assert.equal(await page.evaluate(() => document.activeElement.dataset.lsRun !== undefined), true);
+  release();
   await page.waitForSelector('[data-ls-error]');
   assert.equal(await page.getAttribute('[data-ls-run]', 'aria-disabled'), 'false');
   assert.equal(await page.textContent('[data-ls-status]'), 'The question was not scored.');
