@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -141,17 +142,26 @@ def test_in_chromium(live_server, test_file):
         pytest.fail(failure_message(test_file, tap_path, result), pytrace=False)
 
 
-def run_node_tests(test_file: Path, tap_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def run_node_tests(test_file: Path, tap_path: Path, env: dict[str, str],
+                   timeout: float = 600) -> subprocess.CompletedProcess:
     """`node --test` with the spec report on stdout and a TAP report in `tap_path`, under
-    tools/reaped.py: Chromium's processes end with the file, and their CPU time counts as ours."""
+    tools/reaped.py: Chromium's processes end with the file, and their CPU time counts as ours.
+    A file still running after `timeout` seconds is stopped with everything it started (its own
+    process group: killing the wrapper alone would leave node holding the output pipe open), and
+    the result says so after what it had printed."""
     tap_path.unlink(missing_ok=True)
-    return subprocess.run(
-        [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test",
-         "--test-reporter=spec", "--test-reporter-destination=stdout",
-         "--test-reporter=tap", f"--test-reporter-destination={tap_path}",
-         str(test_file)],
-        cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=600,
-    )
+    command = [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test",
+               "--test-reporter=spec", "--test-reporter-destination=stdout",
+               "--test-reporter=tap", f"--test-reporter-destination={tap_path}", str(test_file)]
+    with subprocess.Popen(command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, start_new_session=True) as process:
+        try:
+            stdout, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            stdout, stderr = process.communicate()
+            stderr += f"\nstopped: {test_file.name} ran past {timeout:g} s"
+    return subprocess.CompletedProcess(command, process.returncode, stdout, stderr)
 
 
 def failure_message(test_file: Path, tap_path: Path, result: subprocess.CompletedProcess) -> str:
@@ -194,6 +204,29 @@ def test_a_failing_node_test_file_is_reported_by_its_failing_cases(tmp_path):
     assert message.startswith("sample.test.mjs: 3 failing test case(s): a plain # failure; a suite > inner failure; "
                               "a parent > its failing child\n  ✗ a plain # failure (")
     assert failures[0].failed_at == f"{test_file}:5:42"  # the assert.equal line, not the test's first line
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads Linux's /proc")
+def test_a_node_test_file_that_hangs_is_stopped_with_what_it_said(tmp_path):
+    """A file past its time is stopped with the processes it started, at once, and its report so far
+    is kept: pytest is not left waiting on a node that still holds the output pipe."""
+    test_file = tmp_path / "hangs.test.mjs"
+    test_file.write_text("import { test } from 'node:test';\n"
+                         "test('finishes', () => {});\n"
+                         "test('hangs', () => new Promise((resolve) => setTimeout(resolve, 120_000)));\n")
+    started = time.monotonic()
+    result = run_node_tests(test_file, tmp_path / "hangs.tap", dict(os.environ), timeout=4)
+    assert time.monotonic() - started < 60  # not the two minutes the file would take
+    assert result.returncode != 0 and result.stderr.endswith("stopped: hangs.test.mjs ran past 4 s")
+    assert "finishes" in result.stdout
+    still = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(test_file).encode() in cmdline.read_bytes():
+                still.append(cmdline.parent.name)
+        except OSError:  # ended while we looked
+            continue
+    assert not still, f"still running: {still}"
 
 
 def test_a_process_left_behind_is_waited_for_and_its_cpu_time_counted():
