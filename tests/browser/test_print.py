@@ -80,6 +80,7 @@ def printed(live_server) -> dict[str, tuple[pymupdf.Document, list[dict]]]:
 
 
 @pytest.mark.browser
+@pytest.mark.xdist_group("print")  # one worker prints, into OUT: two would write the same files at once
 @pytest.mark.parametrize("slug", documents())
 def test_printed_figures_are_whole_and_their_text_at_least_8_pt(printed, slug):
     pdf, figures = printed[slug]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -84,15 +85,22 @@ def test_nginx_serves_static_files_and_pyodide_itself(proxy):
 
 @needs_nginx
 def test_nginx_limits_the_request_rate_per_client(proxy):
-    statuses = []
-    for _ in range(120):
+    def get(_) -> int:
         connection = http.client.HTTPConnection("127.0.0.1", proxy, timeout=10, source_address=("127.0.0.3", 0))
-        connection.request("GET", "/api/explainers/standard_error?p=0.25&n=100")
-        response = connection.getresponse()
-        response.read()
-        statuses.append(response.status)
-        connection.close()
-    assert 429 in statuses and statuses[0] == 200
+        try:
+            connection.request("GET", "/api/explainers/standard_error?p=0.25&n=100")
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
+
+    first = get(0)
+    # nginx allows 30 a second after a burst of 60: one client at a time would need over 60 answers a
+    # second to go past it, which a loaded 2-core machine may not give; eight at once go past at once.
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(get, range(200)))
+    assert first == 200 and 429 in statuses and set(statuses) <= {200, 429}
     assert reader_latencies(proxy, 1, "/api/explainers/standard_error?p=0.25&n=100")[0] < 1.0  # others unaffected
 
 

@@ -105,6 +105,8 @@ def test_sixteen_scoring_clients_get_answers_or_429_and_pages_keep_working(live_
     assert page_statuses and set(page_statuses) == {200}
     # Memory stays bounded: the queue holds at most a few requests, nothing accumulates per request.
     assert max(peak_rss) - rss_before < 400, f"RSS grew from {rss_before:.0f} to {max(peak_rss):.0f} MiB"
-    # And the server is still healthy afterwards.
+    # And the server is still healthy afterwards (on a new connection: the server may have closed the
+    # first one, idle through the run).
+    warm.close()
     status, _, body = post_score(warm)
     assert status == 200 and abs(sum(body["probabilities"].values()) - 1) < 1e-6
