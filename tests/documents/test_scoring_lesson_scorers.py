@@ -279,18 +279,15 @@ def test_why_a_generation_stopped_in_words():
         "length": "it reached the cap of 32 new tokens (this widget's; the harness allows 256)"}
 
 
-def test_the_costliest_question_at_five_shots_is_refused_for_all_six_runs_quickly():
+def test_the_costliest_question_at_five_shots_is_refused_for_all_six_runs_before_the_model():
     """Issue 26, finding 2: the budget was checked once, on the plain prompt, so this post passed and
     cost about 180 CPU-s (six runs of ~3,000 tokens). Now the whole form's work is budgeted: refused
     before the model, at the shots field, naming how many worked examples fit."""
-    import time
-
     app = create_app({"TESTING": True})  # its own app, so "not loaded" proves the model never ran
     client = app.test_client()
-    started = time.monotonic()
     response = post(client, PAGE, subject="high_school_european_history", number="3", shots="5")
     html = widget_of(response.get_data(as_text=True))
-    assert response.status_code == 413 and time.monotonic() - started < 5
+    assert response.status_code == 413
     said = field_error(html, "shots")
     assert "six runs" in said and "To fit: choose 1 worked example or fewer, or a shorter question" in said, said
     assert app.extensions["scoring"].state == "not loaded"

@@ -269,8 +269,6 @@ def test_the_indexed_overlap_lists_what_the_full_scan_listed():
 
 # -- item 11: the two-run gate's JSON is drawn once per URL ------------------------------------------------
 def test_a_widgets_json_is_drawn_once_per_url(quiet, monkeypatch):
-    import time
-
     from engine import widgets
 
     drawn = []
@@ -278,13 +276,10 @@ def test_a_widgets_json_is_drawn_once_per_url(quiet, monkeypatch):
     monkeypatch.setattr(widgets, "view_of", lambda *args: drawn.append(args[1].name) or real(*args))
     url = "/api/widgets/scoring-lesson/two-run-gate?multiple=2.5"
     first = quiet.get(url)
-    started = time.process_time()
     again = quiet.get(url)
-    spent = time.process_time() - started
     assert first.status_code == again.status_code == 200 and again.is_json
     assert first.get_data() == again.get_data() and first.headers["ETag"] == again.headers["ETag"]
-    assert drawn == ["two-run-gate"], drawn
-    assert spent < 0.05, f"{spent:.3f} CPU-s for a cached answer"
+    assert drawn == ["two-run-gate"], drawn  # the second answer came from the cache
     other = quiet.get("/api/widgets/scoring-lesson/two-run-gate?multiple=3.5")
     assert other.get_json()["numbers"]["band"] != first.get_json()["numbers"]["band"]
     assert quiet.get(url, headers={"If-None-Match": first.headers["ETag"]}).status_code == 304

@@ -3,8 +3,6 @@
 thought (the API and the page without JavaScript), as MMLU's /api/score and forms already were."""
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from benchmarks.server import budget
@@ -24,10 +22,9 @@ def app(tmp_path):
 
 def test_the_costliest_chain_of_thought_is_refused_before_the_model_naming_what_fits(app):
     client = app.test_client()
-    started = time.monotonic()
     response = client.post("/api/mmlu-pro/generate", json={**COSTLIEST, "shots": 5, "max_tokens": 512})
     body = response.get_json()
-    assert response.status_code == 413 and time.monotonic() - started < 5, body
+    assert response.status_code == 413, body
     assert body["field"] == "shots"
     assert "about 22,220 characters" in body["error"] and "the limit per request is 16,000" in body["error"]
     assert "use no worked examples (shots 0)" in body["error"], body["error"]
@@ -63,13 +60,13 @@ def test_mmlu_pro_scoring_is_budgeted_too(tmp_path):
 def test_the_page_without_javascript_is_budgeted_for_its_chain_of_thought(app):
     client = app.test_client()
     page = "/mmlu-pro/run?category=history&number=315"
-    started = time.monotonic()
     response = client.post("/mmlu-pro/run", data={"category": "history", "number": "315", "shots": "5", "mode": "cot",
                                                   **run_form_token(client, page)})
     html = response.get_data(as_text=True)
-    assert response.status_code == 413 and time.monotonic() - started < 5
+    assert response.status_code == 413
     assert "This is more than the model may read for one answer here" in html
     assert "choose 4 worked examples or fewer; or score the option letters without reasoning first" in html, html
+    assert app.extensions["scoring"].state == "not loaded"
     assert app.extensions["scoring"].state == "not loaded"
     # The same question scored by its letters fits.
     response = client.post("/mmlu-pro/run", data={"category": "history", "number": "315", "shots": "5",

@@ -81,8 +81,10 @@ def test_questions_waiting_while_the_model_is_busy_are_scored_together():
     results: dict = {}
     first = submit(service, results, 0)
     wait_until(lambda: scorer.batches)  # the worker is busy with question 0
-    others = [submit(service, results, n) for n in range(1, 7)]
-    wait_until(lambda: len(service.waiting) == 6)
+    others = []
+    for n in range(1, 7):  # one at a time, so that arrival order is this order
+        others.append(submit(service, results, n))
+        wait_until(lambda n=n: len(service.waiting) == n)
     scorer.gate.set()
     for thread in [first, *others]:
         thread.join()
@@ -151,6 +153,7 @@ def test_a_running_batch_whose_callers_all_gave_up_stops_between_forward_passes(
     wait_until(lambda: not service._per_client)  # the worker has let go of the batch
     assert scorer.passes_run < 50
     scorer.passes = 1
+    service.timeout_s = 10.0  # the next caller waits as long as a reader would
     assert ask(service, 1) == {"n": 1}  # the worker goes on with the next question
 
 
@@ -294,7 +297,7 @@ def test_one_scorer_keeps_the_jobs_order_and_an_error_stops_the_rest():
 
 
 def test_an_interrupt_in_the_caller_stops_the_jobs_not_started():
-    scorer = SideBySideScorer(seconds=0.02)  # 50 jobs would take a second
+    scorer = SideBySideScorer(seconds=0.2)  # 50 jobs would take ten seconds
 
     def interrupt(job, results):
         raise KeyboardInterrupt
