@@ -67,7 +67,6 @@ def test_the_page_without_javascript_is_budgeted_for_its_chain_of_thought(app):
     assert "This is more than the model may read for one answer here" in html
     assert "choose 4 worked examples or fewer; or score the option letters without reasoning first" in html, html
     assert app.extensions["scoring"].state == "not loaded"
-    assert app.extensions["scoring"].state == "not loaded"
     # The same question scored by its letters fits.
     response = client.post("/mmlu-pro/run", data={"category": "history", "number": "315", "shots": "5",
                                                   **run_form_token(client, page)})
