@@ -10,11 +10,16 @@ headers, and with ``TRUSTED_HOSTS`` set only those names may appear in the absol
 writes (share links, oEmbed). State-changing POSTs call :func:`require_same_origin`, and forms
 carry a token from :func:`csrf_token` that is bound to the client's address, so another site can
 neither post the form from its visitors' browsers nor reuse a token it fetched for itself.
+
+:func:`client_key` names the client whose share a request spends (the model's queue and generation
+time): its IPv4 address, or the /64 network of its IPv6 address (a host is usually handed a whole
+/64, so its addresses there are one client).
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import json
 import re
 import time
@@ -36,6 +41,25 @@ _HOST = re.compile(r"(?P<name>(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.
                    r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.?|\[[0-9A-Fa-f:.]+\])(?::(?P<port>[0-9]{1,5}))?")
 _TOKEN = re.compile(r"[0-9a-f]{32}")
 CSRF_WINDOW_S = 6 * 3600  # a token is good for this long, and for one window more
+
+
+IPV6_CLIENT_PREFIX = 64  # an IPv6 client is its /64: one host (or one home's router) gets a whole /64
+
+
+def client_key(address: str | None) -> str | None:
+    """The key of the client at ``address`` (a request's ``remote_addr``) for its fair shares: an
+    IPv4 address as it is; an IPv6 address as its /64 network ("2001:db8:1:2::/64"), so the 2**64
+    addresses one host can take are one client; an IPv4-mapped IPv6 address as its IPv4 address.
+    Anything else (a Unix socket's name, None) is its own key, as before."""
+    try:
+        ip = ipaddress.ip_address((address or "").split("%", 1)[0])  # a link-local zone (%eth0) names no host
+    except ValueError:
+        return address
+    if ip.version == 6 and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    if ip.version == 6:
+        return str(ipaddress.IPv6Network((ip, IPV6_CLIENT_PREFIX), strict=False))
+    return str(ip)
 
 
 def content_security_policy(path: str) -> str:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from flask import request
 
+from engine.security import client_key
 from livescoring.scorer import Generation, PromptTooLong
 from livescoring.worker import ServerStopping
 
@@ -20,9 +21,10 @@ from .failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
 
 
 def _requester() -> dict:
-    # The client's address keys its fair share (through nginx, TRUSTED_PROXIES makes it the reader's);
-    # waitress tells whether the client has gone, so its work stops between forward passes.
-    return {"client": request.remote_addr, "gone": request.environ.get("waitress.client_disconnected")}
+    # The client's address keys its fair share (through nginx, TRUSTED_PROXIES makes it the reader's;
+    # an IPv6 client is its /64); waitress tells whether the client has gone, so its work stops
+    # between forward passes.
+    return {"client": client_key(request.remote_addr), "gone": request.environ.get("waitress.client_disconnected")}
 
 
 def _too_long(error: PromptTooLong, field: str, words: str | None) -> ScoreFailed:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from engine import create_app
+from engine.security import client_key
 from livescoring.worker import QueueFull
 from tests.conftest import run_form_token
 
@@ -65,3 +66,32 @@ def test_every_scoring_route_passes_its_client_and_whether_it_left(app):
         (call,) = recording.calls
         assert call["client"] == "192.0.2.9", (what, call["client"])
         assert call["gone"] is gone, what
+
+
+@pytest.mark.parametrize(("address", "key"), [
+    ("192.0.2.9", "192.0.2.9"),  # IPv4: each address its own client, as before
+    ("2001:db8:1:2::5", "2001:db8:1:2::/64"),
+    ("2001:db8:1:2:ffff:ffff:ffff:fffe", "2001:db8:1:2::/64"),  # another address of the same /64
+    ("2001:DB8:1:2::5", "2001:db8:1:2::/64"),  # however it is spelled
+    ("2001:db8:1:3::5", "2001:db8:1:3::/64"),  # the next /64 is another client
+    ("::ffff:192.0.2.9", "192.0.2.9"),  # an IPv4 client on a dual-stack socket
+    ("fe80::1%eth0", "fe80::/64"),
+])
+def test_the_client_key_groups_ipv6_by_64_and_keeps_ipv4_per_address(address, key):
+    assert client_key(address) == key
+
+
+def test_every_scoring_route_shares_an_ipv6_64_between_its_addresses(app):
+    """Issue 41, item 3: a host handed a /64 could take a fresh address for every request, each with
+    a share of its own. Every address in one /64 is now one client; the next /64 is another."""
+    recording = app.extensions["scoring"].loglikelihood
+    keys = {}
+    for address in ("2001:db8:1:2::5", "2001:db8:1:2:ab:cd:ef:1", "2001:db8:1:3::5"):
+        client = app.test_client()
+        for what, send in routes(client):
+            client.environ_base["REMOTE_ADDR"] = address
+            recording.calls.clear()
+            assert send().status_code == 429, what
+            keys.setdefault(address, set()).add(recording.calls[0]["client"])
+    assert keys == {"2001:db8:1:2::5": {"2001:db8:1:2::/64"}, "2001:db8:1:2:ab:cd:ef:1": {"2001:db8:1:2::/64"},
+                    "2001:db8:1:3::5": {"2001:db8:1:3::/64"}}
