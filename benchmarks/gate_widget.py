@@ -34,7 +34,7 @@ from widgetkit.scene import figure, label
 
 from .gate import compare, report_lines
 from .mmlu.live_runs import GENERATIVE, live_pairs, model_name, paired_marks, run_of, run_pair
-from .runs import RunFormatError, pair_runs, read_run
+from .runs import MAX_FILE_LINES, RunFormatError, count_line_breaks, pair_runs, read_run, too_many_lines
 
 ROLES = ("production", "candidate", "generative_production", "generative_candidate",
          "holdout_production", "holdout_candidate")
@@ -280,6 +280,8 @@ def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None,
 
 def parse_pasted(text: str) -> dict:
     """Pasted "subject, production, candidate" lines (1 right, 0 wrong), as a paired run."""
+    if count_line_breaks(text) > MAX_FILE_LINES:
+        raise too_many_lines("the pasted text")
     subjects, baseline, candidate = [], [], []
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():

@@ -26,6 +26,10 @@ from dataclasses import dataclass
 from .runfile import GROUP_FIELDS, LEGACY_DEFAULTS
 
 MAX_LINES = 100_000  # questions per run; MMLU's whole test split is 14,042
+MAX_FILE_LINES = 2 * MAX_LINES  # lines in one file, blank ones included: a file of line breaks is refused
+# Where str.splitlines breaks a line ("\r\n" being one break): a file's lines are counted as they are
+# split, so a file of "\r" or "\x1c" is as many lines as a file of "\n", and refused as soon.
+LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 HARNESS_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:_-]+)\.jsonl$")
 TASK_PREFIXES = ("mmlu_continuation_", "mmlu_generative_", "mmlu_flan_n_shot_generative_", "mmlu_")
 
@@ -44,6 +48,16 @@ class Run:
 
     def __len__(self) -> int:
         return len(self.scores)
+
+
+def count_line_breaks(text: str) -> int:
+    """The line breaks str.splitlines finds in ``text``, counted without splitting it."""
+    return sum(map(text.count, LINE_BREAKS)) - text.count("\r\n")
+
+
+def too_many_lines(where: str) -> RunFormatError:
+    """The error for a file (or paste) of more than MAX_FILE_LINES lines, ``where`` naming it."""
+    return RunFormatError(f"{where}: more than {MAX_FILE_LINES:,} lines; a run holds at most {MAX_LINES:,} questions")
 
 
 def subject_of_task(task: str) -> str:
@@ -94,8 +108,10 @@ def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, s
 def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float]:
     try:
         row = json.loads(line)
-    except ValueError as error:
+    except json.JSONDecodeError as error:
         raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
+    except ValueError:  # not a syntax error: an integer longer than Python converts (4,300 digits)
+        raise RunFormatError(f"{where}: a number with thousands of digits; a run line's numbers are short") from None
     except RecursionError:
         raise RunFormatError(f"{where}: JSON nested too deeply (a run line is one flat object)") from None
     if not isinstance(row, dict):
@@ -123,6 +139,8 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
     formats: set[str] = set()
     for name, text in files:
         file_task = task_of_file(name)
+        if isinstance(text, str) and count_line_breaks(text) > MAX_FILE_LINES:
+            raise too_many_lines(name)
         for number, line in enumerate(text.splitlines() if isinstance(text, str) else text, 1):
             if not line.strip():
                 continue

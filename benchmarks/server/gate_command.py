@@ -12,6 +12,7 @@ Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line n
 from __future__ import annotations
 
 import argparse
+import codecs
 import gzip
 import json
 import sys
@@ -19,7 +20,7 @@ import zlib
 
 from benchmarks.gate import compare, report_lines
 from benchmarks.mmlu.server import data_dir, subject_groups
-from benchmarks.runs import MAX_LINES, RunFormatError, pair_runs, read_run
+from benchmarks.runs import LINE_BREAKS, MAX_FILE_LINES, RunFormatError, count_line_breaks, pair_runs, read_run, too_many_lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,16 +41,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # block at a time, never whole, and refused (exit 2) past these bounds. MMLU's whole test split in
 # evaluate lines is about 4 MB; a harness task's sample log tens of MB (its prompts are in it).
 MAX_FILE_BYTES = 256 * 2**20
-MAX_LINE_BYTES = 4 * 2**20
-MAX_FILE_LINES = 2 * MAX_LINES  # blank lines included (a file of newlines is read fast, but not forever)
+MAX_LINE_CHARS = 4 * 2**20
 _BLOCK = 2**20
+# A line that ends in a break other than a lone "\r" is whole; a last "\r" may be the first half of
+# a "\r\n" the next block finishes, so its line waits for that block.
+_WHOLE = tuple(b for b in LINE_BREAKS if b != "\r")
+# The per-subject table: MMLU has 57 subjects, the longest name 35 characters. A run with more rows
+# is shown at its two ends, and a longer name cut, so the output stays small whatever the files hold.
+NAME_WIDTH = 48
+MAX_ROWS = 100
+MAX_MESSAGE = 2_000  # characters of an error message (one may quote a line of the file)
 
 
 def _lines(path: str):
-    """The lines of one run file as text, read a block at a time (a ``.gz`` decompressed as it is
-    read); a RunFormatError naming the file (and the line) when it cannot be read or is too big."""
+    """The lines of one run file as text, split where str.splitlines splits them, read a block at a
+    time (a ``.gz`` decompressed as it is read); a RunFormatError naming the file (and the line) when
+    it cannot be read or is too big. Lines are counted before they are split, so a file of line breaks
+    is refused after its first block, whichever break it uses."""
     opener = gzip.open if path.endswith(".gz") else open
-    number, total, rest = 0, 0, b""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    number, total, rest = 0, 0, ""
     try:
         with opener(path, "rb") as stream:
             while block := stream.read(_BLOCK):
@@ -57,29 +68,39 @@ def _lines(path: str):
                 if total > MAX_FILE_BYTES:
                     raise RunFormatError(f"{path}: more than {MAX_FILE_BYTES // 2**20} MiB (decompressed); "
                                          "a run file is never that big: is it the right file?")
-                if number + block.count(b"\n") > MAX_FILE_LINES:
-                    raise RunFormatError(f"{path}: more than {MAX_FILE_LINES:,} lines; a run holds at most "
-                                         f"{MAX_LINES:,} questions")
-                *whole, rest = (rest + block).split(b"\n")
-                for raw in whole:
+                text = rest + _decoded(decoder, block, path, number, rest)
+                if number + count_line_breaks(text) - text.endswith("\r") > MAX_FILE_LINES:
+                    raise too_many_lines(path)
+                lines = text.splitlines(keepends=True)
+                rest = lines.pop() if lines and not lines[-1].endswith(_WHOLE) else ""
+                for line in lines:
                     number += 1
-                    yield from _decoded(raw, path, number)
-                if len(rest) > MAX_LINE_BYTES:
-                    raise RunFormatError(f"{path} line {number + 1}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+                    yield _checked(line.splitlines()[0], path, number)
+                if len(rest) > MAX_LINE_CHARS:
+                    raise RunFormatError(f"{path} line {number + 1}: longer than {MAX_LINE_CHARS:,} characters")
+            rest += _decoded(decoder, b"", path, number, rest, final=True)
     except (OSError, EOFError, zlib.error) as error:
         raise RunFormatError(f"{path}: cannot read it ({error})") from None
-    if rest:
-        yield from _decoded(rest, path, number + 1)
+    if rest:  # the last line, without a break after it (or with the "\r" that waited)
+        if number >= MAX_FILE_LINES:
+            raise too_many_lines(path)
+        yield _checked(rest.splitlines()[0], path, number + 1)
 
 
-def _decoded(raw: bytes, path: str, number: int):
-    if len(raw) > MAX_LINE_BYTES:
-        raise RunFormatError(f"{path} line {number}: longer than {MAX_LINE_BYTES // 2**20} MiB")
+def _decoded(decoder, block: bytes, path: str, number: int, rest: str, final: bool = False) -> str:
+    """``block`` decoded as UTF-8 (a character cut by the block's end waits in ``decoder``); an error
+    names the line of the first byte that is not UTF-8."""
     try:
-        text = raw.decode("utf-8")
+        return decoder.decode(block, final)
     except UnicodeDecodeError as error:
-        raise RunFormatError(f"{path} line {number}: cannot read it ({error})") from None
-    yield from text.splitlines() or [""]  # as str.splitlines splits a whole file (also at \r)
+        line = number + count_line_breaks(rest + error.object[:error.start].decode("utf-8")) + 1
+        raise RunFormatError(f"{path} line {line}: cannot read it (not UTF-8 text: {error.reason})") from None
+
+
+def _checked(line: str, path: str, number: int) -> str:
+    if len(line) > MAX_LINE_CHARS:
+        raise RunFormatError(f"{path} line {number}: longer than {MAX_LINE_CHARS:,} characters")
+    return line
 
 
 def _read(paths: list[str]):
@@ -94,27 +115,54 @@ def _optional_pair(args, name: str) -> dict | None:
     return pair_runs(_read(production), _read(candidate)) if production else None
 
 
+def printable(text: str) -> str:
+    """``text`` with each character a terminal could act on or hide behind escaped as Python writes it
+    (``\\x1b`` for ESC): C0 and C1 controls, DEL, line and paragraph separators, bidirectional
+    overrides, lone surrogates. A subject name is the run file's to choose, and is printed."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def _name(subject: str) -> str:
+    """A subject's name as its table cell: printable, and at most NAME_WIDTH characters (cut with "…")."""
+    cell = printable(subject[:NAME_WIDTH + 1])  # escaping only lengthens: no need to look further
+    return cell if len(cell) <= NAME_WIDTH else cell[:NAME_WIDTH - 1] + "…"
+
+
+def subject_table(report: dict) -> list[str]:
+    """The per-subject deltas, smallest first, with where each falls against the gate's band; past
+    MAX_ROWS subjects, the smallest and the largest with a line saying how many are left out."""
+    low, high = report["delta"] - report["band"], report["delta"] + report["band"]
+    rows = report["subject_rows"]
+    shown = rows if len(rows) <= MAX_ROWS else rows[:MAX_ROWS // 2] + rows[-(MAX_ROWS // 2):]
+    names = [_name(row["subject"]) for row in shown]
+    width = max(map(len, names))
+    lines = [f"Per-subject deltas, smallest first (points; the gate's band ±{report['band'] * 100:.2f} "
+             f"around {report['delta'] * 100:+.2f}):"]
+    for i, (name, row) in enumerate(zip(names, shown, strict=True)):
+        if len(rows) > MAX_ROWS and i == MAX_ROWS // 2:
+            lines.append(f"  … {len(rows) - MAX_ROWS:,} subjects left out here (--json lists them all)")
+        where = "below band" if row["delta"] < low else "above band" if row["delta"] > high else "in band"
+        lines.append(f"  {name:<{width}}  {row['delta'] * 100:+7.2f}  n={row['n']:<5} {where}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         pair = pair_runs(_read(args.production), _read(args.candidate))
         generative, holdout = _optional_pair(args, "generative"), _optional_pair(args, "holdout")
         report = compare(pair, None if args.no_groups else subject_groups(data_dir(None)), generative, holdout)
+        # JSON escapes every control character itself (ensure_ascii), and holds each subject once
+        out = json.dumps(report, indent=1) if args.json else "\n".join([*report_lines(report), "", *subject_table(report)])
     except (RunFormatError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (MemoryError, RecursionError) as error:  # never 1, which means "investigate"
-        print(f"error: the runs could not be read ({type(error).__name__}); check the files", file=sys.stderr)
-        return 2
-    if args.json:
-        print(json.dumps(report, indent=1))
-    else:
-        print("\n".join(report_lines(report)))
-        print()
-        print(f"Per-subject deltas, smallest first (points; the gate's band ±{report['band'] * 100:.2f} "
-              f"around {report['delta'] * 100:+.2f}):")
-        low, high = report["delta"] - report["band"], report["delta"] + report["band"]
-        width = max(len(row["subject"]) for row in report["subject_rows"])
-        for row in report["subject_rows"]:
-            where = "below band" if row["delta"] < low else "above band" if row["delta"] > high else "in band"
-            print(f"  {row['subject']:<{width}}  {row['delta'] * 100:+7.2f}  n={row['n']:<5} {where}")
+        return _refuse(str(error))
+    except Exception as error:  # anything else is a file the gate did not foresee: exit 2, never 1 ("investigate")
+        return _refuse(f"the runs could not be read ({type(error).__name__}: {error}); check the files")
+    print(out)
     return 1 if report["verdict"] == "investigate" else 0
+
+
+def _refuse(message: str) -> int:
+    """Exit status 2 with ``message`` on one line of stderr, printable and at most MAX_MESSAGE characters."""
+    message = printable(message)
+    print(f"error: {message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE - 1] + '…'}", file=sys.stderr)
+    return 2
