@@ -40,14 +40,23 @@ COMPRESSED_CACHE_BYTES = 96 * 1024 * 1024
 PAGE_CACHE_BYTES = 32 * 1024 * 1024
 
 
-class _BoundedCache:
-    """A thread-safe LRU map, bounded by the total byte size its entries were put with."""
+class BoundedCache:
+    """A thread-safe LRU map, bounded by the total byte size its entries were put with: the site's
+    caches whose keys a request can choose are these (tests/engine/test_hostile_caches.py walks them)."""
 
     def __init__(self, max_bytes: int):
         self.max_bytes = max_bytes
         self._items: OrderedDict[str, tuple[object, int]] = OrderedDict()
         self._size = 0
         self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def nbytes(self) -> int:
+        """The total size the entries now held were put with (at most ``max_bytes``)."""
+        return self._size
 
     def get(self, key: str):
         with self._lock:
@@ -73,8 +82,8 @@ class Caches:
 
     def __init__(self, reload: bool):
         self.reload = reload
-        self.compressed = _BoundedCache(COMPRESSED_CACHE_BYTES)  # ETag -> gzip bytes
-        self.pages = _BoundedCache(PAGE_CACHE_BYTES)  # page key -> (ETag, HTML bytes, has markers)
+        self.compressed = BoundedCache(COMPRESSED_CACHE_BYTES)  # ETag -> gzip bytes
+        self.pages = BoundedCache(PAGE_CACHE_BYTES)  # page key -> (ETag, HTML bytes, has markers)
         self.finishers: list = []  # str -> str, applied to every cached page as it is served
         self.content_version: float | None = None
         self._hashes: dict[str, tuple[float, str]] = {}  # resolved path -> (mtime, short hash)
@@ -107,7 +116,9 @@ class Caches:
             hit = self._hashes.get(key)
             if hit is not None and self.reload and Path(key).stat().st_mtime != hit[0]:
                 return self._hash(Path(key))
-        except OSError:  # a name too long for the file system, or a file removed while reloading
+        # A name too long for the file system, or a file removed while reloading (OSError); a NUL in
+        # the name (ValueError), which no file can have.
+        except (OSError, ValueError):
             return None
         return hit[1] if hit else None
 
@@ -168,9 +179,11 @@ def cached_page(view=None, *, mimetype: str = "text/html"):
 
 
 def normalised(filename: str) -> bool:
-    """Whether a static path is already in its one spelling (no "..", ".", "//" or leading "/"):
-    only such a path is looked up, so 40,000 spellings of one file are 40,000 misses, not reads."""
-    return bool(filename) and posixpath.normpath(filename) == filename and not filename.startswith(("/", "../"))
+    """Whether a static or vendor path is already in its one spelling (no "..", ".", "//", leading "/",
+    backslash or NUL): only such a path is looked up, so 40,000 spellings of one file are 40,000 misses,
+    not reads or cache entries. (An encoded "%2F" or "%2E" arrives decoded, so it is caught too.)"""
+    return (bool(filename) and posixpath.normpath(filename) == filename and not filename.startswith(("/", "../"))
+            and "\\" not in filename and "\0" not in filename)
 
 
 def _cache_control(response: Response) -> None:

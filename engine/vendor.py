@@ -9,6 +9,11 @@ read from each package.json) and only their .js files are served.
 
 ``/vendor/editor.js`` is the one entry the page imports, and only when a reader opens a snippet
 for editing (static/js/snippet-editor.js): it re-exports each root package as a namespace.
+
+A file is served under one spelling of its path only (``caching.normalised``, as for /static/): any
+other (``dist/x/../index.js``, ``dist/./index.js``, ``dist//index.js``, a backslash, a NUL) is a 404.
+The rewritten files are kept by resolved path in a cache bounded by bytes (issue 41: keyed by the
+spelling, 2,000 spellings of one file held 2,000 copies, about 1.1 MiB of memory each).
 """
 from __future__ import annotations
 
@@ -16,14 +21,15 @@ import json
 import re
 from pathlib import Path
 
-from flask import Blueprint, Flask, Response, abort, current_app
+from flask import Blueprint, Flask, Response, abort, current_app, request
 
-from .caching import ONE_YEAR
+from .caching import ONE_YEAR, BoundedCache, normalised
 
 ROOTS = ("@codemirror/state", "@codemirror/view", "@codemirror/commands", "@codemirror/language",
          "@codemirror/lang-python", "@lezer/highlight")
 # `from "x"`, `import "x"`, `import("x")` and `export … from "x"` with a bare specifier.
 _BARE_IMPORT = re.compile(r"""(\bfrom\s*|\bimport\s*\(?\s*)(["'])([^"'./][^"']*)\2""")
+VENDOR_CACHE_BYTES = 8 * 2**20  # all 25 served files (15 packages) come to 1.1 MiB of UTF-8: they fit
 
 bp = Blueprint("vendor", __name__)
 
@@ -72,8 +78,8 @@ def rewrite_imports(source: str) -> str:
     return _BARE_IMPORT.sub(replace, source)
 
 
-def _javascript(text: str, *, immutable: bool) -> Response:
-    response = Response(text, mimetype="text/javascript")
+def _javascript(body: str | bytes, *, immutable: bool) -> Response:
+    response = Response(body, mimetype="text/javascript")
     if immutable:
         response.cache_control.max_age = ONE_YEAR
         response.cache_control.immutable = True
@@ -94,6 +100,14 @@ def editor_entry():
     return _javascript("\n".join(lines) + "\n", immutable=False)
 
 
+@bp.before_request
+def refuse_unnormalised_specs() -> None:
+    # Before the view, so that OPTIONS (answered without it) gets the same 404.
+    if request.endpoint == "vendor.vendor_file" and not normalised(request.view_args["spec"]):
+        abort(404, description="A /vendor/ file is served under one spelling of its path only: "
+                               "no '.', '..' or empty segments, no backslash or NUL.")
+
+
 @bp.get("/vendor/<path:spec>")
 def vendor_file(spec: str):
     packages = current_app.extensions["vendor_packages"]
@@ -108,15 +122,17 @@ def vendor_file(spec: str):
     if not path.is_relative_to(package["dir"]) or not path.is_file():
         abort(404)
     cache = current_app.extensions["vendor_cache"]
-    if spec not in cache:
-        cache[spec] = rewrite_imports(path.read_text(encoding="utf-8"))
-    return _javascript(cache[spec], immutable=True)
+    body = cache.get(str(path))
+    if body is None:
+        body = rewrite_imports(path.read_text(encoding="utf-8")).encode("utf-8")
+        cache.put(str(path), body, len(body))
+    return _javascript(body, immutable=True)
 
 
 def init_app(app: Flask) -> None:
     node_modules = Path(app.config["PYODIDE_DIR"]).parent
     app.extensions["vendor_packages"] = find_packages(node_modules)
-    app.extensions["vendor_cache"] = {}
+    app.extensions["vendor_cache"] = BoundedCache(VENDOR_CACHE_BYTES)  # resolved path -> rewritten bytes
     if not app.extensions["vendor_packages"]:
         app.logger.warning("no CodeMirror in %s (run npm ci): snippets stay read-only", node_modules)
     app.register_blueprint(bp)

@@ -18,7 +18,17 @@ Generation is a lane of the same queue (:meth:`ScoringService.generate_until`; t
 generate.py's): a generation waits in the same bounded queue, under the same per-client share, and the worker runs
 it one forward pass at a time, interleaved with scoring batches and with the other running
 generations (at most MAX_GENERATIONS at once, one per client at a time). Its
-events go back to the requesting thread through a queue of its own. A generation stops between
+events go back to the requesting thread through a queue of its own.
+
+Generation time is shared between clients (issue 41: two addresses re-posting 512-token answers as
+each ended held both places, and a third reader waited out its timeout twice). A generation counts
+the seconds it held a place against its client for GENERATION_WINDOW_S after it ends. A client
+past GENERATION_SHARE_S of them waits behind every client within its share, and is refused (429
+with Retry-After: when its oldest counted answers leave the window) while another client's
+generation waits. And a reader kept waiting PREEMPT_AFTER_S with every place taken stops the
+longest-running generation (one that has run that long too) of a client that has used more
+generation time than the reader's own: it ends between tokens with Preempted, whose words say it
+was stopped to let another reader in. A generation stops between
 tokens when its reader closes the stream, when the stream object is dropped unread (a response
 closed before its first item was written), when ``gone()`` says the client left, or when the
 server is stopping (:meth:`ScoringService.stop_by`): the reader then gets ServerStopping, whose
@@ -59,6 +69,11 @@ MICRO_BATCH = 8  # questions scored together at most
 MICRO_BATCH_WAIT_S = 0.005  # how long the worker waits for company once it has one job
 PER_CLIENT = 2  # jobs one client may have queued or running at once
 MAX_GENERATIONS = 2  # generations running side by side (each holds its own key/value cache)
+# A 512-token answer holds a place about 120 s on a 2-core CPU with two running: the window and the
+# share let a reader have one or two long answers in five minutes before others go first.
+GENERATION_WINDOW_S = 300.0  # how long a generation's seconds count against its client after it ends
+GENERATION_SHARE_S = 60.0  # a client's generation seconds in the window before others go first
+PREEMPT_AFTER_S = 20.0  # a reader waiting this long (a third of SCORER_TIMEOUT_S at most) stops another's answer
 GONE_POLL_S = 0.25  # how often a waiting caller asks whether its client went away
 
 
@@ -86,6 +101,16 @@ class ServerStopping(ScoringTimeout):
     """The server is shutting down; a generation still running at the end of the grace is cut short."""
 
 
+class Preempted(ScoringTimeout):
+    """The generation was stopped between tokens to let a waiting reader in (it had run longest, for
+    a client that had used more generation time); ``retry_after`` is a fair guess in seconds."""
+
+    def __init__(self, retry_after: int):
+        super().__init__("Another reader was waiting for the model, and this answer had been writing longest, so it "
+                         f"was stopped to let them in; ask again in about {retry_after} s.")
+        self.retry_after = retry_after
+
+
 @dataclass(eq=False)
 class _Job:
     requests: list  # loglikelihood's (empty for a generation)
@@ -95,6 +120,9 @@ class _Job:
     gone: Callable[[], bool] | None = None  # whether the client has gone away (asked between steps)
     steps: Iterator | None = None  # a generation: one model step per next(); None for scoring
     events: queue.SimpleQueue | None = None  # a generation's events for its reader, then _END or an error
+    queued_at: float = field(default_factory=time.monotonic)
+    started_at: float = 0.0  # a generation: when it took its place
+    preempted: bool = False  # a generation: stop it at its next step, to let a waiting reader in
 
     def unwanted(self) -> bool:
         if self.abandoned.is_set():
@@ -165,6 +193,9 @@ class ScoringService:
         self._recent_ms: list[float] = []  # per question, so a batch of n counts n times its share
         self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
         self.abandoned = 0  # generations stopped because their reader left
+        # Per client, (ended, seconds) of its generations that ended in the last GENERATION_WINDOW_S,
+        # oldest first: one entry per generation, and a client leaves when its last one is too old.
+        self._generation_spans: dict[object, collections.deque] = {}
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
         # Whether other work (the server's page requests) is running in this process now; the server
         # sets it. While it is, the model runs on one torch thread (see _share_cores).
@@ -283,6 +314,8 @@ class ScoringService:
         if job.unwanted():
             error: BaseException = ClientGone("The client went away; its answer was stopped.")
             self.abandoned += 1
+        elif job.preempted:
+            error = Preempted(self._share_back_in(job.client, time.monotonic()))
         elif self._stop_at is not None and time.monotonic() >= self._stop_at:
             error = ServerStopping("The server is shutting down, so this answer was cut short before it was "
                                    "finished; ask again in a minute.")
@@ -306,21 +339,76 @@ class ScoringService:
         with self._changed:
             self.generating.remove(job)
             self._release(job.client)
+            now = time.monotonic()
+            self._generation_spans.setdefault(job.client, collections.deque()).append((now, now - job.started_at))
+            for client, spans in list(self._generation_spans.items()):
+                while spans and spans[0][0] <= now - GENERATION_WINDOW_S:
+                    spans.popleft()
+                if not spans:
+                    del self._generation_spans[client]
             self._changed.notify_all()
         return_freed_memory()  # a generation's cache and prompt pass: tens to hundreds of MiB, in pieces
 
+    def _generation_use(self, client, now: float) -> float:
+        """Seconds ``client``'s generations held a place: those that ended in the last
+        GENERATION_WINDOW_S, and its running one's so far."""
+        ended = sum(seconds for end, seconds in self._generation_spans.get(client, ()) if end > now - GENERATION_WINDOW_S)
+        return ended + sum(now - job.started_at for job in self.generating if job.client == client)
+
+    def _over_share(self, client, now: float) -> bool:
+        return self._generation_use(client, now) > GENERATION_SHARE_S
+
+    def _share_back_in(self, client, now: float) -> int:
+        """Seconds until ``client``'s generation time is back within its share, as its oldest
+        generations leave the window (1 when it is within; GENERATION_WINDOW_S when its running one
+        alone is over)."""
+        over = self._generation_use(client, now) - GENERATION_SHARE_S
+        if over <= 0:
+            return 1
+        for end, seconds in self._generation_spans.get(client, ()):
+            if end > now - GENERATION_WINDOW_S:
+                over -= seconds
+                if over <= 0:
+                    return max(1, round(end + GENERATION_WINDOW_S - now))
+        return round(GENERATION_WINDOW_S)
+
+    def _waiting_generations(self, now: float) -> list[_Job]:
+        """The generations waiting for a place in the order they get one: clients within their
+        share first, then the others, each oldest first."""
+        waiting = [job for job in self.waiting if job.steps is not None]
+        return sorted(waiting, key=lambda job: self._over_share(job.client, now))  # stable: oldest first within
+
     def _admit_generations(self) -> None:
-        """Start waiting generations, oldest first, while fewer than MAX_GENERATIONS run; a client
-        runs one at a time (its next one waits), so one reader's requests never fill every place."""
+        """Start waiting generations (in _waiting_generations' order) while fewer than MAX_GENERATIONS
+        run; a client runs one at a time (its next one waits), so one reader's requests never fill
+        every place. With every place taken, a reader kept waiting may stop another's (_preempt)."""
+        now = time.monotonic()
         running = {job.client for job in self.generating}
-        for job in list(self.waiting):
+        for job in self._waiting_generations(now):
+            if job.client in running:
+                continue
             if len(self.generating) >= MAX_GENERATIONS:
+                self._preempt(job, now)
                 return
-            if job.steps is not None and job.client not in running:
-                self.waiting.remove(job)
-                job.future.set_running_or_notify_cancel()
-                self.generating.append(job)
-                running.add(job.client)
+            self.waiting.remove(job)
+            job.future.set_running_or_notify_cancel()
+            job.started_at = now
+            self.generating.append(job)
+            running.add(job.client)
+
+    def _preempt(self, reader: _Job, now: float) -> None:
+        """``reader``'s generation is next for a place and every place is taken: once it has waited
+        PREEMPT_AFTER_S (a third of the service's timeout at most, so it starts in time), the
+        longest-running generation that has run as long, of a client that has used more generation
+        time than the reader's, is marked to stop at its next step (one at a time)."""
+        wait = min(PREEMPT_AFTER_S, self.timeout_s / 3)
+        if now - reader.queued_at < wait or any(job.preempted for job in self.generating):
+            return
+        mine = self._generation_use(reader.client, now)
+        longer = [job for job in self.generating
+                  if now - job.started_at >= wait and self._generation_use(job.client, now) > mine]
+        if longer:
+            min(longer, key=lambda job: job.started_at).preempted = True
 
     def _scoring_waiting(self) -> int:
         return sum(1 for job in self.waiting if job.steps is None)
@@ -449,9 +537,22 @@ class ScoringService:
                 raise QueueFull(self.retry_after(), *([full_words] if full_words else []))
             if self._per_client[job.client] >= self.per_client:
                 raise QueueFull(self.retry_after(), share_words.format(n=self.per_client))
+            if job.steps is not None:
+                self._refuse_past_share(job.client)
             self.waiting.append(job)
             self._per_client[job.client] += 1
             self._changed.notify_all()
+
+    def _refuse_past_share(self, client) -> None:
+        """QueueFull for a client past its share of generation time while another client's
+        generation waits (under self._changed)."""
+        now = time.monotonic()
+        if self._over_share(client, now) and any(job.steps is not None and job.client != client for job in self.waiting):
+            used = self._generation_use(client, now)
+            raise QueueFull(self._share_back_in(client, now),
+                            f"Your answers have held the model for {used:.0f} s in the last "
+                            f"{GENERATION_WINDOW_S / 60:g} minutes, more than one reader's share "
+                            f"({GENERATION_SHARE_S:g} s) while another reader waits")
 
     def generate_until(self, request: Generation, client=None,
                        gone: Callable[[], bool] | None = None) -> GenerationStream:

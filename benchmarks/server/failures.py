@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from flask import jsonify
 
 from livescoring.model import ModelUnavailable
-from livescoring.worker import QueueFull, ScoringTimeout, StillLoading
+from livescoring.worker import Preempted, QueueFull, ScoringTimeout, StillLoading
 
 SERVICE_ERRORS = (QueueFull, StillLoading, ModelUnavailable, ScoringTimeout)
 
@@ -79,6 +79,8 @@ def service_failure(error: Exception) -> ScoreFailed:
         return ScoreFailed(429, str(error), headers={"Retry-After": str(error.retry_after)})
     if isinstance(error, StillLoading):
         return ScoreFailed(503, f"{error} Try again in a few seconds.", headers={"Retry-After": "5"}, state="loading")
+    if isinstance(error, Preempted):  # stopped to let another reader in: the model is busy, not slow
+        return ScoreFailed(503, str(error), headers={"Retry-After": str(error.retry_after)})
     if isinstance(error, ModelUnavailable):
         return ScoreFailed(503, f"Live scoring is unavailable: {error}", state="failed")
     return ScoreFailed(504, str(error))

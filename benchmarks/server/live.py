@@ -14,7 +14,7 @@ from flask import request
 
 from engine.security import client_key
 from livescoring.scorer import Generation, PromptTooLong
-from livescoring.worker import ServerStopping
+from livescoring.worker import Preempted, ServerStopping
 
 from . import multiple_choice, service
 from .failures import SERVICE_ERRORS, Problem, ScoreFailed, service_failure
@@ -76,8 +76,11 @@ def written(events: Iterator[dict]) -> tuple[str, dict]:
 
 
 def cut_short(error: Exception) -> str:
-    """Why a stream that had begun ended early, in words that follow "stopped because" (the server
-    stopping, the answer stalling, or a failure on the server)."""
+    """Why a stream that had begun ended early, in words that follow "stopped because" (another
+    reader let in, the server stopping, the answer stalling, or a failure on the server)."""
+    if isinstance(error, Preempted):
+        return ("another reader was waiting for the model and this answer had been writing longest, so it made way "
+                f"for them; ask again in about {error.retry_after} s")
     if isinstance(error, ServerStopping):
         return "the server is stopping; ask again in a minute"
     if isinstance(error, SERVICE_ERRORS):

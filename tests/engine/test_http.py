@@ -115,9 +115,9 @@ def test_two_apps_in_one_process_keep_their_own_pages(real_app, fixture_app):
 
 
 def test_page_cache_is_bounded_by_bytes():
-    from engine.caching import _BoundedCache
+    from engine.caching import BoundedCache
 
-    cache = _BoundedCache(max_bytes=10)
+    cache = BoundedCache(max_bytes=10)
     for key in "abcdef":
         cache.put(key, b"xxxx", 4)
     assert cache.get("a") is None and cache.get("f") == b"xxxx"

@@ -5,11 +5,14 @@ who left (tests/service/test_generate.py and tests/service/test_scoring_queue.py
 generation routes are tested in tests/engine/test_hostile.py)."""
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 
 from engine import create_app
 from engine.security import client_key
-from livescoring.worker import QueueFull
+from livescoring.worker import Preempted, QueueFull
 from tests.conftest import run_form_token
 
 
@@ -95,3 +98,24 @@ def test_every_scoring_route_shares_an_ipv6_64_between_its_addresses(app):
             keys.setdefault(address, set()).add(recording.calls[0]["client"])
     assert keys == {"2001:db8:1:2::5": {"2001:db8:1:2::/64"}, "2001:db8:1:2:ab:cd:ef:1": {"2001:db8:1:2::/64"},
                     "2001:db8:1:3::5": {"2001:db8:1:3::/64"}}
+
+
+def test_a_stream_stopped_to_let_another_reader_in_ends_with_a_line_saying_so(app, caplog):
+    """Issue 41, item 3: the chain of thought's last line, when a waiting reader stopped it, says why
+    in words (the page shows them after "stopped because"), and how long to wait; the log gets a
+    line, not a traceback (an attack makes many)."""
+    def preempted(request, **requester):
+        yield {"reading": {"prompt_tokens": 9, "cached_tokens": 0}}
+        yield {"text": " The", "tokens": 1}
+        raise Preempted(40)
+    app.extensions["scoring"].generate_until = preempted
+    client = app.test_client()
+    client.environ_base["REMOTE_ADDR"] = "2001:db8:1:2::5"
+    response = client.post("/api/mmlu-pro/generate", json={"category": "history", "index": 0, "shots": 0,
+                                                            "max_tokens": 8})
+    assert response.status_code == 200
+    last = json.loads(response.get_data(as_text=True).splitlines()[-1])
+    assert last["error"].startswith("Generation stopped: Another reader was waiting for the model")
+    assert last["stopped"] == ("another reader was waiting for the model and this answer had been writing longest, "
+                               "so it made way for them; ask again in about 40 s")
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]

@@ -8,6 +8,7 @@ model's greedy text equals transformers' own greedy ``generate`` token for token
 """
 from __future__ import annotations
 
+import collections
 import threading
 import time
 from types import SimpleNamespace
@@ -15,10 +16,10 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.server.failures import service_failure
-from livescoring import generate
+from livescoring import generate, worker
 from livescoring.model import ModelSettings
 from livescoring.scorer import Generation, PromptTooLong, Scorer
-from livescoring.worker import READY, ClientGone, QueueFull, ScoringService, ServerStopping
+from livescoring.worker import READY, ClientGone, Preempted, QueueFull, ScoringService, ScoringTimeout, ServerStopping
 
 EOS = 0
 PIECES = {EOS: "", 1: "A", 2: " yes", 3: "</", 4: "s>", 5: " more", 6: "\n", 7: "x"}
@@ -193,6 +194,103 @@ def test_another_client_is_served_while_one_client_holds_generation():
     assert not hog_next  # the hog's second waits for its first
     assert len(list(hog)) > 0
     wait_until(lambda: hog_next and idle(service))
+
+
+@pytest.mark.slow  # two long generations stepped side by side while a reader asks twice: 1 s (3 s importing torch)
+def test_two_clients_re_posting_long_generations_do_not_keep_a_third_reader_out(monkeypatch):
+    """Issue 41, item 3, as the attack ran it: two addresses each re-posting a 512-token generation
+    as soon as the last ended held both places, and a third reader's two answers waited out the
+    timeout (2 x 504). Now a reader kept waiting stops the longest-running of them, and gets both."""
+    monkeypatch.setattr(worker, "PREEMPT_AFTER_S", 0.3)
+    service = serving(CountingModel(), timeout_s=3.0)  # a 512-token answer beside another: about 5 s here
+    stop, outcomes = threading.Event(), collections.Counter()
+
+    def attack(address):
+        while not stop.is_set():
+            try:
+                stream = writing(service, "a long prompt", generate.MAX_NEW_TOKENS, client=address)
+                for _event in stream:
+                    if stop.is_set():
+                        stream.close()
+                outcomes["finished"] += 1
+            except Preempted:
+                outcomes["preempted"] += 1
+            except (QueueFull, ScoringTimeout):
+                outcomes["refused"] += 1
+                time.sleep(0.05)
+
+    attackers = [threading.Thread(target=attack, args=(address,)) for address in ("192.0.2.1", "192.0.2.2")]
+    for thread in attackers:
+        thread.start()
+    try:
+        for _ in range(2):
+            wait_until(lambda: len(service.generating) == 2 and not service.waiting)  # both places held again
+            answer = list(writing(service, "a question", 3, client="192.0.2.3"))
+            assert answer[-1]["tokens"] == 3 and answer[-1]["reason"] == "length"
+    finally:
+        stop.set()
+        for thread in attackers:
+            thread.join(10)
+    assert outcomes["preempted"] == 2 and outcomes["finished"] <= 2  # each answer cost an attacker's stream
+    wait_until(lambda: idle(service))
+
+
+def test_a_waiting_reader_stops_the_longest_running_generation_between_tokens(monkeypatch):
+    """The reader kept waiting with every place taken stops the generation that has run longest: its
+    stream ends, after whole text events, with Preempted, whose words say it was stopped to let
+    another reader in; the other generation runs on and the reader is answered."""
+    monkeypatch.setattr(worker, "PREEMPT_AFTER_S", 0.2)
+    service = serving(CountingModel())
+    oldest = writing(service, "a prompt", 500, client="198.51.100.1")
+    next(oldest)
+    other = writing(service, "a prompt", 500, client="198.51.100.2")
+    answers = []
+    reader = threading.Thread(target=lambda: answers.append(list(writing(service, "p", 3, client="198.51.100.3"))))
+    reader.start()
+    text, tokens = "", 0
+    with pytest.raises(Preempted, match="Another reader was waiting .* stopped to let them in") as stopped:
+        for event in oldest:
+            text, tokens = text + event.get("text", ""), event.get("tokens", tokens)
+    assert tokens > 0 and text == " more" * tokens  # whole tokens, then the closing event
+    assert stopped.value.retry_after >= 1
+    answer = service_failure(stopped.value)  # a page without JavaScript (it reads the whole answer)
+    assert answer.status == 503 and answer.headers["Retry-After"] == str(stopped.value.retry_after)
+    reader.join(5)
+    assert answers and answers[0][-1]["tokens"] == 3
+    assert [job.client for job in service.generating] == ["198.51.100.2"]  # the younger one runs on
+    other.close()
+    wait_until(lambda: idle(service))
+
+
+def test_a_client_past_its_share_goes_behind_others_and_is_refused_while_they_wait(monkeypatch):
+    """A client that has had more than GENERATION_SHARE_S of generation in the window waits behind
+    the clients within their share, and while another's generation waits it is refused (429), with
+    Retry-After saying when its counted time is back within its share."""
+    monkeypatch.setattr(worker, "GENERATION_SHARE_S", 0.05)
+    service = serving(CountingModel())
+    assert list(writing(service, "a prompt", 40, client="hog"))[-1]["tokens"] == 40  # about 0.2 s of generation
+    running = [writing(service, "a prompt", 500, client=c) for c in ("x", "y")]  # every place taken
+    queued = {}
+
+    def ask(client):
+        queued[client] = writing(service, "p", 3, client=client)
+    waiting = [threading.Thread(target=ask, args=(client,)) for client in ("hog", "reader")]
+    waiting[0].start()  # the hog asks first
+    wait_until(lambda: len(service.waiting) == 1)
+    waiting[1].start()
+    wait_until(lambda: len(service.waiting) == 2)
+    with pytest.raises(QueueFull, match=r"held the model for 0 s in the last 5 minutes, more than one reader's share") \
+            as refused:
+        writing(service, "p", 3, client="hog")  # its second ask, while the reader waits
+    assert worker.GENERATION_WINDOW_S - 10 <= refused.value.retry_after <= worker.GENERATION_WINDOW_S
+    assert service_failure(refused.value).status == 429
+    running[0].close()  # a place frees: the reader takes it, though the hog asked first
+    waiting[1].join(5)
+    assert "reader" in queued and [job.client for job in service.waiting] == ["hog"]
+    running[1].close()
+    waiting[0].join(5)
+    assert list(queued["hog"])[-1]["tokens"] == 3  # with nobody else waiting, its turn comes
+    wait_until(lambda: idle(service))
 
 
 def test_a_stream_dropped_unread_stops_its_generation():

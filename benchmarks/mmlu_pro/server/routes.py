@@ -31,7 +31,7 @@ import random
 from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context, url_for
 
 from benchmarks.server import budget, live, live_form, service
-from benchmarks.server.failures import Problem, ScoreFailed
+from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed
 from benchmarks.server.multiple_choice import SHARED_PART_KINDS, continuations
 from benchmarks.server.reading import in_words, why_it_stopped
 from engine.security import require_same_origin
@@ -284,7 +284,10 @@ def generate_answer():
                 written += event.get("text", "")
                 yield json.dumps(event) + "\n"  # {"reading": …} before the first token, then {"text", "tokens"}
         except Exception as error:  # noqa: BLE001 - the stream has begun: the reader gets the reason as its last line
-            current_app.logger.exception("chain-of-thought generation failed")
+            if isinstance(error, SERVICE_ERRORS):  # the service's own stops (another reader let in, the server stopping)
+                current_app.logger.info("chain-of-thought generation stopped: %s", error)
+            else:
+                current_app.logger.exception("chain-of-thought generation failed")
             yield json.dumps({"error": f"Generation stopped: {error}", "stopped": live.cut_short(error)}) + "\n"
 
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
