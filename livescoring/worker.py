@@ -120,7 +120,7 @@ class _Job:
     gone: Callable[[], bool] | None = None  # whether the client has gone away (asked between steps)
     steps: Iterator | None = None  # a generation: one model step per next(); None for scoring
     events: queue.SimpleQueue | None = None  # a generation's events for its reader, then _END or an error
-    queued_at: float = field(default_factory=time.monotonic)
+    queued_at: float = field(default_factory=time.monotonic)  # a waiting reader may stop another answer after PREEMPT_AFTER_S
     started_at: float = 0.0  # a generation: when it took its place
     preempted: bool = False  # a generation: stop it at its next step, to let a waiting reader in
 
