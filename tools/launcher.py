@@ -118,9 +118,10 @@ def stop(process: subprocess.Popen, grace: float = 10.0) -> None:
 def running_server(*, threads: int | None = None, env: Mapping[str, str] | None = None,
                    log_path: str | os.PathLike | None = None, ready_path: str = "/",
                    timeout: float = DEFAULT_TIMEOUT, port: int | None = None,
-                   root: Path = REPO_ROOT) -> Iterator[Server]:
+                   root: Path = REPO_ROOT, program: tuple[str, ...] = ("app.py",)) -> Iterator[Server]:
     """Run `python3 app.py --port N [--threads T]` from the repository root (or another checkout,
-    ``root``) until the block ends.
+    ``root``) until the block ends; ``program`` names another server that takes ``--port``
+    (``("-m", "livescoring", "serve")``: the model server, see running_model_server).
 
     `env` is added to this process's environment. The server's output goes to `log_path`
     (default: a new file in the temporary directory, kept afterwards). Waits until `ready_path`
@@ -135,7 +136,7 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
     log_path.parent.mkdir(parents=True, exist_ok=True)
     for attempt in range(1, PORT_TRIES + 1):
         chosen = port or free_port()
-        command = [sys.executable, "app.py", "--port", str(chosen)]
+        command = [sys.executable, *program, "--port", str(chosen)]
         if threads:
             command += ["--threads", str(threads)]
         base = f"http://127.0.0.1:{chosen}"
@@ -159,6 +160,14 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
         yield Server(base, process, log_path)
     finally:
         stop(process)
+
+
+def running_model_server(*, args: tuple[str, ...] = (), env: Mapping[str, str] | None = None,
+                         log_path: str | os.PathLike | None = None, timeout: float = 180.0):
+    """The model server (`python3 -m livescoring serve --port N ARGS`), ready once GET /health
+    answers 200 (its model loaded: the first load on a clean machine converts the packaged file)."""
+    return running_server(program=("-m", "livescoring", "serve", *args), env=env, log_path=log_path,
+                          ready_path="/health", timeout=timeout)
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:

@@ -1,0 +1,181 @@
+"""The model's narrow interface over HTTP: :class:`ModelClient` asks an OpenAI-compatible server.
+
+The same four members as :class:`livescoring.scorer.Scorer` (``loglikelihood``, ``generate_until``,
+``token_count``, ``context_length``), answered by a model server instead of a model in this process:
+this project's own (``python -m livescoring serve``), several of them behind a load balancer, or any
+server that gives prompt log-probabilities the way vLLM does (``echo`` with ``logprobs``). Standard
+library only: the web process that uses it imports no torch.
+
+How each member asks, as lm-evaluation-harness's ``local-completions`` client asks:
+
+* tokenisation through the server's ``POST /tokenize`` (the tokenizer is the model's, wherever it
+  runs; a question's few calls cost a millisecond each on loopback), split as the harness splits a
+  context and a continuation (``encode(context + continuation)`` after ``encode(context)``, trailing
+  spaces of the context moved to the continuation);
+* ``loglikelihood``: one ``POST /v1/completions`` for a batch, every request's tokens as one prompt
+  with ``echo``, ``max_tokens: 1`` and ``logprobs: 5``; the continuation's log-probability is the
+  sum of its tokens', greedy where each equals the best at its place;
+* ``generate_until``: ``POST /v1/completions`` with the context's tokens, ``stop`` and greedy decoding.
+
+``shared`` (a request's leading text that others share) is not sent: the server's prefix cache finds
+shared beginnings by itself. A server that cannot give prompt log-probabilities is refused with
+:class:`BackendUnsuitable`, saying what is missing, never scored.
+"""
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+
+from .scorer import (
+    GENERATE_MAX_NEW_TOKENS,
+    TOP_NEXT_TOKENS,
+    Generation,
+    GenerationAnswer,
+    Loglikelihood,
+    LoglikelihoodAnswer,
+    PromptTooLong,
+)
+
+PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
+
+
+class ModelServerError(RuntimeError):
+    """The model server answered with an error, or could not be reached; ``status`` is its HTTP
+    status (0: no answer), ``retry_after`` its Retry-After in seconds where it gave one."""
+
+    def __init__(self, message: str, status: int = 0, retry_after: int | None = None):
+        super().__init__(message)
+        self.status, self.retry_after = status, retry_after
+
+
+class BackendUnsuitable(ModelServerError):
+    """The server answers, but not what scoring needs (prompt log-probabilities aligned with the tokens sent)."""
+
+
+class ModelClient:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout_s: float = 600.0):
+        self.base_url = base_url.rstrip("/").removesuffix("/v1/completions").removesuffix("/v1")
+        self.api_key, self.timeout_s = api_key, timeout_s
+        self._model: dict | None = None
+
+    # -- HTTP ---------------------------------------------------------------------------------
+    def _call(self, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base_url + path, data=data, method="GET" if body is None else "POST")
+        request.add_header("Content-Type", "application/json")
+        if self.api_key:
+            request.add_header("Authorization", f"Bearer {self.api_key}")
+        for name, value in (headers or {}).items():
+            request.add_header(name, value)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
+                return json.loads(answer.read())
+        except urllib.error.HTTPError as error:
+            try:
+                message = json.loads(error.read())["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                message = error.reason
+            retry = error.headers.get("Retry-After")
+            raise ModelServerError(f"the model server answered {error.code}: {message}", error.code,
+                                   int(retry) if retry and retry.isdigit() else None) from None
+        except (urllib.error.URLError, OSError, ValueError) as error:
+            raise ModelServerError(f"no answer from the model server at {self.base_url}: {error}") from None
+
+    def model(self) -> dict:
+        """The served model's entry in ``GET /v1/models`` (its ``id`` and ``max_model_len``)."""
+        if self._model is None:
+            models = self._call("/v1/models").get("data") or []
+            if not models:
+                raise BackendUnsuitable(f"{self.base_url}/v1/models lists no model")
+            self._model = models[0]
+        return self._model
+
+    @property
+    def context_length(self) -> int:
+        length = self.model().get("max_model_len")
+        if not isinstance(length, int):
+            raise BackendUnsuitable("the server's /v1/models gives no max_model_len (the model's context length)")
+        return length
+
+    def encode(self, text: str) -> list[int]:
+        tokens = self._call("/tokenize", {"prompt": text, "add_special_tokens": False}).get("tokens")
+        if not isinstance(tokens, list):
+            raise BackendUnsuitable("the server's /tokenize gives no 'tokens'")
+        return tokens
+
+    def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:
+        spaces = len(context) - len(context.rstrip())
+        if spaces:
+            context, continuation = context[:-spaces], context[-spaces:] + continuation
+        context_ids = self.encode(context)
+        return context_ids, self.encode(context + continuation)[len(context_ids):]
+
+    def token_count(self, context: str, continuations: Sequence[str] = ()) -> int:
+        if not continuations:
+            return len(self.encode(context))
+        pairs = [self.encode_pair(context, c) for c in continuations]
+        return len(pairs[0][0]) + max(len(c) for _, c in pairs)
+
+    def _check_fits(self, tokens: int) -> None:
+        if tokens > self.context_length:
+            raise PromptTooLong(f"the request takes {tokens} tokens; the model's context holds {self.context_length}")
+
+    # -- the interface ------------------------------------------------------------------------
+    def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None, prefix_key: str = "") -> list[LoglikelihoodAnswer]:
+        pairs = [self.encode_pair(r.context, r.continuation) for r in requests]
+        for context_ids, continuation_ids in pairs:
+            if not context_ids or not continuation_ids:
+                raise ValueError("a context and a continuation each need at least one token")
+            self._check_fits(len(context_ids) + len(continuation_ids))
+        answer = self._call("/v1/completions", {
+            "model": self.model()["id"], "prompt": [c + k for c, k in pairs], "echo": True, "logprobs": TOP_NEXT_TOKENS,
+            "max_tokens": 1, "temperature": 0}, {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None)
+        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != len(pairs):
+            raise BackendUnsuitable(f"asked for {len(pairs)} prompts' log-probabilities, got {len(choices)} answers")
+        return [self._read(choice, context_ids, continuation_ids) for choice, (context_ids, continuation_ids)
+                in zip(choices, pairs, strict=True)]
+
+    @staticmethod
+    def _read(choice: dict, context_ids: list[int], continuation_ids: list[int]) -> LoglikelihoodAnswer:
+        logprobs = choice.get("logprobs") or {}
+        values, tops = logprobs.get("token_logprobs"), logprobs.get("top_logprobs")
+        n = len(context_ids) + len(continuation_ids)
+        # echo gives one value per prompt token (the first null) and one for the token it wrote.
+        if not isinstance(values, list) or not isinstance(tops, list) or len(values) != n + 1 or len(tops) != n + 1:
+            raise BackendUnsuitable(
+                "the server does not give prompt log-probabilities aligned with the tokens sent (echo with logprobs "
+                f"should give {n + 1} values for {n} prompt tokens; got "
+                f"{len(values) if isinstance(values, list) else 'none'}); it cannot score multiple-choice questions")
+        ctx = len(context_ids)
+        mine, mine_top = values[ctx:n], tops[ctx:n]
+        if any(v is None for v in mine):
+            raise BackendUnsuitable("the server left a continuation token's log-probability empty")
+        greedy = all(v == max(top.values()) for v, top in zip(mine, mine_top, strict=True))
+        after = tops[ctx] or {}
+        next_tokens = tuple((text, math.exp(lp)) for text, lp in sorted(after.items(), key=lambda kv: -kv[1]))
+        return LoglikelihoodAnswer(math.fsum(mine), greedy, tuple(mine), ctx, next_tokens[:TOP_NEXT_TOKENS])
+
+    def generate_until(self, requests: Sequence[Generation], stop=None, prefix_key: str = "") -> list[GenerationAnswer]:
+        answers = []
+        for request in requests:
+            ids = self.encode(request.context)
+            if not ids:
+                raise ValueError("a context needs at least one token")
+            self._check_fits(len(ids) + request.max_gen_toks)
+            answer = self._call("/v1/completions", {
+                "model": self.model()["id"], "prompt": [ids], "max_tokens": request.max_gen_toks or GENERATE_MAX_NEW_TOKENS,
+                "temperature": 0, "stop": [s for s in request.until if s], "logprobs": 0,
+                "return_tokens_as_token_ids": True},
+                {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None)
+            choice = (answer.get("choices") or [{}])[0]
+            reason = choice.get("finish_reason")
+            stopped = "length" if reason == "length" else "stop" if choice.get("stop_reason") else "end of text"
+            written = [int(t.removeprefix("token_id:")) for t in (choice.get("logprobs") or {}).get("tokens") or []]
+            if stopped == "end of text":  # the end-of-text token ends the text unwritten, as Scorer counts it
+                written = written[:-1]
+            answers.append(GenerationAnswer(choice.get("text", ""), stopped, tuple(written), len(ids)))
+        return answers

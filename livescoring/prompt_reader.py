@@ -1,0 +1,223 @@
+"""Every prompt token's log-probability, read over token ids, with a prefix cache that needs no hint.
+
+The model server (server.py) answers the requests evaluation tools send to vLLM: a prompt of token
+ids whose every token's log-probability is wanted (``echo``), and generations that begin with the
+same tokens as earlier requests (a benchmark's header and worked examples, sent whole each time by a
+client that knows nothing of this server). :class:`PromptReader` reads a prompt in **blocks** of
+BLOCK_TOKENS tokens from its start, each block one forward pass on top of the keys and values of the
+blocks before it, and keeps each whole block in :class:`BlockCache` (least recently used out,
+bounded by bytes) with what the prompt's log-probabilities need from it: each position's likeliest
+TOP_KEPT tokens and the log-probability of the token after it, and the last position's whole
+log-softmax (the next block's first token may be any). A later prompt that begins with the same
+blocks reads them from the cache; only its own tokens run.
+
+Why blocks at fixed places, and one prompt per pass: a float32 forward pass gives numbers that
+depend (by float rounding, about 1e-5 here) on how the tokens were cut into passes and on which
+other rows share a pass (the product's shapes change the CPU kernel's order of additions). A cache
+that reused "whatever prefix happens to be cached" would make the same request give different
+numbers after different histories, as vLLM's does with prefix caching on (vllm-project/vllm#42019,
+#11778). Here a prompt's tokens are always cut at the same places (every BLOCK_TOKENS from its
+start, then its tail) and each pass holds one prompt, so a request's numbers are a function of its
+tokens alone: bit for bit the same alone, after any other request, or beside any other
+(tests/model/test_model_server.py). The price is a pass per block on the first read of a prefix
+(about 50 ms of weight reading each on this project's CPU), repaid on every later read.
+
+Standard-library code apart from torch, which is imported when a prompt is read.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+BLOCK_TOKENS = 64  # a pass reads the whole model's weights (~0.5 GB at float32): few passes, not tiny blocks
+TOP_KEPT = 20  # alternatives kept per position: the most a request may ask for (vLLM's max_logprobs)
+CACHE_BYTES = 256 * 2**20
+
+
+@dataclass(eq=False)
+class Block:
+    """One cached block: ``key`` is every prompt token up to its end (a block is only ever reused
+    after the same tokens), ``layers`` its own keys and values per layer [1, kv_heads, B, head_dim]."""
+
+    key: tuple[int, ...]
+    layers: list
+    chosen: object  # [B - 1] float32: the log-probability of each next token inside the block
+    ranks: list[int]  # [B - 1]: 1 + how many tokens were likelier than each of those
+    top_values: object  # [B, TOP_KEPT] float32, likeliest first
+    top_ids: object  # [B, TOP_KEPT] int64
+    last_row: object  # [vocabulary] float32: the log-softmax after the block's last token
+    nbytes: int
+
+
+class BlockCache:
+    """Blocks by their key, least recently used out first, at most ``max_bytes`` in all."""
+
+    def __init__(self, max_bytes: int = CACHE_BYTES):
+        self.max_bytes = max(0, max_bytes)
+        self.blocks: OrderedDict[tuple[int, ...], Block] = OrderedDict()
+        self.nbytes = 0
+
+    def chain(self, tokens: list[int], block_tokens: int) -> list[Block]:
+        """The cached blocks that begin ``tokens``, in order (stopping at the first missing one).
+        They are marked used deepest first, so a block is always more recent than the ones after
+        it: eviction takes a chain from its end, and never leaves a block whose start is gone."""
+        found = []
+        for end in range(block_tokens, len(tokens) + 1, block_tokens):
+            block = self.blocks.get(tuple(tokens[:end]))
+            if block is None:
+                break
+            found.append(block)
+        for block in reversed(found):
+            self.blocks.move_to_end(block.key)
+        return found
+
+    def put(self, block: Block) -> None:
+        if block.key in self.blocks or block.nbytes > self.max_bytes:
+            return
+        self.blocks[block.key] = block
+        self.blocks.move_to_end(block.key, last=False)  # older than the blocks it leads to (see chain)
+        self.nbytes += block.nbytes
+        while self.nbytes > self.max_bytes:
+            _, old = self.blocks.popitem(last=False)
+            self.nbytes -= old.nbytes
+
+    def clear(self) -> None:
+        self.blocks.clear()
+        self.nbytes = 0
+
+
+@dataclass
+class PromptRead:
+    """What a read prompt of n tokens gives: per token from the second, its log-probability, rank
+    and the likeliest alternatives at its place; after the last, the whole log-softmax (the next
+    token's distribution); ``past`` the prompt's keys and values when asked for (a generation)."""
+
+    tokens: list[int]
+    chosen: list[float]  # n - 1
+    ranks: list[int]  # n - 1: 1 + how many tokens were likelier
+    top: list[list[tuple[int, float]]]  # n: the likeliest after each position (the last: what comes next)
+    next_row: object
+    cached_tokens: int
+    past: list | None = None
+
+
+def _own(tensor):
+    """A copy that owns exactly its memory (a view would keep the whole pass's product alive)."""
+    return tensor.clone() if tensor.untyped_storage().nbytes() != tensor.nbytes else tensor
+
+
+class PromptReader:
+    """Reads prompts on one loaded model (livescoring/model.py's ``LoadedModel``). Not thread-safe:
+    one thread (the server's model worker) owns it."""
+
+    def __init__(self, loaded, cache_bytes: int = CACHE_BYTES, block_tokens: int = BLOCK_TOKENS):
+        from .decoder import decoder_for
+
+        self.loaded = loaded
+        self.block_tokens = block_tokens
+        self.cache = BlockCache(cache_bytes)
+        self.decoder = decoder_for(loaded.model)
+
+    def _pass(self, tokens: list[int], start: int, past, keep: bool):
+        """One forward pass of ``tokens`` placed at ``start`` on ``past``: the log-softmax after
+        every one of them [len, vocabulary] and their keys and values (``keep``)."""
+        import torch
+
+        hidden, own = self.decoder([tokens], start, past, [(0, p) for p in range(len(tokens))], keep=keep)
+        return torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1), own
+
+    @staticmethod
+    def _joined(blocks_layers: list[list]):
+        import torch
+
+        if len(blocks_layers) == 1:
+            return blocks_layers[0]
+        return [(torch.cat([layers[i][0] for layers in blocks_layers], dim=2),
+                 torch.cat([layers[i][1] for layers in blocks_layers], dim=2)) for i in range(len(blocks_layers[0]))]
+
+    def steps(self, tokens: list[int], keep_past: bool = False):
+        """Read ``tokens`` one pass at a time: a generator that yields None after each pass (so that
+        the caller may interleave other work or stop) and returns the :class:`PromptRead`."""
+        import torch
+
+        if not tokens:
+            raise ValueError("a prompt needs at least one token")
+        b = self.block_tokens
+        with torch.inference_mode():
+            blocks = self.cache.chain(tokens, b)
+        cached_tokens = len(blocks) * b
+        layers = [block.layers for block in blocks]
+        whole = len(tokens) // b
+        while len(blocks) < whole:
+            start = len(blocks) * b
+            with torch.inference_mode():
+                rows, own = self._pass(tokens[start:start + b], start, self._joined(layers) if layers else None, True)
+                block = self._block(tokens[:start + b], rows, own)
+            self.cache.put(block)
+            blocks.append(block)
+            layers.append(block.layers)
+            yield None
+        start = whole * b
+        with torch.inference_mode():
+            chosen, ranks, top = [], [], []
+            for i, block in enumerate(blocks):
+                chosen.extend(block.chosen.tolist())
+                ranks.extend(block.ranks)
+                top.extend(self._pairs(block.top_ids, block.top_values))
+                if i + 1 < len(blocks) or start < len(tokens):  # the next token's place, from this block's last row
+                    following = tokens[(i + 1) * b]
+                    chosen.append(block.last_row[following].item())
+                    ranks.append(1 + int((block.last_row > block.last_row[following]).sum()))
+            past = self._joined(layers) if layers else None
+            if start < len(tokens):
+                rows, own = self._pass(tokens[start:], start, past, keep_past)
+                tail = tokens[start:]
+                picked = rows[:-1].gather(1, torch.tensor(tail[1:], device=rows.device)[:, None])[:, 0]
+                chosen.extend(picked.tolist())
+                ranks.extend((1 + (rows[:-1] > picked[:, None]).sum(dim=1)).tolist())
+                values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
+                top.extend(self._pairs(ids, values))
+                next_row = rows[-1].clone()
+                if keep_past:
+                    past = own if past is None else [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
+                                                     for (k0, v0), (k, v) in zip(past, own, strict=True)]
+            else:
+                next_row = blocks[-1].last_row
+        return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
+
+    def read(self, tokens: list[int], keep_past: bool = False) -> PromptRead:
+        """:meth:`steps` run to its end in the calling thread."""
+        steps = self.steps(tokens, keep_past)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value
+
+    def _block(self, key: list[int], rows, own) -> Block:
+        import torch
+
+        b = self.block_tokens
+        tokens = key[-b:]
+        chosen = rows[:-1].gather(1, torch.tensor(tokens[1:], device=rows.device)[:, None])[:, 0].clone()
+        top_values, top_ids = torch.topk(rows, TOP_KEPT, dim=-1)
+        last_row = rows[-1].clone()
+        ranks = (1 + (rows[:-1] > chosen[:, None]).sum(dim=1)).tolist()
+        layers = [(_own(k), _own(v)) for k, v in own]
+        nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + sum(
+            t.nbytes for t in (chosen, top_values, top_ids, last_row)) + 8 * len(ranks)
+        return Block(tuple(key), layers, chosen, ranks, top_values.clone(), top_ids.clone(), last_row, nbytes)
+
+    @staticmethod
+    def _pairs(ids, values) -> list[list[tuple[int, float]]]:
+        return [list(zip(i, v, strict=True)) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
+
+    def extended(self, token: int, past: list):
+        """One more token on a generation's keys and values: (the log-softmax after it, the longer cache)."""
+        import torch
+
+        with torch.inference_mode():
+            hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
+            row = torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)
+            return row, [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
+                         for (k0, v0), (k, v) in zip(past, new, strict=True)]
