@@ -146,7 +146,7 @@ def test_running_jobs_take_turns(worker):
     order = []
 
     def job(name):
-        for i in range(3):
+        for _ in range(3):
             order.append(name)
             yield None
         return name
