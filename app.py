@@ -241,7 +241,10 @@ def main() -> None:
 
     app = create_app()
     started = time.monotonic()
-    pages = warm_up(app)  # before listening: the first reader of a paper gets it as fast as the next one
+    # Before listening: the first reader of a paper gets it as fast as the next one (kept for the
+    # Host readers send to this address; an IPv6 one is written in brackets).
+    address = f"[{args.host}]" if ":" in args.host else args.host
+    pages = warm_up(app, f"http://{address}:{args.port}/")
     print(f"Warmed {', '.join(pages)} in {time.monotonic() - started:.1f} s", flush=True)
     threads = args.threads or app.config["SERVER_THREADS"]
     if threads <= app.config["SCORER_QUEUE_SIZE"] + 2:

@@ -53,13 +53,17 @@ def create_app(overrides: dict | None = None) -> Flask:
     return app
 
 
-def warm_up(app: Flask) -> list[str]:
+def warm_up(app: Flask, base_url: str = "http://localhost/") -> list[str]:
     """Do once, before the first reader arrives, what that reader would otherwise wait for: each
     paper's widget data (the live model's published runs are summarised then, about 2 s) and its
-    page with the widgets' first pictures. Returns a line per page fetched, for the server's log."""
+    page, plain and with ?sources=on (the variants its view reads), kept for readers who reach the
+    site at ``base_url`` (the address the server listens on). Returns a line per page fetched,
+    for the server's log."""
     client = app.test_client()
     said = []
-    for path in ("/", *(f"/{slug}/" for slug in app.extensions["documents"])):
-        status = client.get(path).status_code
+    slugs = app.extensions["documents"]
+    for path in ("/", *(f"/{slug}/{query}" for slug in slugs for query in ("", "?sources=on"))):
+        # The server's own renders: charged to no reader's render budget.
+        status = client.get(path, base_url=base_url, environ_base={"REMOTE_ADDR": "warm-up"}).status_code
         said.append(f"{path} {status}")
     return said

@@ -7,6 +7,10 @@
 - Pages rendered from content files, and widget pages (whose state is their query string), are
   kept in memory after the first render (``cached_page``) and re-rendered only when a content or
   template file changes (checked on each request only in development, where CONTENT_RELOAD is on).
+  A page is kept under its path and only the query parameters its view reads, so made-up
+  parameters are served the kept page instead of a render. A client whose renders of pages not yet
+  kept have cost more than its budget lately gets 429 with Retry-After (``RenderBudget``), and
+  kept pages still answer it and everyone else.
   A page may hold markers for what changes between requests (a live widget); the app's
   ``finishers`` fill them in each time the page is served, and the ETag follows what they wrote.
 - Every cache belongs to one app (``app.extensions["caching"]``): two apps in a process share none.
@@ -18,16 +22,22 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import math
 import posixpath
 import threading
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from email.utils import formatdate
 from functools import wraps
 from pathlib import Path
+from urllib.parse import urlencode
 
-from flask import Flask, Response, abort, current_app, request
+from flask import Flask, Response, abort, current_app, g, request
+from werkzeug.exceptions import TooManyRequests
 
 from .config import REPO_ROOT
+from .security import client_key
 
 ONE_YEAR = 365 * 24 * 3600
 BENCHMARK_PAGES = REPO_ROOT / "benchmarks"  # the benchmarks' own page templates
@@ -84,6 +94,10 @@ class Caches:
         self.reload = reload
         self.compressed = BoundedCache(COMPRESSED_CACHE_BYTES)  # ETag -> gzip bytes
         self.pages = BoundedCache(PAGE_CACHE_BYTES)  # page key -> (ETag, HTML bytes, has markers)
+        # Widget pages in a state given by their query (any value of any setting): a store of their
+        # own, so that a client drawing made-up states evicts other states, never the pages.
+        self.states = BoundedCache(PAGE_CACHE_BYTES)
+        self.renders = RenderBudget()
         self.finishers: list = []  # str -> str, applied to every cached page as it is served
         self.content_version: float | None = None
         self._hashes: dict[str, tuple[float, str]] = {}  # resolved path -> (mtime, short hash)
@@ -139,15 +153,81 @@ def content_mtime(app: Flask) -> float:
     return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
 
 
-def cached_page(view=None, *, mimetype: str = "text/html"):
-    """Keep a page's rendered HTML in memory, keyed by the content version and the full URL
-    (widget pages carry their state in the query). The store is bounded by bytes, least recently
-    used first out, so made-up query strings cannot grow memory. Markers a page holds for what
-    changes between requests are filled in by the app's finishers every time it is served.
-    ``@cached_page(mimetype="application/json")`` keeps a view's JSON the same way (a widget's
-    view drawn for the API: its inputs are the URL and the content, like its page's)."""
+class RenderBudget:
+    """How much render time each client has spent lately on pages not yet kept (a leaky bucket per
+    client, keyed by ``security.client_key``: one IPv4 address, one IPv6 /64).
+
+    Measured in the rendering thread's CPU seconds, not in renders: a widget's JSON takes 5 ms to draw
+    and ``/mmlu/?sources=on`` 300 ms, so a count that let a reader drag a slider would let an attacker
+    take a core. What a client spent drains at ``budget / window`` seconds a second; a client that has
+    spent ``budget`` or more is refused until it has drained below. Renders already under way when a
+    client reaches its budget still finish and are charged: a client that starts many at once is then
+    refused for longer. At most MAX_CLIENTS clients are remembered (the least recently charged go
+    first), so many addresses cannot grow the table."""
+
+    MAX_CLIENTS = 4096
+
+    def __init__(self):
+        self._spent: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (CPU-s, when)
+        self._lock = threading.Lock()
+
+    def _now_spent(self, client: str, rate: float, now: float) -> float:
+        spent, when = self._spent.get(client, (0.0, now))
+        return max(0.0, spent - (now - when) * rate)
+
+    def wait_s(self, client: str, budget: float, window: float) -> int:
+        """Seconds until ``client`` may render again (0: now)."""
+        rate, now = budget / window, time.monotonic()
+        with self._lock:
+            over = self._now_spent(client, rate, now) - budget
+        return 0 if over < 0 else max(1, math.ceil(over / rate))
+
+    def charge(self, client: str, seconds: float, budget: float, window: float) -> None:
+        rate, now = budget / window, time.monotonic()
+        with self._lock:
+            self._spent[client] = (self._now_spent(client, rate, now) + seconds, now)
+            self._spent.move_to_end(client)
+            while len(self._spent) > self.MAX_CLIENTS:
+                self._spent.popitem(last=False)
+
+
+def _page_query(choices: Mapping[str, tuple[str, ...]], names) -> str | None:
+    """The query a page is kept under: only the parameters its view reads, in one spelling (sorted, a
+    choice at its default left out, a repeated setting as one comma list as ``widgets.raw_state``
+    reads it). None when a choice has a value the view does not know: that answer is never kept."""
+    pairs = []
+    for name, known in choices.items():
+        value = request.args.get(name, known[0])
+        if value not in known:
+            return None
+        if value != known[0]:
+            pairs.append((name, value))
+    pairs += [(name, ",".join(request.args.getlist(name))) for name in names if name in request.args]
+    return urlencode(sorted(pairs))
+
+
+def canonical_url() -> str:
+    """The URL of the page being rendered, as its view reads it: without parameters it ignores, so a
+    kept page never repeats what one reader's URL added (outside a cached view: the path alone)."""
+    return g.get("canonical_url") or request.base_url
+
+
+def cached_page(view=None, *, mimetype: str = "text/html", choices: Mapping[str, tuple[str, ...]] | None = None,
+                state: Callable[..., tuple[str, ...]] | None = None):
+    """Keep a page's rendered HTML in memory, keyed by the content version, the page's address and
+    the query parameters its view reads: ``choices`` ({name: (default, other values…)}, e.g. a
+    paper's ``sources``) and ``state`` (a function of the view's arguments naming the parameters it
+    reads with any value: a widget's settings). Any other parameter is left out of the key, and the
+    page is served as kept: ignored, not redirected, because embedding sites and share buttons add
+    their own parameters (utm_source, fbclid) and a redirect would cost each such reader a round
+    trip without saving the server anything. Pages in a ``state`` are kept in a store of their own.
+    Both stores are bounded by bytes, least recently used first out. A render is refused with 429
+    when the client's render budget is spent (``RenderBudget``; PAGE_RENDER_BUDGET_S).
+    Markers a page holds for what changes between requests are filled in by the app's finishers
+    every time it is served. ``@cached_page(mimetype="application/json")`` keeps a view's JSON the
+    same way (a widget's view drawn for the API: its inputs are the URL and the content, like its page's)."""
     if view is None:
-        return lambda inner: cached_page(inner, mimetype=mimetype)
+        return lambda inner: cached_page(inner, mimetype=mimetype, choices=choices, state=state)
 
     @wraps(view)
     def wrapper(*args, **kwargs):
@@ -155,14 +235,18 @@ def cached_page(view=None, *, mimetype: str = "text/html"):
         if app.config["CONTENT_RELOAD"] or store.content_version is None:
             store.content_version = content_mtime(app)
         version = store.content_version
-        key = f"{view.__module__}.{view.__name__}:{version}:{request.url}"
-        cached = store.pages.get(key)
+        query = _page_query(choices or {}, state(**kwargs) if state else ())
+        g.canonical_url = request.base_url + (f"?{query}" if query else "")
+        kept = store.states if state and query else store.pages
+        key = f"{view.__module__}.{view.__name__}:{version}:{g.canonical_url}"
+        cached = kept.get(key) if query is not None else None
         if cached is None:
-            rendered = view(*args, **kwargs)
+            rendered = _render_within_budget(view, args, kwargs)
             body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
             # Hashed once per render, not per request: the ETag is kept with the page.
             cached = (hashlib.sha256(body).hexdigest()[:20], body, mimetype == "text/html" and b"<!--live-" in body)
-            store.pages.put(key, cached, len(body) + len(key))  # the key (a URL) counts: it can be 200 KB
+            if query is not None:
+                kept.put(key, cached, len(body) + len(key))  # the key (a URL) counts: it can be 200 KB
         etag, body, has_markers = cached
         if has_markers:
             text = body.decode("utf-8")
@@ -176,6 +260,24 @@ def cached_page(view=None, *, mimetype: str = "text/html"):
         return response
 
     return wrapper
+
+
+def _render_within_budget(view, args, kwargs):
+    """The view's answer, its CPU time charged to the client; a 429 if the client's budget is spent."""
+    config, budget = current_app.config, caches().renders
+    client = client_key(request.remote_addr) or ""
+    limits = (config["PAGE_RENDER_BUDGET_S"], config["PAGE_RENDER_WINDOW_S"])
+    if limits[0] <= 0:
+        return view(*args, **kwargs)
+    wait = budget.wait_s(client, *limits)
+    if wait:
+        raise TooManyRequests(f"This address has asked for many pages that had to be drawn afresh; pages already "
+                              f"drawn still load. Try again in {wait} s.", retry_after=wait)
+    started = time.thread_time()
+    try:
+        return view(*args, **kwargs)
+    finally:
+        budget.charge(client, time.thread_time() - started, *limits)
 
 
 def normalised(filename: str) -> bool:

@@ -60,6 +60,11 @@ def default_config() -> dict:
         # continuations compared, checked by the paper before the request is queued; over it, a
         # 413 saying what to shorten. 0: no bound.
         "SCORER_MAX_WORK_CHARS": int(_env("SCORER_MAX_WORK_CHARS", "16000")),
+        # Rendering a page not yet kept (engine/caching.py) costs the server 5 ms to 0.45 CPU-s: a client
+        # may spend PAGE_RENDER_BUDGET_S CPU seconds on such renders per PAGE_RENDER_WINDOW_S (it drains
+        # continuously), then gets 429 with Retry-After; kept pages still answer it. 0: no budget.
+        "PAGE_RENDER_BUDGET_S": float(_env("PAGE_RENDER_BUDGET_S", "5")),
+        "PAGE_RENDER_WINDOW_S": float(_env("PAGE_RENDER_WINDOW_S", "60")),
         # Slow or many clients: waitress's own limits (see app.py; a public site also runs nginx, deploy/).
         "SERVER_CONNECTION_LIMIT": int(_env("SERVER_CONNECTION_LIMIT", "1000")),
         "SERVER_CHANNEL_TIMEOUT_S": int(_env("SERVER_CHANNEL_TIMEOUT_S", "20")),

@@ -63,6 +63,9 @@ def init_app(app: Flask) -> None:
             response = app.make_response((render_template("error.html", error=error), error.code))
         if isinstance(error, MethodNotAllowed) and error.valid_methods:  # RFC 9110: a 405 names what is allowed
             response.headers["Allow"] = ", ".join(sorted(set(error.valid_methods)))
+        retry_after = dict(error.get_headers()).get("Retry-After")  # a 429 or 503 says when to come back
+        if retry_after:
+            response.headers["Retry-After"] = retry_after
         return response
 
     # A document's hooks may name errors that mean "its data is not here" (UNAVAILABLE): the

@@ -198,7 +198,8 @@ def _widget_paths() -> dict:
                            {"name": "width", "in": "query", "schema": pixels,
                             "description": "CSS pixels to lay the figure out for (240 to 1600; default 640)"}],
             "responses": {"200": json_response("summary sentences, scene and numbers"),
-                          "404": error("no such paper or widget, or one the API does not draw")}}},
+                          "404": error("no such paper or widget, or one the API does not draw"),
+                          "429": error("this client has had many views drawn afresh lately; see Retry-After")}}},
         "/oembed": {"get": {
             "operationId": "oembed", "summary": "oEmbed 1.0 for a widget page URL",
             "parameters": [{**text("url", "query"), "schema": {"type": "string", "minLength": 1}},

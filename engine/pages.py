@@ -20,7 +20,7 @@ def index():
 
 
 @bp.get("/<slug>/")
-@cached_page
+@cached_page(choices={"sources": ("off", "on")})  # QUERY_VALUES's keys, the default (absent) first
 def paper(slug: str):
     found = library().paper(slug)
     if found is None:

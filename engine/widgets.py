@@ -47,7 +47,7 @@ from widgetkit import Widget, run_view
 from widgetkit.layout import NARROW_WIDTH
 from widgetkit.settings import LOG_STEP
 
-from .caching import ONE_YEAR, cached_page, static_version
+from .caching import ONE_YEAR, cached_page, canonical_url, static_version
 from .documents import Document
 from .markdown_ext import fill_widget_slots
 from .security import require_same_origin
@@ -187,8 +187,15 @@ def fill_live(body: str) -> str:
 def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
     if mode == "embed":
         return render_template("embed.html", widget=widget, html=html, paper=paper)
-    oembed = url_for("widgets.oembed", url=request.url, format="json", _external=True)
+    oembed = url_for("widgets.oembed", url=canonical_url(), format="json", _external=True)
     return render_template("widgets/page.html", widget=widget, html=html, oembed=oembed, paper=paper)
+
+
+def settings_read(slug: str, name: str) -> tuple[str, ...]:
+    """The query parameters a widget's page or view reads: its settings, and the width it is drawn for."""
+    paper = paper_of(slug)
+    widget = widget_of(paper, name)
+    return (*(param.name for param in widget.params(context_for(paper, widget))), "width")
 
 
 def _widget_page(slug: str, name: str, mode: str):
@@ -206,13 +213,13 @@ def gallery(slug: str):
 
 
 @bp.get("/<slug>/widgets/<name>")
-@cached_page
+@cached_page(state=settings_read)
 def page(slug: str, name: str):
     return _widget_page(slug, name, "page")
 
 
 @bp.get("/embed/<slug>/<name>")
-@cached_page
+@cached_page(state=settings_read)
 def embed(slug: str, name: str):
     return _widget_page(slug, name, "embed")
 
@@ -281,8 +288,10 @@ def asset(slug: str, filename: str):
 
 
 @bp.get("/api/widgets/<slug>/<name>")
-@cached_page(mimetype="application/json")  # the view depends only on the URL and the content (the two-run
-def view_json(slug: str, name: str):       # gate's took 0.23 CPU-s a request, drawn afresh each time)
+# The view depends only on its settings and the content (the two-run gate's took 0.23 CPU-s a request,
+# drawn afresh each time).
+@cached_page(mimetype="application/json", state=settings_read)
+def view_json(slug: str, name: str):
     paper = paper_of(slug)
     widget = widget_of(paper, name)
     if widget.driver == "live":

@@ -33,6 +33,10 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO_ROOT / "tests" / "artifacts"
 CONTENT = REPO_ROOT / "content"
 PYODIDE = REPO_ROOT / "node_modules" / "pyodide"
+# Every test client is 127.0.0.1, and the suite renders thousands of pages from it: the render budget
+# (engine/caching.py, PAGE_RENDER_BUDGET_S) is off for the suite's apps and the servers it starts;
+# tests/engine/test_page_busting.py sets it where it is tested.
+os.environ.setdefault("PAGE_RENDER_BUDGET_S", "0")
 
 # The documents' Python is imported as documents.<slug> (widgetkit/registry.py): mounted here too, so
 # test modules can import a document's widgets and figures as the app does.

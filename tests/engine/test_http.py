@@ -78,8 +78,8 @@ def test_api_errors_are_json(client):
 
 
 def test_widget_pages_are_cached_by_url(app, client):
-    def stored(fragment):
-        return [key for key in app.extensions["caching"].pages._items if fragment in key]
+    def stored(fragment):  # widget states are kept apart from the pages (test_page_busting.py)
+        return [key for key in app.extensions["caching"].states._items if fragment in key]
 
     first = client.get("/embed/mmlu/chance-explorer?n=123&score=0.3")
     assert first.status_code == 200 and len(stored("n=123")) == 1
@@ -133,6 +133,7 @@ def test_the_production_server_warms_every_paper_before_it_listens():
     assert app.extensions["widget_contexts"] == {}  # built on first use: a test app does not warm itself
     said = warm_up(app)
     slugs = set(app.extensions["documents"])
-    assert said == ["/ 200", *(f"/{slug}/ 200" for slug in app.extensions["documents"])]
+    assert said == ["/ 200", *(f"/{slug}/{query} 200" for slug in app.extensions["documents"]
+                                for query in ("", "?sources=on"))]
     assert set(app.extensions["widget_contexts"]) == slugs and {"mmlu", "mmlu-pro", "scoring-lesson"} <= slugs
     assert "live_pairs" in app.extensions["widget_contexts"]["mmlu"]
