@@ -158,7 +158,7 @@ class RenderBudget:
     client, keyed by ``security.client_key``: one IPv4 address, one IPv6 /64).
 
     Measured in the rendering thread's CPU seconds, not in renders: a widget's JSON takes 5 ms to draw
-    and ``/mmlu/?sources=on`` 300 ms, so a count that let a reader drag a slider would let an attacker
+    and a paper with its sources shown 300 ms, so a count that let a reader drag a slider would let an attacker
     take a core. What a client spent drains at ``budget / window`` seconds a second; a client that has
     spent ``budget`` or more is refused until it has drained below. Renders already under way when a
     client reaches its budget still finish and are charged: a client that starts many at once is then
