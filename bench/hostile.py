@@ -1,9 +1,11 @@
 """The long attacks of issue 11 against the real server, with what they cost now.
 
-    python3 bench/hostile.py [--scoring]
+    python3 bench/hostile.py [--scoring | --vendor | --memory]
 
 1. static traversal: 8 requests for /static/css/../js/../../../../<a 100 MB .so> (sent as-is);
-2. 2,000 spellings of one static file;
+2. 2,000 spellings of one static file, then 2,000 of one vendor file (issue 41:
+   /vendor/@codemirror/view@<version>/dist/<N>/../index.js; before its fix, one 1.1 MiB copy each;
+   --vendor runs this alone);
 3. 1,200 widget URLs of 30 KB each (the page store's keys);
 4. 8 clients posting ngram_overlap with n = 2,500 for 10 s while a reader fetches /mmlu/;
 5. with --scoring (loads the real model): 4 clients sending the scoring hog (a 4,000-character
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import http.client
 import json
+import re
 import statistics
 import threading
 import time
@@ -74,10 +77,15 @@ def main() -> None:
     parser.add_argument("--memory", action="store_true", help="only the long-prompt memory passes (loads the model)")
     parser.add_argument("--passes", type=int, default=3)
     parser.add_argument("--arenas", type=int, default=None, help="MALLOC_ARENA_MAX for the server")
+    parser.add_argument("--vendor", action="store_true", help="only the 2,000 vendor spellings")
     args = parser.parse_args()
     print(f"hardware: {hardware()}")
     if args.memory:
         memory_passes(args.passes, args.arenas)
+        return
+    if args.vendor:
+        with running_server(threads=16) as server:
+            vendor_spellings(int(server.url.rsplit(":", 1)[1]), server.pid)
         return
     env = {"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1"} if args.scoring else {}
     with running_server(threads=16, env=env) as server:
@@ -93,6 +101,7 @@ def main() -> None:
 
         results = [request(port, "GET", "/static/" + "css/./" * (i % 50 + 1) + "site.css?s=" + str(i)) for i in range(2000)]
         print(f"2. 2,000 spellings of one file: {dict(Counter(s for s, _ in results))}, server memory {rss_mib(pid):.0f} MiB")
+        vendor_spellings(port, pid)
 
         results = [request(port, "GET", f"/embed/mmlu/chance-explorer?n=100&pad{i}=" + "x" * 30_000) for i in range(1200)]
         print(f"3. 1,200 widget URLs of 30 KB: {dict(Counter(s for s, _ in results))}, "
@@ -123,6 +132,24 @@ def main() -> None:
             print(f"5. scoring hog, 4 clients for 30 s: {dict(Counter(s for s, _ in hogs))} ({len(hogs)} requests); "
                   f"a real-question client meanwhile: {dict(Counter(s for s, _ in normal))}, "
                   f"{ms([t for s, t in normal if s == 200])}")
+
+
+def vendor_spellings(port: int, pid: int) -> None:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    connection.request("GET", "/vendor/editor.js")  # names the installed version of each package
+    response = connection.getresponse()
+    entry = response.read().decode()
+    connection.close()
+    view = re.search(r"/vendor/@codemirror/view@[^/]+/", entry)
+    if response.status != 200 or view is None:
+        print(f"2b. no vendor files on this server ({response.status}): run npm ci")
+        return
+    status, _ = request(port, "GET", view.group(0) + "dist/index.js")
+    before = rss_mib(pid)
+    started = time.perf_counter()
+    results = [request(port, "GET", f"{view.group(0)}dist/{i}/../index.js") for i in range(2000)]
+    print(f"2b. 2,000 spellings of one vendor file (its one spelling: {status}): {dict(Counter(s for s, _ in results))} "
+          f"in {time.perf_counter() - started:.1f} s, server memory {before:.0f} -> {rss_mib(pid):.0f} MiB")
 
 
 LONG_PROMPTS = [("history", 0), ("law", 0), ("history", 3), ("law", 5)]  # MMLU-Pro's longest categories
