@@ -93,6 +93,12 @@ class ModelClient:
             self._model = models[0]
         return self._model
 
+    def model_facts(self) -> dict:
+        """The model as a result names it (Scorer.model_facts); what another server does not say is None."""
+        model = self.model()
+        return {"name": model.get("root") or model["id"], "device": model.get("device"), "dtype": model.get("dtype"),
+                "threads": model.get("threads"), "context_length": self.context_length}
+
     @property
     def context_length(self) -> int:
         length = self.model().get("max_model_len")

@@ -3,7 +3,7 @@
     python -m livescoring serve --port 8001 [--api-key KEY]
 
 lm-evaluation-harness's ``local-completions`` and ``local-chat-completions`` clients work against it
-unchanged, as they do against vLLM or SGLang (docs/live-scoring.md, "The model server", has the
+unchanged, as they do against vLLM or SGLang (the model server's section of the docs has the
 routes, the settings and the exact client command). A plain WSGI application under waitress: no web
 framework, no site, no task. What it knows is requests; readers, fairness between them and their
 budgets belong to the web tier in front of it.
@@ -311,7 +311,9 @@ class ModelServer:
         loaded = self._ready()
         return 200, {"object": "list", "data": [{
             "id": self.served_name, "object": "model", "created": 0, "owned_by": "annotated-papers",
-            "root": loaded.name, "max_model_len": loaded.context_length}]}
+            "root": loaded.name, "max_model_len": loaded.context_length,
+            # Beyond vLLM's fields: what a page says of the model (ModelClient.model_facts).
+            "device": loaded.device, "dtype": loaded.dtype, "threads": loaded.threads}]}
 
     def tokenizer_info(self, body, environ):
         loaded = self._ready()

@@ -245,6 +245,16 @@ def live_server():
         yield server.url
 
 
+@pytest.fixture(scope="session")
+def model_server():
+    """The model server (`python -m livescoring serve`) on a free port, one per run: every test that
+    uses it is in the xdist group "model_server", so one worker starts it. Yields its base URL."""
+    from tools.launcher import running_model_server
+
+    with running_model_server(args=("--threads", "1"), log_path=ARTIFACTS / "model-server.log") as server:
+        yield server.url
+
+
 def run_form_token(client, page: str = "/mmlu/run") -> dict:
     """The hidden CSRF field of a form page (the /mmlu/run form by default) as this client would get
     it: {name: token}."""

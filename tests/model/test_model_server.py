@@ -1,0 +1,152 @@
+"""The model server with the real model (`python -m livescoring serve`, one per run: the `model_server` fixture).
+
+* Through :class:`livescoring.client.ModelClient`, a question's letter, option and generative answers
+  equal the in-process reference path's (transformers' whole forward): every probability within
+  1e-5, the same prediction, the same generated text and tokens.
+* The prefix cache needs no hint and changes no number: the same request gives the same numbers,
+  bit for bit, alone, after other requests, and while others run beside it.
+* The wire shapes lm-evaluation-harness reads: echo's per-token values with the first null, the
+  greedy test by exact comparison with the top entry, vLLM's prompt_logprobs, streamed events
+  ending in [DONE], chat through the model's template, the tokenizer routes.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import urllib.request
+
+import pytest
+
+from benchmarks.mmlu import prompt
+from benchmarks.server.multiple_choice import answer_question
+from livescoring.client import BackendUnsuitable, ModelClient
+from livescoring.scorer import Generation, Loglikelihood, Scorer
+
+pytestmark = [pytest.mark.model, pytest.mark.slow,  # slow: a server process with the model (about 5 s to start)
+              pytest.mark.xdist_group("model_server")]
+TOLERANCE = 1e-5
+
+
+def post(url: str, path: str, body: dict) -> dict:
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        return json.loads(answer.read())
+
+
+def question(mmlu_data, subject: str, index: int, shots: int, method: str) -> dict:
+    q = mmlu_data.question(subject, "test", index)
+    return {"prompt_format": prompt, "subject": subject, "question": q.question, "choices": q.choices,
+            "shots": mmlu_data.questions(subject, "dev")[:shots], "method": method, "key": q.answer,
+            **({"until": ("\n\n",), "max_new_tokens": 8} if method == "generative" else {})}
+
+
+@pytest.mark.parametrize("shots", [0, 2])
+def test_answers_through_the_server_equal_the_reference_path(model_server, loaded_model, mmlu_data, shots):
+    client, reference = ModelClient(model_server), Scorer(loaded_model, reuse_prefix=False)
+    for subject, index in (("astronomy", 0), ("astronomy", 1), ("college_physics", 3)):
+        for method in ("letter", "option", "generative"):
+            got = answer_question(client, **question(mmlu_data, subject, index, shots, method))
+            expected = answer_question(reference, **question(mmlu_data, subject, index, shots, method))
+            assert got["prompt"] == expected["prompt"]
+            if method == "generative":
+                assert (got["generated"], got["stopped"], got["tokens"]) == \
+                    (expected["generated"], expected["stopped"], expected["tokens"])
+                continue
+            assert got["prediction"] == expected["prediction"] and got["token_counts"] == expected["token_counts"]
+            for letter, p in expected["probabilities"].items():
+                assert abs(got["probabilities"][letter] - p) <= TOLERANCE, (subject, index, method, letter)
+            assert [t["token"] for t in got["top_next_tokens"]] == [t["token"] for t in expected["top_next_tokens"]]
+
+
+def test_the_same_request_gives_the_same_numbers_whatever_came_before_or_runs_beside(model_server, mmlu_data):
+    client = ModelClient(model_server)
+    tokens = client.encode(question_text(mmlu_data, "high_school_biology", 5, 5))
+    body = {"prompt": [tokens], "echo": True, "logprobs": 3, "max_tokens": 1, "temperature": 0}
+    first = post(model_server, "/v1/completions", body)["choices"][0]["logprobs"]
+    # Other prompts that share its first blocks, or part of one, or none, then the same request again.
+    for other in (tokens[:100], tokens[:70] + tokens[5:40], tokens[:130] + [11, 12, 13], tokens[200:]):
+        post(model_server, "/v1/completions", {**body, "prompt": [other]})
+    again = post(model_server, "/v1/completions", body)["choices"][0]["logprobs"]
+    assert again == first
+    # Beside others: four identical requests and four others at once.
+    answers, threads = [], []
+    for i in range(8):
+        prompt_tokens = tokens if i % 2 == 0 else tokens[: 90 + 17 * i]
+        threads.append(threading.Thread(target=lambda p=prompt_tokens: answers.append(
+            (p is tokens, post(model_server, "/v1/completions", {**body, "prompt": [p]})))))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    same = [a["choices"][0]["logprobs"] for mine, a in answers if mine]
+    assert len(same) == 4 and all(s == first for s in same)
+
+
+def question_text(mmlu_data, subject: str, index: int, shots: int) -> str:
+    q = question(mmlu_data, subject, index, shots, "letter")
+    return "".join(p.text for p in prompt.prompt_parts(subject, q["question"], q["choices"], q["shots"]))
+
+
+def test_echo_has_the_shapes_the_harness_reads(model_server, loaded_model):
+    client = ModelClient(model_server)
+    context, continuation = client.encode_pair("The capital of France is", " Paris")
+    tokens = context + continuation
+    answer = post(model_server, "/v1/completions", {"prompt": [tokens], "echo": True, "logprobs": 1, "max_tokens": 1,
+                                                    "temperature": 0, "seed": 1234, "model": None,
+                                                    "prompt_logprobs": 2})
+    (choice,) = answer["choices"]
+    logprobs = choice["logprobs"]
+    assert len(logprobs["token_logprobs"]) == len(tokens) + 1 and logprobs["token_logprobs"][0] is None
+    assert logprobs["top_logprobs"][0] is None and len(logprobs["text_offset"]) == len(tokens) + 1
+    assert "".join(logprobs["tokens"][:len(tokens)]) == "The capital of France is Paris"
+    # The harness's own reading (lm_eval/models/openai_completions.py parse_logprobs).
+    ctxlen = len(context)
+    mine = logprobs["token_logprobs"][ctxlen:-1]
+    greedy = all(v == max(top.values()) for v, top in zip(mine, logprobs["top_logprobs"][ctxlen:-1], strict=True))
+    (expected,) = Scorer(loaded_model, reuse_prefix=False).loglikelihood(
+        [Loglikelihood("The capital of France is", " Paris")])
+    assert abs(sum(mine) - expected.logprob) <= TOLERANCE and greedy == expected.is_greedy
+    # vLLM's prompt_logprobs: each prompt token after the first, itself and the likeliest two, with ranks.
+    prompt_logprobs = choice["prompt_logprobs"]
+    assert prompt_logprobs[0] is None and len(prompt_logprobs) == len(tokens)
+    last = prompt_logprobs[-1][str(tokens[-1])]
+    assert last["logprob"] == pytest.approx(mine[-1]) and last["rank"] >= 1 and last["decoded_token"] == " Paris"
+
+
+def test_generation_streams_and_stops(model_server):
+    body = {"prompt": "Count: one, two, three,", "max_tokens": 12, "temperature": 0, "stop": [" six"], "stream": True}
+    request = urllib.request.Request(model_server + "/v1/completions", data=json.dumps(body).encode(), method="POST")
+    with urllib.request.urlopen(request, timeout=120) as answer:
+        assert answer.headers["Content-Type"] == "text/event-stream"
+        events = [line[6:] for line in answer.read().decode().split("\n\n") if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    streamed = "".join(c["choices"][0]["text"] for c in chunks)
+    whole = post(model_server, "/v1/completions", {**body, "stream": False})["choices"][0]
+    assert streamed == whole["text"] and chunks[-1]["choices"][0]["finish_reason"] == whole["finish_reason"]
+    assert " six" not in streamed
+
+
+def test_chat_uses_the_model_template(model_server, loaded_model):
+    messages = [{"role": "user", "content": "What is 2 + 2?"}]
+    answer = post(model_server, "/v1/chat/completions", {"messages": messages, "max_tokens": 10, "temperature": 0})
+    text = loaded_model.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    (expected,) = Scorer(loaded_model).generate_until([Generation(text, max_gen_toks=10)])
+    assert answer["choices"][0]["message"] == {"role": "assistant", "content": expected.text}
+    tokens = post(model_server, "/tokenize", {"messages": messages, "add_generation_prompt": True})["tokens"]
+    assert tokens == loaded_model.tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert post(model_server, "/detokenize", {"tokens": tokens})["prompt"] == text
+
+
+def test_a_server_without_prompt_logprobs_is_refused(model_server):
+    """A client that gets no per-prompt-token values (llama.cpp's server returns them only for the
+    tokens it writes) says so instead of scoring: here, a server that ignores echo."""
+    client = ModelClient(model_server)
+
+    def without_echo(path, body=None, headers=None):
+        return ModelClient._call(client, path, body and {**body, "echo": False}, headers)
+
+    client._call = without_echo
+    with pytest.raises(BackendUnsuitable, match="prompt log-probabilities"):
+        client.loglikelihood([Loglikelihood("A", " B")])
