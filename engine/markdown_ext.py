@@ -74,10 +74,16 @@ class Use:
 
 @dataclass(frozen=True)
 class Snippet:
-    """A Python snippet exactly as shown on the page."""
+    """A Python snippet exactly as shown on the page.
+
+    ``server_only`` is empty for a snippet the reader can run in the page (Pyodide), else why it
+    cannot (```` ```python server: it reads the dataset's files ````): the page then shows the code
+    and that reason, without "Edit and run". The tests run every snippet either way.
+    """
 
     section_id: str
     code: str
+    server_only: str = ""
 
 
 @dataclass(frozen=True)
@@ -205,10 +211,23 @@ class PageRefs:
 
 
 # -- Python snippets -------------------------------------------------------------------------
-_PYTHON_FENCE = re.compile(r"^```[ ]*python[ ]*\n(?P<code>.*?)\n```[ ]*$", re.M | re.S)
+_PYTHON_FENCE = re.compile(r"^```[ ]*python(?P<info>(?:[ ][^\n]*)?)\n(?P<code>.*?)\n```[ ]*$", re.M | re.S)
+_SERVER_ONLY = re.compile(r"^server:[ ]*(?P<reason>\S.*?)[ ]*$")
 
 
-def _snippet_html(code: str) -> str:
+def _server_only(info: str, section_id: str) -> str:
+    """The reason a fence's info string gives for running on the server only; "" for a plain ```python."""
+    info = info.strip()
+    if not info:
+        return ""
+    match = _SERVER_ONLY.match(info)
+    if not match:
+        raise ContentError(f"section {section_id!r}: a python snippet's fence is ```python or "
+                           f"```python server: <why it cannot run in the browser>, not ```python {info}")
+    return match.group("reason")
+
+
+def _snippet_html(code: str, server_only: str = "") -> str:
     lines = []
     for line in code.split("\n"):
         if split_result(line):
@@ -219,8 +238,12 @@ def _snippet_html(code: str) -> str:
         else:
             lines.append(escape(line))
     body = "\n".join(lines)
-    return (f'<div class="snippet"><p class="snippet-label">Python</p>'
-            f'<pre tabindex="0"><code class="language-python">{body}</code></pre></div>')
+    if server_only:  # site.js gives "Edit and run" to every snippet without data-runs="server"
+        opening = (f'<div class="snippet" data-runs="server"><p class="snippet-label">Python '
+                   f'<span class="snippet-where">Runs on the server: {escape(server_only)}</span></p>')
+    else:
+        opening = '<div class="snippet"><p class="snippet-label">Python</p>'
+    return f'{opening}<pre tabindex="0"><code class="language-python">{body}</code></pre></div>'
 
 
 class SnippetPreprocessor(Preprocessor):
@@ -233,8 +256,9 @@ class SnippetPreprocessor(Preprocessor):
     def run(self, lines: list[str]) -> list[str]:
         def replace(match: re.Match) -> str:
             code = match.group("code")
-            self.refs.snippets.append(Snippet(self.refs.section_id, code))
-            return "\n\n" + self.md.htmlStash.store(_snippet_html(code)) + "\n\n"
+            server_only = _server_only(match.group("info"), self.refs.section_id)
+            self.refs.snippets.append(Snippet(self.refs.section_id, code, server_only))
+            return "\n\n" + self.md.htmlStash.store(_snippet_html(code, server_only)) + "\n\n"
 
         return _PYTHON_FENCE.sub(replace, "\n".join(lines)).split("\n")
 

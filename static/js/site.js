@@ -114,9 +114,10 @@ function markScrollers() {
   }
 }
 
-// Every snippet gets "Edit and run"; the editor (CodeMirror) and Python load only when it is pressed.
+// Every snippet the browser can run gets "Edit and run"; the editor (CodeMirror) and Python load only
+// when it is pressed. A snippet marked data-runs="server" needs what stays on the server (its label says what).
 function initSnippets() {
-  for (const snippet of document.querySelectorAll('.snippet')) {
+  for (const snippet of document.querySelectorAll('.snippet:not([data-runs="server"])')) {
     const button = document.createElement('button');
     button.type = 'button';
     button.className = 'snippet-edit';

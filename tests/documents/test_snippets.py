@@ -4,17 +4,27 @@ A snippet states a result with a line ``<expression>  # → <repr>``. The snippe
 line in a fresh namespace: the lines before each such line are executed, then the expression
 is evaluated and its repr must equal the text after the arrow. A snippet whose result changes
 fails here, and so does one that states no result at all.
+
+A reader can also run a snippet in the page (Pyodide, with the browser wheel): each one either
+imports only what the wheel and Pyodide's standard library hold, or is marked server-only with a
+reason (```` ```python server: … ````), and then the page offers no Run. tests/browser/snippets.test.mjs
+runs every runnable snippet of every document in the browser.
 """
 from __future__ import annotations
 
+import ast
 import html
+import io
 import re
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 from conftest import documents
 
 from content_helpers import fixture_paper, paper_of
-from engine.markdown_ext import split_result
+from engine.markdown_ext import ContentError, Glossary, PageRefs, render_markdown, split_result
 
 SLUGS = documents()  # every document in content/, the scoring lesson too
 
@@ -115,3 +125,87 @@ def test_the_editors_runner_reports_changes_and_errors():
     broken = run_in_editor("n = 100\nx = n / 0\nn * 2  # → 200", page)
     assert broken["error"] == {"message": "ZeroDivisionError: division by zero", "line": 2}
     assert run_in_editor("print('hi')\n1 + 1  # → 2")["output"] == "hi\n"
+
+
+# Pyodide's standard library is CPython's less what its documentation lists as removed
+# (https://pyodide.org/en/stable/usage/wasm-constraints.html): a snippet that imports one fails in the page.
+PYODIDE_REMOVED = {"curses", "dbm", "ensurepip", "idlelib", "lib2to3", "tkinter", "turtle", "turtledemo", "venv"}
+BROWSER_STDLIB = set(sys.stdlib_module_names) - PYODIDE_REMOVED
+
+
+def wheel_modules(app) -> set[str]:
+    """The dotted names of every module and package the browser wheel holds (what Pyodide can import)."""
+    names = set()
+    for path in zipfile.ZipFile(io.BytesIO(app.extensions["browser_wheel"].data)).namelist():
+        if path.endswith(".py"):
+            names.add(path.removesuffix(".py").removesuffix("/__init__").replace("/", "."))
+    return names
+
+
+def missing_in_browser(code: str, wheel: set[str]) -> list[str]:
+    """The modules ``code`` imports that neither the wheel nor Pyodide's standard library holds."""
+    missing = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            wanted = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            # ``from package import name``: the package must be there; ``name`` may be a module of it
+            # (then in the wheel too, if the package is the wheel's) or anything the package defines.
+            wanted = [node.module]
+        else:
+            continue
+        for module in wanted:
+            if module.split(".")[0] in BROWSER_STDLIB or module in wheel:
+                continue
+            missing.append(module)
+    return missing
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_every_snippet_runs_in_the_browser_or_says_why_not(slug, real_app):
+    """A snippet with Run imports only what the browser has; a server-only one gives its reason and
+    really needs the server (the mark is not a way to hide a snippet the page could run)."""
+    wheel = wheel_modules(real_app)
+    wrong = []
+    for i, snippet in enumerate(paper_of(real_app, slug).refs.snippets):
+        missing = missing_in_browser(snippet.code, wheel)
+        if missing and not snippet.server_only:
+            wrong.append(f"{slug}:{snippet.section_id}-{i}: imports {', '.join(missing)}, which the browser "
+                         "lacks: make it run from the wheel, or mark it ```python server: <why>")
+        elif snippet.server_only and not missing:
+            wrong.append(f"{slug}:{snippet.section_id}-{i}: marked server-only but imports nothing the browser lacks")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_import_check_knows_the_wheel_from_the_server(real_app):
+    wheel = wheel_modules(real_app)
+    assert {"explainers", "benchmarks.mmlu_pro.prompt", "documents.mmlu_pro.figures"} <= wheel
+    assert missing_in_browser("from collections import Counter\nimport re, math\nfrom explainers import softmax", wheel) == []
+    assert missing_in_browser("from benchmarks.mmlu_pro import prompt", wheel) == []
+    assert missing_in_browser(
+        "from benchmarks.mmlu_pro.server.reader import MMLUProData\nfrom benchmarks.mmlu_pro.server import data_dir\n"
+        "import numpy\nimport tkinter", wheel) == [
+        "benchmarks.mmlu_pro.server.reader", "benchmarks.mmlu_pro.server", "numpy", "tkinter"]
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_server_only_snippet_shows_its_reason_and_no_run(slug, real_app):
+    """site.js gives "Edit and run" to every snippet but those marked data-runs="server"."""
+    page = real_app.test_client().get(f"/{slug}/").get_data(as_text=True)
+    marked = re.findall(r'<div class="snippet" data-runs="server"><p class="snippet-label">Python '
+                        r'<span class="snippet-where">Runs on the server: ([^<]+)</span></p>', page)
+    snippets = paper_of(real_app, slug).refs.snippets
+    assert [html.unescape(reason) for reason in marked] == [s.server_only for s in snippets if s.server_only]
+    assert page.count('<div class="snippet">') == sum(not s.server_only for s in snippets)
+
+
+def test_a_fence_says_server_and_why_or_nothing():
+    refs = PageRefs(Glossary({}, {}), "/glossary/", Path("."), section_id="s")
+    page = render_markdown("```python server: it reads the dataset's files\n1 + 1  # → 2\n```", refs)
+    assert refs.snippets[0].server_only == "it reads the dataset's files"
+    assert "Runs on the server: it reads the dataset&#39;s files" in page
+    render_markdown("```python\n1 + 1  # → 2\n```", refs)
+    assert refs.snippets[1].server_only == ""
+    for info in ("server", "server:", "server:   ", "runs-on-server: x"):
+        with pytest.raises(ContentError, match=r"section 's': .*```python server: <why"):
+            render_markdown(f"```python {info}\n1 + 1  # → 2\n```", refs)
