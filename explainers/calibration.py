@@ -129,6 +129,12 @@ def rms_of_groups(groups: list[dict]) -> float:
     return math.sqrt(math.fsum(g["n"] / total * (g["accuracy"] - g["confidence"]) ** 2 for g in groups))
 
 
+def _unit_scaled(values: list[float]) -> list[float]:
+    """``values`` divided by the largest of their sizes (not all zero), so the largest is ±1."""
+    largest = max(map(abs, values))
+    return [v / largest for v in values]
+
+
 def confidence_accuracy_correlation(confidences: list[float], accuracies: list[float]) -> float:
     """Pearson's correlation, across subjects, between average confidence and accuracy.
 
@@ -143,8 +149,10 @@ def confidence_accuracy_correlation(confidences: list[float], accuracies: list[f
         if min(values) == max(values):
             raise ValueError(f"{name} are all equal, so a correlation is undefined")
     mean_c, mean_a = math.fsum(confidences) / n, math.fsum(accuracies) / n
-    dev_c = [c - mean_c for c in confidences]
-    dev_a = [a - mean_a for a in accuracies]
+    # Deviations scaled to at most 1 (r does not change): squares of deviations near 1e-188 would be
+    # 0.0, and r a division by zero.
+    dev_c = _unit_scaled([c - mean_c for c in confidences])
+    dev_a = _unit_scaled([a - mean_a for a in accuracies])
     spread_c = math.sqrt(math.fsum(d * d for d in dev_c))
     spread_a = math.sqrt(math.fsum(d * d for d in dev_a))
     r = math.fsum(x * y for x, y in zip(dev_c, dev_a, strict=False)) / (spread_c * spread_a)

@@ -280,6 +280,10 @@ def test_confidence_accuracy_correlation():
     assert close(ex.confidence_accuracy_correlation([0.3, 0.5, 0.7], [0.6, 0.4, 0.2]), -1.0)
     assert "equal" in error_message(ex.confidence_accuracy_correlation, [0.1, 0.1, 0.1], [0.2, 0.4, 0.6])
     assert "confidences" in error_message(ex.confidence_accuracy_correlation, [0.1], [0.2])
+    # Confidences a hair apart: their deviations' squares are 0.0 in floats (a ZeroDivisionError and a
+    # 500 from the API before, found by schemathesis); r is that of any two distinct values, ±1.
+    assert close(ex.confidence_accuracy_correlation([1.1450683352882681e-187, 5e-324], [0.758, 0.267]), 1.0)
+    assert close(ex.confidence_accuracy_correlation([5e-324, 1e-323, 0.0], [0.5, 0.6, 0.4]), 1.0)
 
 
 # --- release gate -----------------------------------------------------------------------------

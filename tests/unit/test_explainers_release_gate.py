@@ -137,6 +137,16 @@ def three_equal_subjects():
     return candidate, baseline, names
 
 
+@pytest.mark.parametrize("multiple", [8.5, 9.0, 10.0])
+@pytest.mark.parametrize("subjects", [2, 3, 57])
+def test_a_wide_gate_has_a_band(multiple, subjects):
+    """Past 8.3 standard errors the normal tail was taken as 0 (NormalDist().cdf(-9) is 0.0), and
+    the gate refused a multiple it documents (up to 10) with "beyond the largest number"."""
+    candidate, baseline, names = [1, 0] * subjects, [0, 1] * subjects, [f"s{i // 2}" for i in range(2 * subjects)]
+    gate = ex.gate_verdict(candidate, baseline, names, multiple=multiple)
+    assert gate["critical"] == pytest.approx(float(sps.t.isf(sps.norm.sf(multiple), subjects - 1)), rel=1e-9)
+
+
 def test_three_equal_subjects_no_longer_gate_on_zero():
     candidate, baseline, names = three_equal_subjects()
     gate = ex.gate_verdict(candidate, baseline, names)
