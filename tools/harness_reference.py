@@ -82,6 +82,19 @@ def model_folder() -> Path:
     return found[-1].parent
 
 
+def server_model_args(url: str) -> str:
+    """local-completions' arguments for a server: its completions route, the served name and its
+    context length as max_length (the client's own default, 2048, would cut five-shot prompts
+    differently from the hf model's), the tokenizer the server's own (/tokenize)."""
+    import urllib.request
+
+    base = url.rstrip("/")
+    with urllib.request.urlopen(base + "/v1/models", timeout=30) as answer:
+        served = json.loads(answer.read())["data"][0]
+    return (f"base_url={base}/v1/completions,model={served['id']},max_length={served['max_model_len']},"
+            "tokenizer_backend=remote,tokenized_requests=True,num_concurrent=1,max_retries=3")
+
+
 def write_data(folder: Path, subjects=SUBJECTS, questions: int = QUESTIONS) -> dict[str, dict[str, str]]:
     """Each subject's chosen test questions and its dev split, as JSON Lines in cais/mmlu's fields."""
     from benchmarks.mmlu.server import data_dir
@@ -157,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--questions", type=int, default=QUESTIONS, help="the first N test questions of each subject")
     parser.add_argument("--methods", nargs="+", default=["letter", "option", "generative"], choices=list(TASKS),
                         help="continuation (mmlu_continuation) is there too, for comparison; evaluate has no such method")
+    parser.add_argument("--model-server", default=None, metavar="URL",
+                        help="score through an OpenAI-compatible server (lm_eval's local-completions, its tokenizer "
+                             "remote) instead of --model hf: tests/model/test_harness_client.py runs ours so")
     parser.add_argument("--merge", action="store_true",
                         help="keep the other methods' records of an existing output file of the same setting")
     args = parser.parse_args(argv)
@@ -165,7 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     import lm_eval
     from lm_eval.tasks import TaskManager
 
-    model_dir = args.model_dir or model_folder()
+    if args.model_server:
+        model, model_args = "local-completions", server_model_args(args.model_server)
+    else:
+        model, model_args = "hf", f"pretrained={args.model_dir or model_folder()},dtype=float32,device=cpu"
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="harness-reference-") as tmp:
         folder = Path(tmp)
@@ -175,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             for side in args.sides:
                 chat = side == "chat"
                 result = lm_eval.simple_evaluate(
-                    model="hf", model_args=f"pretrained={model_dir},dtype=float32,device=cpu", tasks=names,
+                    model=model, model_args=model_args, tasks=names,
                     num_fewshot=shots, batch_size=1, log_samples=True, apply_chat_template=chat,
                     fewshot_as_multiturn=chat, task_manager=manager, bootstrap_iters=0)
                 tasks: dict[str, list] = {method: [] for method in args.methods}
@@ -185,7 +204,8 @@ def main(argv: list[str] | None = None) -> int:
                 for method in tasks:
                     tasks[method].sort(key=lambda r: (r["subject"], r["index"]))
                 reference = {"lm_eval": lm_eval.__version__ if hasattr(lm_eval, "__version__") else "0.4.13",
-                             "model_args": "pretrained=<converted smollm2-135m-instruct folder>,dtype=float32,device=cpu",
+                             "model": model, "model_args": model_args if args.model_server else
+                             "pretrained=<converted smollm2-135m-instruct folder>,dtype=float32,device=cpu",
                              "batch_size": 1, "num_fewshot": shots, "apply_chat_template": chat,
                              "fewshot_as_multiturn": chat, "subjects": args.subjects, "questions_per_subject": args.questions,
                              "tasks": {m: {"harness_template": TASKS[m][0], "overrides": TASKS[m][1]}
