@@ -1,8 +1,9 @@
-"""Run deploy/'s nginx in front of a local app, and the slow clients that attack it.
+"""Run deploy/'s nginx in front of a local app or over local model servers, and the slow clients that attack it.
 
-Used by tests/engine/test_proxy.py and bench/slow_clients.py. Attackers connect from another loopback
-address (127.0.0.2, …; all of 127/8 is loopback on Linux) than the reader (127.0.0.1), so
-nginx's per-address limits tell them apart as they would tell clients apart on the internet.
+Used by tests/engine/test_proxy.py, tests/model/test_model_balancer.py and bench/slow_clients.py.
+Attackers connect from another loopback address (127.0.0.2, …; all of 127/8 is loopback on Linux)
+than the reader (127.0.0.1), so nginx's per-address limits tell them apart as they would tell
+clients apart on the internet.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from deploy.render import render
+from deploy.render import render, render_model_balancer
 from tools.launcher import free_port
 
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -87,10 +88,10 @@ def p99(values: list[float]) -> float:
 
 
 @contextmanager
-def nginx_in_front(app_port: int, tmp_path: Path):
-    port = free_port()
+def running_nginx(site: str, port: int, tmp_path: Path):
+    """nginx with the rendered ``site`` (listening on 127.0.0.1:``port``), its files under ``tmp_path``."""
     (tmp_path / "logs").mkdir()
-    (tmp_path / "site.conf").write_text(render(f"127.0.0.1:{app_port}", f"127.0.0.1:{port}"))
+    (tmp_path / "site.conf").write_text(site)
     user = "user root;" if os.geteuid() == 0 else ""
     (tmp_path / "nginx.conf").write_text(f"""
 worker_processes 1;
@@ -119,3 +120,16 @@ http {{
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def nginx_in_front(app_port: int, tmp_path: Path):
+    """deploy/'s public front over the app on ``app_port``; yields nginx's port."""
+    port = free_port()
+    return running_nginx(render(f"127.0.0.1:{app_port}", f"127.0.0.1:{port}"), port, tmp_path)
+
+
+def model_balancer(server_ports: list[int], tmp_path: Path):
+    """deploy/'s model balancer over the model servers on ``server_ports`` (loopback); yields nginx's port."""
+    port = free_port()
+    site = render_model_balancer([f"127.0.0.1:{p}" for p in server_ports], f"127.0.0.1:{port}")
+    return running_nginx(site, port, tmp_path)
