@@ -3,8 +3,14 @@
     python app.py                 # production server (waitress) on http://127.0.0.1:8000
     python app.py --dev           # Flask's reloading server for authors; content re-read on change
 
-One process serves everything: the live-scoring model is loaded once, in that process, and
-waitress's threads share it through the scoring queue.
+The site is the model server's client: the live-scoring model runs in a process of its own
+(`python -m livescoring serve`, livescoring/server.py), named by MODEL_SERVER_URL: one server, a
+load balancer over several (deploy/), or any OpenAI-compatible server with prompt log-probabilities.
+Without MODEL_SERVER_URL this command starts the project's own model server as a child process
+(livescoring/supervisor.py: restarted with back-off if it dies, stopped after the site on SIGTERM).
+This process imports no torch: its threads serve pages and relay live requests, and the readers'
+queue, shares and budgets stay here (livescoring/worker.py's ScoringService over remote.py).
+`--dev` keeps the model in the reloading server's own process.
 
 Hardened for an open network even without the proxy in deploy/: at most SERVER_CONNECTION_LIMIT
 connections, a connection idle for SERVER_CHANNEL_TIMEOUT_S is closed, bodies over
@@ -89,57 +95,6 @@ def limit_malloc_arenas() -> None:
         pass
 
 
-PAGE_NICENESS = 5  # request threads run this much nicer than the model's worker (Linux: per thread)
-PAGE_TURN_WAIT_S = 5.0  # a page waits at most this long for its turn while the model works, then runs anyway
-SWITCH_INTERVAL_S = 0.0005  # how long a thread may hold the GIL while another waits (Python's default: 5 ms)
-
-
-def yielding_to_the_model(app, scoring=None):
-    """The WSGI app, served by threads that each lower their own CPU priority on their first request,
-    and that make room for the model's worker (``scoring``) while it has work.
-
-    Pages and the model share the cores and the GIL: sixteen readers fetching pages slowed a live
-    question about eight times (issue 26; docs/performance.md has each cause measured).
-    - A request thread only reads files, renders and waits for the queue; the model's worker (made
-      at start-up, at the process's priority: livescoring/worker.py) gets the cores first.
-    - While a page (a GET or HEAD request) is being answered, the worker runs on one torch thread:
-      its threads wait for each other at every operation, and a core busy with a page stalled both.
-    - While the model has work, GET and HEAD requests take turns (the model's work is always a
-      POST, so none of them waits for it while holding the turn). Pages run Python under the GIL, so
-      they gain little by running together, and sixteen at once made the worker wait behind each of
-      them for the GIL after every torch operation.
-    Where threads have no priority of their own (not Linux), the first does nothing."""
-    lowered = threading.local()
-    pages = [0]  # GET and HEAD requests being answered or waiting for their turn
-    counting = threading.Lock()
-    page_turn = threading.Lock()
-
-    def wsgi(environ, start_response):
-        if not getattr(lowered, "done", False):
-            lowered.done = True
-            try:
-                thread = threading.get_native_id()
-                os.setpriority(os.PRIO_PROCESS, thread, os.getpriority(os.PRIO_PROCESS, thread) + PAGE_NICENESS)
-            except (AttributeError, OSError):
-                pass
-        if scoring is None or environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
-            return app(environ, start_response)
-        with counting:
-            pages[0] += 1
-        taking_turns = scoring.outstanding() > 0 and page_turn.acquire(timeout=PAGE_TURN_WAIT_S)
-        try:
-            return app(environ, start_response)  # the body is made here; waitress's main thread sends it
-        finally:
-            if taking_turns:
-                page_turn.release()
-            with counting:
-                pages[0] -= 1
-
-    if scoring is not None:
-        scoring.others_busy = lambda: pages[0] > 0
-    return wsgi
-
-
 def busy(server) -> bool:
     """Whether any request is still being worked on, its answer still being sent, or its bytes still
     waiting to be read (a request sent just before the signal, on a connection not yet read)."""
@@ -155,17 +110,15 @@ def busy(server) -> bool:
         return False
 
 
-def serve(app, host: str, port: int, threads: int) -> None:
-    """Run waitress until SIGTERM or SIGINT, then drain gracefully and exit 0."""
+def serve(app, host: str, port: int, threads: int, model_server=None) -> None:
+    """Run waitress until SIGTERM or SIGINT, then drain gracefully and exit 0; the site's own model
+    server (``model_server``, a livescoring.supervisor.ModelServerProcess) stops after the streams."""
     import waitress
     from waitress import wasyncore
 
     config = app.config
-    # The model's worker takes the GIL back after every torch operation (hundreds per question); with
-    # page threads running Python it waited up to the switch interval each time.
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
     server = waitress.create_server(
-        yielding_to_the_model(app, app.extensions.get("scoring")), host=host, port=port, threads=threads,
+        app, host=host, port=port, threads=threads,
         ident="annotated-papers",
         connection_limit=config["SERVER_CONNECTION_LIMIT"], channel_timeout=config["SERVER_CHANNEL_TIMEOUT_S"],
         max_request_body_size=config["MAX_CONTENT_LENGTH"], max_request_header_size=MAX_REQUEST_HEAD_BYTES,
@@ -215,6 +168,8 @@ def serve(app, host: str, port: int, threads: int) -> None:
     while not drained.is_set():
         wasyncore.loop(timeout=0.2, map=server._map, use_poll=True, count=1)
     server.task_dispatcher.shutdown(timeout=2)
+    if model_server is not None:
+        model_server.stop()
     print("Stopped.", flush=True)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -239,6 +194,15 @@ def main() -> None:
         app.run(host=args.host, port=args.port, debug=True)
         return
 
+    model_server = None
+    if not os.environ.get("MODEL_SERVER_URL"):
+        # No model server named: start the project's own beside the site (livescoring/supervisor.py),
+        # kept running and restarted if it dies. The model lives there; this process imports no torch.
+        from livescoring.supervisor import ModelServerProcess
+
+        model_server = ModelServerProcess(log_path=os.environ.get("MODEL_SERVER_LOG") or None).start()
+        os.environ["MODEL_SERVER_URL"] = model_server.url
+        print(f"Model server: {model_server.url} (pid {model_server.process.pid})", flush=True)
     app = create_app()
     started = time.monotonic()
     # Before listening: the first reader of a paper gets it as fast as the next one (kept for the
@@ -250,7 +214,7 @@ def main() -> None:
     if threads <= app.config["SCORER_QUEUE_SIZE"] + 2:
         parser.error(f"--threads must exceed SCORER_QUEUE_SIZE + 2 ({app.config['SCORER_QUEUE_SIZE'] + 2}) "
                      "so pages still get a thread while scoring requests wait")
-    serve(app, args.host, args.port, threads)
+    serve(app, args.host, args.port, threads, model_server)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,12 @@ def default_config() -> dict:
         # Cap on prompt tokens (0: the model's own context length); longer few-shot prompts drop shots.
         "SCORER_MAX_CONTEXT": int(_env("SCORER_MAX_CONTEXT", "0")),
         "MODEL_CACHE_DIR": Path(_env("MODEL_CACHE_DIR", str(Path.home() / ".cache" / "annotated-papers"))),
+        # The model server the site asks (livescoring/server.py, a load balancer over several, or any
+        # OpenAI-compatible server with prompt log-probabilities). Empty: the app loads the model in
+        # its own process (the tests' apps); `python3 app.py` starts a model server of its own and
+        # sets this to it. MODEL_SERVER_API_KEY: sent as "Authorization: Bearer <key>".
+        "MODEL_SERVER_URL": _env("MODEL_SERVER_URL", ""),
+        "MODEL_SERVER_API_KEY": _env("MODEL_SERVER_API_KEY", ""),
         # Largest request body any endpoint accepts.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         # Host names the site answers to, comma-separated (e.g. "papers.example.org"); empty: any

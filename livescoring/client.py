@@ -23,10 +23,13 @@ shared beginnings by itself. A server that cannot give prompt log-probabilities 
 """
 from __future__ import annotations
 
+import http.client
 import json
 import math
+import threading
 import urllib.error
 import urllib.request
+from collections import OrderedDict
 from collections.abc import Sequence
 
 from .scorer import (
@@ -39,6 +42,7 @@ from .scorer import (
     PromptTooLong,
 )
 
+ENCODED_TEXTS = 64  # tokenisations kept (each of a text within a request's size): a question's, counted then scored
 PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
 
 
@@ -60,9 +64,12 @@ class ModelClient:
         self.base_url = base_url.rstrip("/").removesuffix("/v1/completions").removesuffix("/v1")
         self.api_key, self.timeout_s = api_key, timeout_s
         self._model: dict | None = None
+        self._encoded: OrderedDict[str, list[int]] = OrderedDict()
+        self._encoding = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------------
-    def _call(self, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
+    def _open(self, path: str, body: dict | None = None, headers: dict | None = None):
+        """The server's answer, open (a GET when there is no body); the caller reads and closes it."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.base_url + path, data=data, method="GET" if body is None else "POST")
         request.add_header("Content-Type", "application/json")
@@ -71,18 +78,62 @@ class ModelClient:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as answer:
-                return json.loads(answer.read())
+            return urllib.request.urlopen(request, timeout=self.timeout_s)
         except urllib.error.HTTPError as error:
             try:
                 message = json.loads(error.read())["error"]["message"]
-            except (ValueError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError, OSError):
                 message = error.reason
             retry = error.headers.get("Retry-After")
             raise ModelServerError(f"the model server answered {error.code}: {message}", error.code,
                                    int(retry) if retry and retry.isdigit() else None) from None
-        except (urllib.error.URLError, OSError, ValueError) as error:
+        except (urllib.error.URLError, OSError) as error:
             raise ModelServerError(f"no answer from the model server at {self.base_url}: {error}") from None
+
+    def _call(self, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
+        try:
+            with self._open(path, body, headers) as answer:
+                return json.loads(answer.read())
+        except (OSError, ValueError, http.client.HTTPException) as error:
+            raise ModelServerError(f"the model server's answer from {path} broke off or is not JSON: {error}") from None
+
+    def stream_completion(self, tokens: list[int], max_tokens: int, stop: Sequence[str], prefix_key: str = ""):
+        """A greedy generation's server-sent chunks, parsed, as they come (every one with the usage:
+        the first, before any text, says how many prompt tokens the server's cache held). Closing
+        the generator closes the connection: the server stops the generation between tokens."""
+        answer = self._open("/v1/completions", {
+            "model": self.model()["id"], "prompt": [tokens], "max_tokens": max_tokens, "temperature": 0,
+            "stop": [s for s in stop if s], "stream": True,
+            "stream_options": {"include_usage": False, "continuous_usage_stats": True}},
+            {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None)
+        try:
+            for line in answer:
+                if not line.startswith(b"data: "):
+                    continue
+                data = line[6:].strip()
+                if data == b"[DONE]":
+                    return
+                chunk = json.loads(data)
+                if "error" in chunk:
+                    error = chunk["error"]
+                    raise ModelServerError(f"the model server stopped the answer: {error.get('message')}",
+                                           error.get("code") or 0)
+                yield chunk
+        except (OSError, http.client.HTTPException) as error:
+            raise ModelServerError(f"the model server's stream broke off: {error}") from None
+        finally:
+            answer.close()
+
+    def tokenizer_info(self) -> dict:
+        return self._call("/tokenizer_info")
+
+    def health(self) -> bool:
+        """Whether the server answers /health with 200 (its model loaded)."""
+        try:
+            self._call("/health")
+        except ModelServerError:
+            return False
+        return True
 
     def model(self) -> dict:
         """The served model's entry in ``GET /v1/models`` (its ``id`` and ``max_model_len``)."""
@@ -107,9 +158,19 @@ class ModelClient:
         return length
 
     def encode(self, text: str) -> list[int]:
+        """The text's tokens (no special tokens), from the server's /tokenize; the last ENCODED_TEXTS
+        are kept, since a question is counted (to fit its prompt) before it is scored."""
+        with self._encoding:
+            if text in self._encoded:
+                self._encoded.move_to_end(text)
+                return self._encoded[text]
         tokens = self._call("/tokenize", {"prompt": text, "add_special_tokens": False}).get("tokens")
         if not isinstance(tokens, list):
             raise BackendUnsuitable("the server's /tokenize gives no 'tokens'")
+        with self._encoding:
+            self._encoded[text] = tokens
+            while len(self._encoded) > ENCODED_TEXTS:
+                self._encoded.popitem(last=False)
         return tokens
 
     def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:

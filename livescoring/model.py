@@ -64,13 +64,17 @@ class ModelSettings:
     threads: int = 1
     cache_dir: Path | None = None
     max_context: int = 0  # 0: the model's own context length
+    # A model server to ask instead of loading the model here (MODEL_SERVER_URL; remote.py), and its key.
+    server_url: str = ""
+    api_key: str = ""
 
     @classmethod
     def from_config(cls, config) -> ModelSettings:
         return cls(
             model=config["SCORER_MODEL"], device=config["SCORER_DEVICE"], dtype=config["SCORER_DTYPE"],
             threads=config["SCORER_THREADS"], cache_dir=config["MODEL_CACHE_DIR"],
-            max_context=config["SCORER_MAX_CONTEXT"],
+            max_context=config["SCORER_MAX_CONTEXT"], server_url=config.get("MODEL_SERVER_URL", ""),
+            api_key=config.get("MODEL_SERVER_API_KEY", ""),
         )
 
 
@@ -265,14 +269,6 @@ def _load_verified_cache(cached: Path, dtype):
             problem = f"it does not load ({error})"
     log.warning("the converted-model cache %s is damaged (%s); converting the GGUF again", cached, problem)
     return None
-
-
-def use_threads(threads: int) -> None:
-    """Run the calling thread's next torch operations on ``threads`` threads (torch's thread count is
-    per calling thread under OpenMP: the worker that runs the model must set it itself)."""
-    import torch
-
-    torch.set_num_threads(max(1, threads))
 
 
 def load(settings: ModelSettings) -> LoadedModel:

@@ -51,6 +51,8 @@ class Sampling:
     stop: tuple[str, ...]
     logprobs: int | None  # alternatives per generated (and, with echo, prompt) token; None: no logprobs object
     stream: bool
+    include_usage: bool = False  # stream_options: a last chunk with the usage
+    continuous_usage: bool = False  # vLLM's continuous_usage_stats: the usage in every chunk
 
 
 @dataclass(frozen=True)
@@ -120,8 +122,12 @@ def _sampling(body: dict, max_tokens_high: int, default_max_tokens: int, low: in
         logprobs = None
     else:
         logprobs = _whole(body, "logprobs", 0, MAX_LOGPROBS, None)
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise ApiError(400, "'stream_options' must be an object", "stream_options")
     return Sampling(_whole(body, "max_tokens", low, max_tokens_high, default_max_tokens),
-                    tuple(s for s in stops if s), logprobs, _flag(body, "stream"))
+                    tuple(s for s in stops if s), logprobs, _flag(body, "stream"),
+                    _flag(options, "include_usage"), _flag(options, "continuous_usage_stats"))
 
 
 def _prompts(prompt, vocabulary: int) -> tuple:
@@ -191,10 +197,18 @@ def logprobs_block(strings: list[str], chosen: list[float | None], top: list[dic
     return {"tokens": strings, "token_logprobs": chosen, "top_logprobs": top, "text_offset": offsets}
 
 
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int | None = None) -> dict:
+    """OpenAI's usage object; ``cached_tokens`` (prompt_tokens_details) where the prefix cache is known."""
+    counts = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+              "total_tokens": prompt_tokens + completion_tokens}
+    if cached_tokens is not None:
+        counts["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
+    return counts
+
+
 def completion_answer(model: str, choices: list[dict], prompt_tokens: int, completion_tokens: int) -> dict:
     return {"id": _new_id("cmpl"), "object": "text_completion", "created": int(time.time()), "model": model,
-            "choices": choices, "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                                          "total_tokens": prompt_tokens + completion_tokens}}
+            "choices": choices, "usage": usage(prompt_tokens, completion_tokens)}
 
 
 def completion_chunk(model: str, chunk_id: str, index: int, text: str, finish_reason: str | None,
@@ -211,8 +225,7 @@ def chat_answer(model: str, text: str, finish_reason: str, stop_reason, prompt_t
     return {"id": _new_id("chatcmpl"), "object": "chat.completion", "created": int(time.time()), "model": model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None,
                          "finish_reason": finish_reason, "stop_reason": stop_reason}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+            "usage": usage(prompt_tokens, completion_tokens)}
 
 
 def chat_chunk(model: str, chunk_id: str, delta: dict, finish_reason: str | None, stop_reason=None) -> dict:

@@ -136,8 +136,9 @@ class PromptReader:
                  torch.cat([layers[i][1] for layers in blocks_layers], dim=2)) for i in range(len(blocks_layers[0]))]
 
     def steps(self, tokens: list[int], keep_past: bool = False):
-        """Read ``tokens`` one pass at a time: a generator that yields None after each pass (so that
-        the caller may interleave other work or stop) and returns the :class:`PromptRead`."""
+        """Read ``tokens`` one pass at a time: a generator that first yields {"cached_tokens": n} (how
+        many of them the cache held, before any pass), then None after each pass (so that the caller
+        may interleave other work or stop), and returns the :class:`PromptRead`."""
         import torch
 
         if not tokens:
@@ -146,6 +147,7 @@ class PromptReader:
         with torch.inference_mode():
             blocks = self.cache.chain(tokens, b)
         cached_tokens = len(blocks) * b
+        yield {"cached_tokens": cached_tokens}
         layers = [block.layers for block in blocks]
         whole = len(tokens) // b
         while len(blocks) < whole:

@@ -192,14 +192,14 @@ def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, s
         if step.reason is not None:
             break
         if stream and len(step.text) - hold > shown:
-            yield {"text": step.text[shown:len(step.text) - hold]}
+            yield {"text": step.text[shown:len(step.text) - hold], "tokens": len(step.written)}
             shown = len(step.text) - hold
         else:
             yield None
     state.clear()
     written = list(step.written) + ([eos] if step.reason == "end of text" else [])
     if stream and len(step.text) > shown:
-        yield {"text": step.text[shown:]}
+        yield {"text": step.text[shown:], "tokens": len(step.written)}
     stop_string = None
     if step.reason == "stop":
         full = reader.loaded.tokenizer.decode(list(step.written), skip_special_tokens=True)
@@ -450,47 +450,83 @@ class ModelServer:
 
     def _stream(self, prompts: list[list[int]], sampling: api.Sampling, environ, chat: bool) -> Iterator[bytes]:
         """Server-sent events: a chunk per piece of text, a last chunk with the finish reason per
-        prompt, then ``[DONE]``. The job is submitted before the first byte (a full queue is a
-        429, not a broken stream); closing the iterator (the client left) cancels it."""
+        prompt, then ``[DONE]``. With ``stream_options.continuous_usage_stats`` every chunk carries
+        the usage, and a first chunk (no text) says, before the prompt's passes, how many of its
+        tokens the prefix cache holds (``prompt_tokens_details.cached_tokens``); with
+        ``include_usage`` a last chunk carries it. The job is submitted before the first byte (a
+        full queue is a 429, not a broken stream); closing the iterator (the client left) cancels it."""
         reader = self.worker.reader
 
         def steps():
             for index, tokens in enumerate(prompts):
                 result = yield from generation_steps(reader, tokens, sampling.max_tokens, sampling.stop, True)
-                yield {"index": index, "finish": result[4], "stop_reason": result[5]}
+                yield {"index": index, "finish": result[4], "stop_reason": result[5], "tokens": len(result[1])}
 
         job = self.worker.submit(steps(), environ.get("waitress.client_disconnected") or (lambda: False))
-        chunk_id = api.new_stream_id(chat)
+        return self._events(job, prompts, sampling, chat)
 
-        def sse(payload) -> bytes:
-            return b"data: " + (payload if isinstance(payload, bytes) else json.dumps(payload).encode()) + b"\n\n"
+    def _events(self, job: Job, prompts: list[list[int]], sampling: api.Sampling, chat: bool) -> Iterator[bytes]:
+        chunks = _Chunks(self.served_name, prompts, sampling, chat)
+        try:
+            if chat:
+                yield chunks.chunk(None, delta={"role": "assistant", "content": ""})
+            while True:
+                kind, value = job.next(self.timeout_s)
+                if kind == "error":
+                    yield _sse(value.body())
+                    break
+                if kind == "done":
+                    break
+                piece = chunks.on_event(value)
+                if piece is not None:
+                    yield piece
+            if sampling.include_usage:
+                yield chunks.usage_chunk()
+            yield _sse(b"[DONE]")
+        finally:
+            job.cancelled.set()
 
-        def events():
-            index = 0
-            try:
-                if chat:
-                    yield sse(api.chat_chunk(self.served_name, chunk_id, {"role": "assistant", "content": ""}, None))
-                while True:
-                    kind, value = job.next(self.timeout_s)
-                    if kind == "error":
-                        yield sse(value.body())
-                        break
-                    if kind == "done":
-                        break
-                    if "finish" in value:
-                        index = value["index"] + 1
-                        yield sse(api.chat_chunk(self.served_name, chunk_id, {}, value["finish"], value["stop_reason"])
-                                  if chat else api.completion_chunk(self.served_name, chunk_id, value["index"], "",
-                                                                    value["finish"], value["stop_reason"]))
-                    elif chat:
-                        yield sse(api.chat_chunk(self.served_name, chunk_id, {"content": value["text"]}, None))
-                    else:
-                        yield sse(api.completion_chunk(self.served_name, chunk_id, index, value["text"], None))
-                yield sse(b"[DONE]")
-            finally:
-                job.cancelled.set()
 
-        return events()
+def _sse(payload) -> bytes:
+    return b"data: " + (payload if isinstance(payload, bytes) else json.dumps(payload).encode()) + b"\n\n"
+
+
+class _Chunks:
+    """A stream's chunks, completions' or chat's, with the usage where it is asked for."""
+
+    def __init__(self, name: str, prompts: list[list[int]], sampling: api.Sampling, chat: bool):
+        self.name, self.prompts, self.sampling, self.chat = name, prompts, sampling, chat
+        self.id = api.new_stream_id(chat)
+        self.index, self.written, self.cached, self.all_written = 0, 0, None, 0
+
+    def chunk(self, text: str | None, finish=None, stop_reason=None, delta=None) -> bytes:
+        if self.chat:
+            payload = api.chat_chunk(self.name, self.id, delta if delta is not None else
+                                     ({} if text is None else {"content": text}), finish, stop_reason)
+        else:
+            payload = api.completion_chunk(self.name, self.id, self.index, text or "", finish, stop_reason)
+        if self.sampling.continuous_usage:
+            payload["usage"] = api.usage(len(self.prompts[self.index]), self.written, self.cached)
+        return _sse(payload)
+
+    def on_event(self, event: dict) -> bytes | None:
+        """The chunk for a job's event: the cache's share of the prompt (a chunk only with continuous
+        usage), a prompt's finish, or a piece of text."""
+        if "cached_tokens" in event:
+            self.cached = event["cached_tokens"]
+            return self.chunk(None) if self.sampling.continuous_usage else None
+        self.written = event["tokens"]
+        if "finish" not in event:
+            return self.chunk(event["text"])
+        piece = self.chunk(None, event["finish"], event["stop_reason"])
+        self.all_written += event["tokens"]
+        self.index, self.written, self.cached = event["index"] + 1, 0, None
+        return piece
+
+    def usage_chunk(self) -> bytes:
+        return _sse({"id": self.id, "object": "chat.completion.chunk" if self.chat else "text_completion",
+                     "created": int(time.time()), "model": self.name, "choices": [],
+                     "usage": api.usage(sum(map(len, self.prompts)), self.all_written)})
 
 
 def serve(settings: ModelSettings, host: str, port: int, *, api_key: str | None = None, served_name: str | None = None,

@@ -50,7 +50,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 
 from .generate import MAX_NEW_TOKENS, greedy_steps
-from .model import ModelSettings, ModelUnavailable, check_available, load, use_threads
+from .model import ModelSettings, ModelUnavailable, check_available, load
 from .scorer import (
     PASS_TOKENS,
     Generation,
@@ -75,6 +75,7 @@ GENERATION_WINDOW_S = 300.0  # how long a generation's seconds count against its
 GENERATION_SHARE_S = 60.0  # a client's generation seconds in the window before others go first
 PREEMPT_AFTER_S = 20.0  # a reader waiting this long (a third of SCORER_TIMEOUT_S at most) stops another's answer
 GONE_POLL_S = 0.25  # how often a waiting caller asks whether its client went away
+CONNECT_PAUSE_S, CONNECT_PAUSE_MAX_S = 0.5, 5.0  # between tries to reach the model server (doubling)
 
 
 class QueueFull(RuntimeError):
@@ -197,13 +198,7 @@ class ScoringService:
         # oldest first: one entry per generation, and a client leaves when its last one is too old.
         self._generation_spans: dict[object, collections.deque] = {}
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
-        # Whether other work (the server's page requests) is running in this process now; the server
-        # sets it. While it is, the model runs on one torch thread (see _share_cores).
-        self.others_busy: Callable[[], bool] = lambda: False
-        self._threads_now = max(1, settings.threads)  # the torch threads the worker runs on (load sets them)
-        # The worker thread is made now, by whoever makes the service (the server's main thread), and
-        # waits for start(): a thread inherits its maker's CPU priority, and the server lowers its
-        # request threads' (app.py), one of which may be the first to ask for the model.
+        # The worker thread waits for start(): the first request, or SCORER_LOAD_AT_START.
         self._go = threading.Event()
         self.worker = threading.Thread(target=self._when_started, name="scoring-worker", daemon=True)
         self.worker.start()
@@ -213,6 +208,8 @@ class ScoringService:
         """What the page shows: state, a sentence, and the model's facts once loaded."""
         info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
                 "generating": len(self.generating), "abandoned": self.abandoned}
+        if self.remote and self.state == READY and not self.scorer.client.health():
+            info.update(state=LOADING, message="The model server is restarting; live answers resume in a moment.")
         if self.scorer is not None:
             loaded = self.scorer.loaded
             info["model"] = {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype,
@@ -225,12 +222,14 @@ class ScoringService:
         with self._lock:
             if self.state != NOT_LOADED:
                 return
-            try:
-                check_available(self.settings)
-            except ModelUnavailable as error:
-                self._fail(str(error))
-                return
-            self.state, self.message = LOADING, "Warming up: loading the model."
+            if not self.remote:
+                try:
+                    check_available(self.settings)
+                except ModelUnavailable as error:
+                    self._fail(str(error))
+                    return
+            self.state, self.message = LOADING, ("Connecting to the model server." if self.remote
+                                                 else "Warming up: loading the model.")
             self._go.set()
 
     def _fail(self, message: str) -> None:
@@ -247,7 +246,42 @@ class ScoringService:
         self._go.wait()
         self._run()
 
+    @property
+    def remote(self) -> bool:
+        """Whether a model server answers for the model (MODEL_SERVER_URL) instead of this process."""
+        return bool(self.settings.server_url)
+
+    def _connect(self) -> None:
+        """Reach the model server, again and again until it answers (it may be starting, loading its
+        model, or restarting): meanwhile the state says so, and a request waiting for the model is
+        answered at once while the server cannot be reached."""
+        from .client import ModelClient, ModelServerError
+        from .remote import RemoteModel
+
+        client = ModelClient(self.settings.server_url, self.settings.api_key or None, self.timeout_s)
+        pause = CONNECT_PAUSE_S
+        while True:
+            try:
+                self.scorer = RemoteModel(client)
+                break
+            except ModelServerError as error:
+                if error.status == 503:
+                    self.state, self.message = LOADING, "The model server is loading the model."
+                else:
+                    self._fail(f"The model server at {client.base_url} does not answer ({error}); the site keeps "
+                               "trying.")
+                time.sleep(pause)
+                pause = min(CONNECT_PAUSE_MAX_S, pause * 2)
+        loaded = self.scorer.loaded
+        self.state = READY
+        self.message = f"Ready: {loaded.name} on the model server at {client.base_url}."
+        self._ready.set()
+        self._serve()
+
     def _run(self) -> None:
+        if self.remote:
+            self._connect()
+            return
         try:
             self.scorer = Scorer(load(self.settings), batch_rows=self.micro_batch, pass_tokens=PASS_TOKENS)
         except Exception as error:  # noqa: BLE001 - any failure leaves the site up and says why
@@ -266,21 +300,10 @@ class ScoringService:
         is loaded): each turn, one scoring batch (if any waits), then one step of each running generation."""
         while True:
             batch = self._next_batch()
-            self._share_cores()
             if batch:
                 self._score_batch(batch)
             for job in list(self.generating):
                 self._step(job)
-
-    def _share_cores(self) -> None:
-        """One torch thread while other requests run, else the configured count. torch's threads meet
-        at the end of every operation, so when a page request holds one of the cores, every operation
-        waits for the thread that was descheduled: sixteen page clients made a question 8x slower on
-        2 threads and 2 cores (issue 26; bench/scoring_under_pages.py)."""
-        wanted = 1 if self.others_busy() else max(1, self.settings.threads)
-        if wanted != self._threads_now:
-            use_threads(wanted)
-            self._threads_now = wanted
 
     def _score_batch(self, batch: list[_Job]) -> None:
         started = time.perf_counter()
@@ -482,6 +505,8 @@ class ScoringService:
         """Scorer.token_count, in the caller's thread (a fast tokenizer is not safe to share with the
         worker's, so the callers share a copy of their own); waits for the model as :meth:`_ready_scorer`."""
         scorer = self._ready_scorer()
+        if self.remote:  # the server counts, on its own copy of the tokenizer
+            return scorer.token_count(context, continuations)
         with self._counting:
             if self._counter is None:
                 loaded = copy.copy(scorer.loaded)
@@ -572,6 +597,8 @@ class ScoringService:
         if count + request.max_gen_toks > limit:
             raise PromptTooLong(f"the prompt has {count} tokens; with {request.max_gen_toks} new ones it does not fit "
                                 f"the model's {limit}")
+        if self.remote:
+            return self.stream_steps(self.scorer.generation_steps(request), client, gone)
         with self._counting:
             ids = self._counter.encode(request.context)
         loaded = self.scorer.loaded

@@ -14,10 +14,12 @@ The suite runs on both cores (pyproject.toml: `-n auto --dist loadgroup`, longes
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import importlib.util
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -234,25 +236,61 @@ def app_with_model(config: dict, loaded):
 
 # -- the live server --------------------------------------------------------------------------------
 @pytest.fixture(scope="session")
-def live_server():
+def live_server(model_server):
     """Start `python app.py` (the production server) on a free port; yield its base URL.
 
     The server's output goes to tests/artifacts/server[-<worker>].log (named in the error if it does not start).
     """
     name = "server.log" if worker_id() == "main" else f"server-{worker_id()}.log"
     # One torch thread: the browser and the tests themselves need the machine's other core.
-    with running_server(log_path=ARTIFACTS / name, env={"SCORER_THREADS": "1"}) as server:
+    with running_server(log_path=ARTIFACTS / name, env={"SCORER_THREADS": "1", "MODEL_SERVER_URL": model_server}) as server:
         yield server.url
 
 
 @pytest.fixture(scope="session")
-def model_server():
-    """The model server (`python -m livescoring serve`) on a free port, one per run: every test that
-    uses it is in the xdist group "model_server", so one worker starts it. Yields its base URL."""
-    from tools.launcher import running_model_server
+def model_server(tmp_path_factory):
+    """The model server (`python -m livescoring serve`, one torch thread) shared by the whole run: the
+    first worker to ask starts it, the others find its address in the run's shared folder, and the
+    last one to finish stops it. Yields its base URL. Its output: tests/artifacts/model-server.log."""
+    import fcntl
+    import json
+    import signal
 
-    with running_model_server(args=("--threads", "1"), log_path=ARTIFACTS / "model-server.log") as server:
-        yield server.url
+    from tools.launcher import _wait_until_ready, free_port
+
+    shared = tmp_path_factory.getbasetemp()
+    shared = shared.parent if worker_id() != "main" else shared  # xdist's workers' folders share a parent
+    state = shared / "model-server.json"
+
+    def locked(change):
+        with open(shared / "model-server.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            found = json.loads(state.read_text()) if state.exists() else None
+            found = change(found)
+            state.write_text(json.dumps(found))
+            return found
+
+    def join(found):
+        if found is not None and found["users"] > 0:
+            return {**found, "users": found["users"] + 1}
+        port = free_port()
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        with open(ARTIFACTS / "model-server.log", "w") as log:
+            process = subprocess.Popen([sys.executable, "-m", "livescoring", "serve", "--port", str(port), "--threads",
+                                        "1"], cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=log,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        _wait_until_ready(f"http://127.0.0.1:{port}/health", process, ARTIFACTS / "model-server.log", 300)
+        return {"url": f"http://127.0.0.1:{port}", "pid": process.pid, "users": 1}
+
+    def leave(found):
+        found = {**found, "users": found["users"] - 1}
+        if found["users"] == 0:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(found["pid"], signal.SIGTERM)
+        return found
+
+    yield locked(join)["url"]
+    locked(leave)
 
 
 def run_form_token(client, page: str = "/mmlu/run") -> dict:

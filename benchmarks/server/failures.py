@@ -8,14 +8,18 @@ its field.
 """
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from flask import jsonify
 
+from livescoring.client import BackendUnsuitable, ModelServerError
 from livescoring.model import ModelUnavailable
 from livescoring.worker import Preempted, QueueFull, ScoringTimeout, StillLoading
 
-SERVICE_ERRORS = (QueueFull, StillLoading, ModelUnavailable, ScoringTimeout)
+log = logging.getLogger(__name__)
+
+SERVICE_ERRORS = (QueueFull, StillLoading, ModelUnavailable, ScoringTimeout, ModelServerError)
 
 
 @dataclass(frozen=True)
@@ -83,4 +87,22 @@ def service_failure(error: Exception) -> ScoreFailed:
         return ScoreFailed(503, str(error), headers={"Retry-After": str(error.retry_after)})
     if isinstance(error, ModelUnavailable):
         return ScoreFailed(503, f"Live scoring is unavailable: {error}", state="failed")
+    if isinstance(error, BackendUnsuitable):
+        return ScoreFailed(503, f"Live scoring is unavailable: the model server cannot score questions: {error}",
+                           state="failed")
+    if isinstance(error, ModelServerError):
+        return _model_server_failure(error)
     return ScoreFailed(504, str(error))
+
+
+def _model_server_failure(error: ModelServerError) -> ScoreFailed:
+    """The model server's own refusals: its queue full (429, its wait), or the server down,
+    restarting or failing (503: the site's pages still answer; try again shortly)."""
+    if error.status == 429:
+        return ScoreFailed(429, f"The model is busy: {error}", headers={"Retry-After": str(error.retry_after or 5)})
+    if error.status == 504:
+        return ScoreFailed(504, str(error))
+    # Its address and the socket's error stay in the log: a reader needs only what to do.
+    log.warning("model server: %s", error)
+    return ScoreFailed(503, "The model is restarting or cannot be reached just now; try again in a few seconds.",
+                       headers={"Retry-After": str(error.retry_after or 5)}, state="loading")

@@ -39,6 +39,8 @@ CACHES = {
     "livescoring/worker.py:self._per_client": "request (the client): only clients with a job queued or running",
     "livescoring/worker.py:_generation_spans": "request (the client): only clients whose generation ended lately",
     "livescoring/prompt_reader.py:self.blocks": "request (a prompt's tokens): BlockCache's max_bytes",
+    "livescoring/client.py:self._encoded": "request (a prompt's text): ENCODED_TEXTS entries, each within the "
+                                           "request's size limit (benchmarks/server/budget.py)",
     "engine/caching.py:self.states": f"request (a widget page's state): {PAGE_CACHE_BYTES:,} bytes, keys counted",
     "engine/caching.py:self._spent": "request (the client): RenderBudget.MAX_CLIENTS, a key and two floats each",
     "engine/content.py:_RENDERED": "files: a document's rendering per version of its files, 32 at most",

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.model, pytest.mark.slow,  # slow: lm_eval's own process, about a minute
-              pytest.mark.xdist_group("model_server")]
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: lm_eval's own process, about a minute
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness_reference"

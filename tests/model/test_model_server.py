@@ -22,8 +22,7 @@ from benchmarks.server.multiple_choice import answer_question
 from livescoring.client import BackendUnsuitable, ModelClient
 from livescoring.scorer import Generation, Loglikelihood, Scorer
 
-pytestmark = [pytest.mark.model, pytest.mark.slow,  # slow: a server process with the model (about 5 s to start)
-              pytest.mark.xdist_group("model_server")]
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: through the model server
 TOLERANCE = 1e-5
 
 
