@@ -18,6 +18,9 @@ question in its rows, its own command-line options. Everything else is here and 
   ``--apply_chat_template`` builds it); the method and the template are written into every row;
 * ``--workers`` scorers on one model side by side, each taking the next batch when free
   (livescoring.pool); rows are saved as batches finish, so their order varies;
+* or, with ``--server URL [URL ...]``, no model in this process: the workers ask model servers
+  (benchmarks/server/servers.py: round robin, a failed call retried on another server, a server
+  without prompt log-probabilities refused before the run);
 * the progress bar, the summary (micro and macro accuracy with 95 % intervals, the chance rate,
   RMS calibration error, predicted letters, per group: all computed by ``explainers``) and the
   command that continues an interrupted run.
@@ -25,22 +28,19 @@ question in its rows, its own command-line options. Everything else is here and 
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import explainers
 from benchmarks.runfile import make_row
 from livescoring.scorer import GENERATE_MAX_NEW_TOKENS
 
 from .multiple_choice import GENERATIVE, METHODS, answer_questions
 from .runfile import SAVE_EVERY_S, RunWriter, read_rows
+from .summary import report, summarise
 
-CALIBRATION_BINS = 10
-NO_LETTER = "none"  # a generative row whose response matches no letter, as the summary counts it
 # The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
 # eight questions per forward pass (their tokens packed into one set of matrix products: 1.2x
 # faster than one question per pass; sixteen were no faster) and one worker per core, each running
@@ -154,13 +154,15 @@ def batches(task: Task, questions: dict[str, list], shots: int, method: str, bat
 def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: int = 5, limit: int = 0,
              method: str = "letter", out: Path | None = None, progress: bool = True, resume: bool = False,
              batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S,
-             template: str = "plain") -> list[dict]:
+             template: str = "plain", only: set | None = None) -> list[dict]:
     """Score the questions, save their rows to ``out`` (if given), and return every row of the run
     (with ``resume``, the rows already in ``out`` first). ``template``: ``plain``, or ``chat`` for
-    the prompt in the model's chat template (Task.prompt_format).
+    the prompt in the model's chat template (Task.prompt_format). ``only``: (group, index) pairs,
+    the questions to score (the conformance command's sample); None: all.
 
     ``workers`` scorers on the same model score side by side (livescoring.pool), each taking the
-    next batch when it is free. With ``resume``, the rows already in ``out`` are kept and their
+    next batch when it is free; ``scorer`` may be a Scorer or a servers.ServerSet (its twins ask
+    the servers in turn). With ``resume``, the rows already in ``out`` are kept and their
     questions skipped. A run stopped by Ctrl-C or an error saves the rows it has (KeyboardInterrupt
     is re-raised)."""
     from tqdm import tqdm
@@ -179,9 +181,11 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
     for group in groups:
         docs = task.questions(group, split)
         docs = docs[:limit] if limit else docs
-        pending[group] = [d for d in docs if (group, split, d.index) not in done]
+        pending[group] = [d for d in docs if (group, split, d.index) not in done
+                          and (only is None or (group, d.index) in only)]
     jobs = batches(task, pending, shots, method, batch_size, prompt_format, delimiter)
-    scorers = [scorer] + [twin(scorer) for _ in range(workers - 1)]
+    another = scorer.twin if hasattr(scorer, "twin") else lambda: twin(scorer)  # a ServerSet makes its own
+    scorers = [scorer] + [another() for _ in range(workers - 1)]
     try:
         with tqdm(total=sum(map(len, jobs)), desc="scoring", unit="q", disable=not progress, file=sys.stderr,
                   smoothing=0.05) as bar:
@@ -204,72 +208,6 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
         if writer:
             writer.close()
     return rows
-
-
-# -- the summary --------------------------------------------------------------------------------
-
-def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
-    """Micro (per question) and macro (per group) accuracy with 95 % intervals, the chance rate,
-    RMS calibration error, and each group's accuracy with its Wilson interval.
-
-    The micro interval is the Wilson interval on all questions. The macro score is the plain mean
-    of group accuracies; its interval is the mean ± 1.96 × √(Σ SEₛ²) / S, the groups' binomial
-    standard errors combined as independent. The chance rate is the mean of 1/K over the
-    questions (K options each). Calibration needs every row's ``confidence``; without it, None.
-    """
-    from benchmarks.runfile import group_of
-
-    predictions = [r["prediction"] if r["prediction"] is not None else NO_LETTER for r in rows]
-    keys = [r["key"] for r in rows]
-    groups = [group_of(r) for r in rows]
-    micro = explainers.accuracy(predictions, keys)
-    per_group = explainers.subject_accuracies(predictions, keys, groups)
-    for g in per_group.values():
-        g["ci95"] = explainers.confidence_interval(g["accuracy"], g["n"], 0.95, "wilson")
-    macro = explainers.plain_mean([g["accuracy"] for g in per_group.values()])
-    variances = [explainers.standard_error(g["accuracy"], g["n"]) ** 2 for g in per_group.values()]
-    macro_se = math.sqrt(sum(variances)) / len(per_group)
-    z = explainers.normal_quantile(0.975)
-    options = [r["options"] if "options" in r else len(r["probabilities"]) for r in rows]
-    letters = sorted(set().union(*(r.get("probabilities") or {} for r in rows)) | set(predictions))
-    summary = {
-        "questions": len(rows),
-        groups_key: per_group,
-        "micro": {"accuracy": micro, "ci95": explainers.confidence_interval(micro, len(rows), 0.95, "wilson")},
-        "macro": {"accuracy": macro, "ci95": (max(0.0, macro - z * macro_se), min(1.0, macro + z * macro_se))},
-        "chance": explainers.plain_mean([1 / k for k in options]),
-        "rms_calibration_error": None,
-        "average_confidence": None,
-        "predicted_letters": {letter: predictions.count(letter) for letter in letters},
-    }
-    if all(r.get("confidence") is not None for r in rows):
-        confidences = [r["confidence"] for r in rows]
-        correct = [1 if r["correct"] else 0 for r in rows]
-        summary["rms_calibration_error"] = explainers.rms_calibration_error(confidences, correct,
-                                                                            min(CALIBRATION_BINS, len(rows)))
-        summary["average_confidence"] = explainers.average_confidence(confidences)
-    return summary
-
-
-def report(summary: dict, groups_key: str = "subjects", words: tuple[str, str] = ("subject", "subjects")) -> str:
-    pct = lambda x: f"{100 * x:.1f}%"  # noqa: E731
-    micro, macro, groups = summary["micro"], summary["macro"], summary[groups_key]
-    lines = [
-        f"Questions: {summary['questions']} in {len(groups)} {words[0] if len(groups) == 1 else words[1]}",
-        f"Micro accuracy (each question once): {pct(micro['accuracy'])}  "
-        f"95% CI {pct(micro['ci95'][0])} to {pct(micro['ci95'][1])} (Wilson)",
-        f"Macro accuracy (each {words[0]} once):{' ' * max(1, 9 - len(words[0]))}{pct(macro['accuracy'])}  "
-        f"95% CI {pct(macro['ci95'][0])} to {pct(macro['ci95'][1])}",
-        f"Chance for these questions: {pct(summary['chance'])}",
-    ]
-    if summary["rms_calibration_error"] is not None:
-        lines.append(f"RMS calibration error: {pct(summary['rms_calibration_error'])} "
-                     f"(average confidence {pct(summary['average_confidence'])})")
-    lines += ["Predicted letters: " + ", ".join(f"{k} {v}" for k, v in summary["predicted_letters"].items()),
-              f"Per {words[0]}:"]
-    lines += [f"  {name}: {pct(g['accuracy'])} of {g['n']} ({pct(g['ci95'][0])} to {pct(g['ci95'][1])})"
-              for name, g in groups.items()]
-    return "\n".join(lines)
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -298,6 +236,10 @@ def add_arguments(parser: argparse.ArgumentParser, task: type[Task]) -> None:
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help=f"questions per forward pass (default {DEFAULT_BATCH_SIZE}, the fastest measured on CPU; "
                              "try larger on a GPU)")
+    parser.add_argument("--server", nargs="+", metavar="URL",
+                        help="score on these model servers (python -m livescoring serve, or any OpenAI-compatible "
+                             "server with prompt log-probabilities) instead of loading the model here; the workers "
+                             "take them in turn; a key in MODEL_SERVER_API_KEY is sent")
     parser.add_argument("--model", help="override SCORER_MODEL (a local directory, a cached model id, or smollm2)")
     parser.add_argument("--device", help="override SCORER_DEVICE (auto, cpu, cuda)")
     parser.add_argument("--dtype", help="override SCORER_DTYPE (auto, float32, bfloat16, float16)")
@@ -333,6 +275,8 @@ def resume_command(task: type[Task], args: argparse.Namespace) -> str:
              "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
     if getattr(args, "apply_chat_template", False):
         words.append("--apply-chat-template")
+    if args.server:
+        words += ["--server", *args.server]
     for option in ("model", "device", "dtype", "threads"):
         if getattr(args, option) is not None:
             words += [f"--{option}", str(getattr(args, option))]
@@ -351,15 +295,45 @@ def argument_problem(task: type[Task], args: argparse.Namespace) -> str | None:
         return "--workers must be 1 or more"
     if args.resume and args.force:
         return "--resume and --force contradict each other; choose one"
+    if args.server and (args.model or args.device or args.dtype):
+        return "--model, --device and --dtype choose the model loaded here; --server scores on the servers' model"
+    if args.server and getattr(args, "apply_chat_template", False):
+        return "--apply-chat-template needs the model's tokenizer in this process; leave out --server"
     if task.create_folder and str(args.out.parent) and not args.out.parent.exists():
         args.out.parent.mkdir(parents=True, exist_ok=True)
     return output_problem(args.out, args.resume, args.force)
 
 
+def open_scorer(args: argparse.Namespace, config) -> tuple[object, str]:
+    """What scores the run, and a line naming it: the model loaded here (Scorer), or ``--server``'s
+    servers (ServerSet), each asked first whether it can score. Raises ModelUnavailable,
+    BackendUnsuitable or ModelServerError."""
+    from livescoring.model import ModelSettings, load
+    from livescoring.scorer import Scorer
+
+    from .servers import open_servers
+
+    if args.server:
+        return open_servers(args.server)
+    loaded = load(ModelSettings.from_config(config))
+    return (Scorer(loaded, batch_rows=args.batch_size),
+            f"{loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
+            f"{loaded.load_seconds:.1f} s")
+
+
+def stopped(args: argparse.Namespace, task_type: type[Task], why: str) -> None:
+    saved = read_rows(args.out) if args.out.exists() else []
+    print(f"\n{why}: {args.out} holds {len(saved)} complete rows. Continue with:\n"
+          f"  {resume_command(task_type, args)}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace, task_type: type[Task], unavailable: tuple[type[Exception], ...] = ()) -> int:
     from engine.config import default_config
-    from livescoring.model import ModelSettings, ModelUnavailable, load
-    from livescoring.scorer import Scorer
+    from livescoring.client import BackendUnsuitable, ModelServerError
+    from livescoring.model import ModelUnavailable
+
+    cannot_score = (ValueError, BackendUnsuitable, *unavailable)  # exit 2: what to change is named
+    no_model = (ModelUnavailable, ModelServerError)  # exit 3: the model (or every server) could not be had
 
     problem = argument_problem(task_type, args)
     if problem:
@@ -373,30 +347,29 @@ def run(args: argparse.Namespace, task_type: type[Task], unavailable: tuple[type
     try:
         task = task_type.open(config, args)
         groups = task.groups(getattr(args, task_type.groups_option))
-    except (ValueError, *unavailable) as error:
+        scorer, about = open_scorer(args, config)
+    except cannot_score as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    try:
-        loaded = load(ModelSettings.from_config(config))
-    except ModelUnavailable as error:
+    except no_model as error:
         print(f"error: {error}", file=sys.stderr)
         return 3
     template = "chat" if getattr(args, "apply_chat_template", False) else "plain"
-    print(f"Model: {loaded.name} on {loaded.device} ({loaded.dtype}, {loaded.threads} thread(s)), loaded in "
-          f"{loaded.load_seconds:.1f} s; method {args.method}; {template} prompt; {args.shots}-shot; {split} split; "
+    print(f"Model: {about}; method {args.method}; {template} prompt; {args.shots}-shot; {split} split; "
           f"batches of {args.batch_size}; {args.workers} worker(s)", file=sys.stderr)
     try:
-        rows = evaluate(task, Scorer(loaded, batch_rows=args.batch_size), groups, split, args.shots, args.limit,
-                        args.method, args.out, progress=not args.no_progress, resume=args.resume,
-                        batch_size=args.batch_size, workers=args.workers, template=template)
-    except (ValueError, *unavailable) as error:
+        rows = evaluate(task, scorer, groups, split, args.shots, args.limit, args.method, args.out,
+                        progress=not args.no_progress, resume=args.resume, batch_size=args.batch_size,
+                        workers=args.workers, template=template)
+    except cannot_score as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        saved = read_rows(args.out) if args.out.exists() else []
-        print(f"\nInterrupted: {args.out} holds {len(saved)} complete rows. Continue with:\n"
-              f"  {resume_command(task_type, args)}", file=sys.stderr)
+        stopped(args, task_type, "Interrupted")
         return 130
+    except no_model as error:  # every server stopped answering: the rows so far are saved
+        stopped(args, task_type, f"Stopped: {error}")
+        return 3
     summary = summarise(rows, task_type.groups_option)
     print(report(summary, task_type.groups_option, task_type.group_words))
     print(f"{args.out} holds {summary['questions']} rows")

@@ -90,6 +90,8 @@ HOOKS = DocumentHooks(
         "download": Command("benchmarks.mmlu.server.download", "fetch the official MMLU release into MMLU_DATA_DIR"),
         "evaluate": Command("benchmarks.mmlu.server.evaluate",
                             "score real MMLU questions with the live-scoring model; write JSONL"),
+        "conformance": Command("benchmarks.mmlu.server.conformance",
+                               "check a model server against a published run: prediction agreement, max |dp|"),
     },
     unavailable=(DataMissing,),
 )
