@@ -18,10 +18,12 @@ from deploy.local import NGINX
 from deploy.render import main, render_model_balancer, render_model_unit, render_web_unit
 
 
-def location(text: str) -> str:
-    match = re.search(r"\n    location / \{(.*?)\n    \}", text, re.S)
-    assert match, "the balancer has no 'location /'"
-    return match.group(1)
+def model_location(text: str) -> tuple[re.Pattern, str]:
+    """The balancer's location that passes requests to the model servers: its pattern and its body."""
+    for match in re.finditer(r"\n    location ~ (\S+) \{(.*?)\n    \}", text, re.S):
+        if "proxy_pass http://annotated_model;" in match.group(2):
+            return re.compile(match.group(1)), match.group(2)
+    raise AssertionError("no location passes to the model servers")
 
 
 def test_the_balancer_hashes_on_the_prefix_key_over_every_server():
@@ -39,7 +41,7 @@ def test_the_balancer_resends_posts_streams_unbuffered_and_takes_the_model_serve
     from livescoring.server import MAX_BODY_BYTES, REQUEST_TIMEOUT_S
 
     text = render_model_balancer(["127.0.0.1:8001"])
-    route = location(text)
+    _, route = model_location(text)
     assert "proxy_next_upstream error timeout http_502 http_503 non_idempotent;" in route
     assert "proxy_buffering off;" in route and "proxy_request_buffering on;" in text
     assert f"client_max_body_size {MAX_BODY_BYTES // 2**20}m;" in text and f'"{MAX_BODY_BYTES} bytes' not in text
@@ -47,6 +49,18 @@ def test_the_balancer_resends_posts_streams_unbuffered_and_takes_the_model_serve
     read_timeout = int(re.search(r"proxy_read_timeout (\d+)s;", route).group(1))
     assert read_timeout > REQUEST_TIMEOUT_S  # the model server's own 504 comes first
     assert "proxy_set_header Authorization" not in text  # the client's key passes through as sent
+
+
+def test_the_balancer_passes_exactly_the_model_servers_routes():
+    """vLLM answers /pause and other control routes without its API key; the balancer passes only
+    the routes the model server has (checked against its route table) and answers a JSON 404 to the rest."""
+    from livescoring.server import ModelServer
+
+    pattern, _ = model_location(render_model_balancer(["127.0.0.1:8001"]))
+    for _, path in ModelServer(None, "smollm2").routes:
+        assert pattern.fullmatch(path), f"the model server's {path} is not passed by the balancer"
+    for path in ("/", "/pause", "/scale_elastic_ep", "/v1/completions/x", "/collective_rpc", "/v1/models/../pause"):
+        assert not pattern.fullmatch(path), path
 
 
 @pytest.mark.parametrize("servers, message", [
