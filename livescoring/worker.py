@@ -267,14 +267,14 @@ class ScoringService:
             except ModelServerError as error:
                 if error.status == 503:
                     self.state, self.message = LOADING, "The model server is loading the model."
-                else:
-                    self._fail(f"The model server at {client.base_url} does not answer ({error}); the site keeps "
-                               "trying.")
+                else:  # its address and the error go to the log; the reader is told what to expect
+                    log.warning("the model server at %s does not answer: %s", client.base_url, error)
+                    self._fail("The model server does not answer; the site keeps trying, so try again in a minute.")
                 time.sleep(pause)
                 pause = min(CONNECT_PAUSE_MAX_S, pause * 2)
         loaded = self.scorer.loaded
         self.state = READY
-        self.message = f"Ready: {loaded.name} on the model server at {client.base_url}."
+        self.message = f"Ready: {loaded.name} on the model server."
         self._ready.set()
         self._serve()
 

@@ -1,0 +1,217 @@
+"""The site as the model server's client (MODEL_SERVER_URL; livescoring/remote.py under ScoringService).
+
+* Every live answer the site gives through the server equals the one it gives with the model in its
+  own process: letter and option scores (probabilities within 1e-5, the same prediction and reading),
+  the chat template's text, MMLU-Pro's streamed chain of thought (the same words).
+* The web process imports no torch.
+* Faults: the model server killed under load (pages keep answering 200, live requests get 503 with
+  Retry-After saying the model is restarting, and it comes back: the next question is scored); a
+  server that cannot be reached at start; a server that never answers (the site says it timed out);
+  a server without prompt log-probabilities (refused, never scored).
+"""
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import signal
+import socketserver
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from conftest import app_with_model
+
+from engine import create_app
+from tools.launcher import REPO_ROOT, free_port, running_server
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: the site and the model server as processes
+TOLERANCE = 1e-5
+ORIGIN = {"Origin": "http://localhost"}
+
+
+@pytest.fixture(scope="module")
+def remote_app(model_server):
+    return create_app({"TESTING": True, "MODEL_SERVER_URL": model_server, "PAGE_RENDER_BUDGET_S": 0})
+
+
+def score(app, body: dict):
+    answer = app.test_client().post("/api/score", json=body, headers=ORIGIN)
+    return answer.status_code, answer.get_json(), answer.headers
+
+
+@pytest.mark.parametrize("method, shots", [("letter", 0), ("letter", 5), ("option", 1)])
+def test_live_answers_through_the_server_equal_the_in_process_ones(remote_app, loaded_model, method, shots):
+    local = app_with_model({"PAGE_RENDER_BUDGET_S": 0}, loaded_model)
+    for subject, index in (("astronomy", 2), ("high_school_biology", 7)):
+        body = {"subject": subject, "split": "test", "index": index, "shots": shots, "method": method}
+        status, got, _ = score(remote_app, body)
+        assert status == 200, got
+        _, expected, _ = score(local, body)
+        assert got["prediction"] == expected["prediction"] and got["prompt"] == expected["prompt"]
+        assert got["token_counts"] == expected["token_counts"]
+        reading, expected_reading = got["reading"], expected["reading"]
+        assert abs(reading.pop("split") - expected_reading.pop("split")) <= TOLERANCE
+        assert reading == expected_reading  # the same words: coin toss or not, letters off or not
+        for letter, p in expected["probabilities"].items():
+            assert abs(got["probabilities"][letter] - p) <= TOLERANCE, (subject, index, letter)
+        assert got["model"]["name"] == expected["model"]["name"]
+
+
+def test_the_chat_template_renders_as_the_models_tokenizer_does(remote_app, loaded_model):
+    from benchmarks.server import service
+
+    with remote_app.app_context():
+        service().start()
+        assert service().wait_ready(120)
+        rendered = service().scorer.loaded.tokenizer
+    tokenizer = loaded_model.tokenizer
+    for turns, prompt in (([{"role": "user", "content": "Which planet is largest?"}], True),
+                          ([{"role": "system", "content": "Answer with a letter."}, {"role": "user", "content": "Q"},
+                            {"role": "assistant", "content": "A"}, {"role": "user", "content": "Q2"}], True),
+                          ([{"role": "user", "content": "Q"}, {"role": "assistant", "content": "B"}], False)):
+        assert rendered.apply_chat_template(turns, tokenize=False, add_generation_prompt=prompt) == \
+            tokenizer.apply_chat_template(turns, tokenize=False, add_generation_prompt=prompt)
+
+
+def test_the_streamed_chain_of_thought_is_the_same_words(remote_app, loaded_model):
+    body = {"category": "law", "index": 3, "shots": 0, "max_tokens": 24}
+    local = app_with_model({"PAGE_RENDER_BUDGET_S": 0}, loaded_model)
+
+    def written(app):
+        answer = app.test_client().post("/api/mmlu-pro/generate", json=body, headers=ORIGIN)
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        lines = [json.loads(line) for line in answer.get_data(as_text=True).splitlines() if line.strip()]
+        return "".join(line.get("text", "") for line in lines), lines[-1]
+
+    (text, last), (expected, expected_last) = written(remote_app), written(local)
+    assert text == expected and last.get("tokens") == expected_last.get("tokens")
+
+
+def test_the_web_process_imports_no_torch(model_server):
+    code = ("import json, os, sys; from engine import create_app; app = create_app({'MODEL_SERVER_URL': "
+            "os.environ['URL']}); c = app.test_client(); a = c.post('/api/score', json={'subject': 'astronomy', "
+            "'split': 'test', 'index': 0, 'shots': 0}, headers={'Origin': 'http://localhost'}); "
+            "print(json.dumps([a.status_code, 'torch' in sys.modules, 'transformers' in sys.modules]))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PAGE_RENDER_BUDGET_S": "0", "URL": model_server})
+    assert json.loads(done.stdout.strip().splitlines()[-1]) == [200, False, False], done.stderr[-2000:]
+
+
+# -- faults ---------------------------------------------------------------------------------------------
+def post(base: str, path: str, body: dict, timeout: float = 120):
+    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", "Origin": base})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return answer.status, json.loads(answer.read()), answer.headers
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), error.headers
+
+
+QUESTION = {"subject": "astronomy", "split": "test", "index": 1, "shots": 0}
+
+
+def test_the_model_server_killed_under_load_comes_back():
+    """app.py with its own model server (no MODEL_SERVER_URL): SIGKILL the server while questions are
+    being scored; the pages answer 200 throughout, live requests get 503 + Retry-After (or their
+    answer), and once the server is back the next question is scored."""
+    assert "MODEL_SERVER_URL" not in os.environ
+    with running_server(threads=12, env={"SCORER_THREADS": "1", "PAGE_RENDER_BUDGET_S": "0"}) as server:
+        base = server.url
+        assert post(base, "/api/score", QUESTION)[0] == 200  # the model server is up
+        children = subprocess.run(["pgrep", "-P", str(server.pid), "-f", "livescoring serve"], capture_output=True,
+                                  text=True).stdout.split()
+        assert len(children) == 1
+        answers = []
+        load = [threading.Thread(target=lambda i=i: answers.append(post(base, "/api/score", {**QUESTION, "index": i})))
+                for i in range(2, 6)]
+        for thread in load:
+            thread.start()
+        time.sleep(0.5)
+        os.kill(int(children[0]), signal.SIGKILL)
+        with urllib.request.urlopen(base + "/mmlu/", timeout=30) as page:
+            assert page.status == 200
+        status, body, headers = post(base, "/api/score", QUESTION)
+        assert status == 503 and headers["Retry-After"] and "restarting" in body["error"], body
+        for thread in load:
+            thread.join(120)
+        # Each its answer, the restart's 503, or one reader's share of the queue (429): never a 500 or a hang.
+        assert len(answers) == 4 and all(status in (200, 429, 503) for status, _, _ in answers), [a[:2] for a in answers]
+        deadline = time.monotonic() + 120
+        while (status := post(base, "/api/score", QUESTION)[0]) != 200 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert status == 200
+
+
+@pytest.fixture
+def silent_server():
+    """A server that accepts connections and never answers (a hung model server)."""
+    import socket
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    listener.close()
+
+
+def test_a_model_server_that_cannot_be_reached_or_never_answers(silent_server):
+    closed = create_app({"TESTING": True, "MODEL_SERVER_URL": f"http://127.0.0.1:{free_port()}",
+                         "SCORER_TIMEOUT_S": 3, "PAGE_RENDER_BUDGET_S": 0})
+    assert closed.test_client().get("/mmlu/").status_code == 200
+    started = time.monotonic()
+    status, body, _ = score(closed, QUESTION)
+    assert status == 503 and "does not answer" in body["error"] and time.monotonic() - started < 10, body
+    hung = create_app({"TESTING": True, "MODEL_SERVER_URL": silent_server, "SCORER_TIMEOUT_S": 3,
+                       "PAGE_RENDER_BUDGET_S": 0})
+    status, body, _ = score(hung, QUESTION)
+    assert status in (503, 504) and body["error"], body
+    assert hung.test_client().get("/api/model").get_json()["state"] != "ready"
+
+
+class _NoPromptLogprobs(http.server.BaseHTTPRequestHandler):
+    """llama.cpp's server's way: log-probabilities for the tokens it writes, none for the prompt."""
+
+    def _json(self, body):
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self):
+        if self.path == "/health":
+            return self._json({})
+        if self.path == "/tokenizer_info":
+            return self._json({"eos_token": "</s>", "chat_template": None})
+        return self._json({"data": [{"id": "other", "max_model_len": 4096}]})
+
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.path == "/tokenize":
+            return self._json({"tokens": [ord(c) % 1000 for c in body["prompt"]]})
+        prompts = body["prompt"] if isinstance(body["prompt"][0], list) else [body["prompt"]]
+        return self._json({"choices": [{"index": i, "text": "x", "finish_reason": "length",
+                                        "logprobs": {"tokens": ["x"], "token_logprobs": [-0.5],
+                                                     "top_logprobs": [{"x": -0.5}], "text_offset": [0]}}
+                                       for i, _ in enumerate(prompts)]})
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_server_without_prompt_logprobs_is_refused_not_scored():
+    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _NoPromptLogprobs) as fake:
+        threading.Thread(target=fake.serve_forever, daemon=True).start()
+        app = create_app({"TESTING": True, "MODEL_SERVER_URL": f"http://127.0.0.1:{fake.server_address[1]}",
+                          "PAGE_RENDER_BUDGET_S": 0})
+        status, body, _ = score(app, QUESTION)
+        fake.shutdown()
+    assert status == 503 and "prompt log-probabilities" in body["error"], body
+    assert "probabilities" not in body
