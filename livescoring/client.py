@@ -226,6 +226,22 @@ class ModelClient:
         next_tokens = tuple((text, math.exp(lp)) for text, lp in sorted(after.items(), key=lambda kv: -kv[1]))
         return LoglikelihoodAnswer(math.fsum(mine), greedy, tuple(mine), ctx, next_tokens[:TOP_NEXT_TOKENS])
 
+    def _written_ids(self, choice: dict, context_ids: list[int]) -> list[int]:
+        """The written tokens' ids: vLLM's ``return_tokens_as_token_ids`` gives "token_id:N" (this
+        project's server too); a server that gives text instead (SGLang) has the text tokenised after
+        the context, as the harness splits a continuation."""
+        tokens = (choice.get("logprobs") or {}).get("tokens") or []
+        if all(isinstance(t, str) and t.startswith("token_id:") for t in tokens):
+            return [int(t.removeprefix("token_id:")) for t in tokens]
+        whole = self.encode(self._decoded(context_ids) + "".join(tokens))
+        return whole[len(context_ids):]
+
+    def _decoded(self, tokens: list[int]) -> str:
+        prompt = self._call("/detokenize", {"tokens": tokens}).get("prompt")
+        if not isinstance(prompt, str):
+            raise BackendUnsuitable("the server's /detokenize gives no 'prompt'")
+        return prompt
+
     def generate_until(self, requests: Sequence[Generation], stop=None, prefix_key: str = "") -> list[GenerationAnswer]:
         answers = []
         for request in requests:
@@ -241,7 +257,7 @@ class ModelClient:
             choice = (answer.get("choices") or [{}])[0]
             reason = choice.get("finish_reason")
             stopped = "length" if reason == "length" else "stop" if choice.get("stop_reason") else "end of text"
-            written = [int(t.removeprefix("token_id:")) for t in (choice.get("logprobs") or {}).get("tokens") or []]
+            written = self._written_ids(choice, ids)
             if stopped == "end of text":  # the end-of-text token ends the text unwritten, as Scorer counts it
                 written = written[:-1]
             answers.append(GenerationAnswer(choice.get("text", ""), stopped, tuple(written), len(ids)))

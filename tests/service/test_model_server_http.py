@@ -156,3 +156,17 @@ def test_running_jobs_take_turns(worker):
     run_jobs(worker)
     assert a.next(10) == ("done", "a") and b.next(10) == ("done", "b")
     assert order == ["a", "b", "a", "b", "a", "b"]
+
+
+def test_the_client_reads_written_token_ids_or_tokenises_written_text():
+    """vLLM's return_tokens_as_token_ids gives the ids; a server that gives the tokens' text (SGLang)
+    has the text tokenised after the context, as the harness splits a continuation."""
+    from livescoring.client import ModelClient
+
+    client = ModelClient("http://127.0.0.1:9")
+    with_ids = {"logprobs": {"tokens": ["token_id:5", "token_id:17"]}}
+    assert client._written_ids(with_ids, [1, 2]) == [5, 17]
+    vocabulary = {"ab": [1, 2], "ab cd": [1, 2, 40, 41]}
+    client.encode = vocabulary.__getitem__
+    client._call = lambda path, body=None, headers=None: {"prompt": "ab"}
+    assert client._written_ids({"logprobs": {"tokens": [" c", "d"]}}, [1, 2]) == [40, 41]
