@@ -18,7 +18,7 @@ from explainers import checks
 from explainers.calibration import BINNINGS
 from explainers.lesson import MAX_SIMULATED_QUESTIONS, NORMALIZATIONS
 from explainers.registry import PUBLIC
-from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_DEGREES_OF_FREEDOM, MAX_EXACT_N
+from explainers.stats import BAND_METHODS, INTERVAL_METHODS, MAX_DEGREES_OF_FREEDOM, MAX_EXACT_N, MIN_T_QUANTILE_Q
 
 from . import api  # (api imports this module: its names are read at call time)
 
@@ -54,9 +54,9 @@ def _schema(hint) -> dict:
 
 # What the functions' own checks (explainers/checks.py) and the API's cost bounds (api.py) accept,
 # beyond the type hints, so that a request the document calls valid is one the server takes
-# (issue 26): ranges, list lengths, choices. What one field cannot say alone (two lists of the
-# same length, n at most the words in text) stays in the function's 400; every operation has an
-# example that is accepted.
+# (issue 26): ranges, list lengths, choices. What JSON Schema cannot say (two lists of the same
+# length, n at most the words in text) stays in the function's 400, and the operation names it in
+# RULE_KEY; every operation has an example that is accepted.
 _L = checks.LARGEST_WHOLE
 _NUMBER = {"type": "number", "minimum": -_L, "maximum": _L}
 _PROBABILITY = {"type": "number", "minimum": 0, "maximum": 1}
@@ -108,7 +108,8 @@ def _constraints() -> tuple[dict, dict]:
     }
     by_function = {
         "normal_quantile": {"q": _OPEN_UNIT},
-        "student_t_quantile": {"q": _OPEN_UNIT, "df": _DEGREES},
+        "student_t_quantile": {"q": {"type": "number", "minimum": MIN_T_QUANTILE_Q, "maximum": 1, "exclusiveMaximum": True},
+                               "df": _DEGREES},
         "student_t_cdf": {"x": _NUMBER, "df": _DEGREES},
         "confidence_interval": {"method": _choice(INTERVAL_METHODS)},
         "is_distinguishable_from_chance": {"method": _choice(INTERVAL_METHODS)},
@@ -121,6 +122,33 @@ def _constraints() -> tuple[dict, dict]:
     }
     return by_name, by_function
 
+
+# The rules a request the document calls valid may still break, each refused with a 400 that names
+# it: an operation lists them under RULE_KEY, and only such an operation may refuse a schema-valid
+# request with 400 (schemathesis.toml allows it those, tests/engine/test_openapi.py checks both).
+RULE_KEY = "x-rules-beyond-schema"
+_ONE_LENGTH = "{} must have one length"
+_SUBJECTS = "clusters must name at least 2 different subjects"
+_EXACT = f"with the exact method, n must be at most {MAX_EXACT_N:,}"  # the normal method takes any n
+_EQUAL_COUNT = "with equal-count binning, bins must be at most the number of answers"
+RULES_BEYOND_SCHEMA = {
+    "accuracy": [_ONE_LENGTH.format("predictions and keys")],
+    "weighted_accuracy": [_ONE_LENGTH.format("counts and accuracies")],
+    "subject_accuracies": [_ONE_LENGTH.format("predictions, keys and subjects")],
+    "group_accuracies": ["subject_groups must name a group for every subject in subject_results"],
+    "calibration_gap": [_ONE_LENGTH.format("confidences and correct")],
+    "calibration_bins": [_ONE_LENGTH.format("confidences and correct"), _EQUAL_COUNT],
+    "rms_calibration_error": [_ONE_LENGTH.format("confidences and correct"), _EQUAL_COUNT],
+    "confidence_accuracy_correlation": [_ONE_LENGTH.format("confidences and accuracies"),
+                                        "neither list may have all its values equal"],
+    **{name: [_ONE_LENGTH.format("candidate and baseline")]
+       for name in ("paired_delta", "paired_standard_error", "independent_standard_error")},
+    "clustered_standard_error": [_ONE_LENGTH.format("candidate, baseline and clusters"), _SUBJECTS],
+    "gate_verdict": [_ONE_LENGTH.format("candidate, baseline and clusters"), _SUBJECTS],
+    "subject_deltas": [_ONE_LENGTH.format("candidate, baseline and clusters")],
+    "chance_band": [_EXACT],
+    "ngram_overlap": ["n must be at most the number of words in text"],
+}
 
 EXAMPLES = {  # one accepted call of each function (the API's own smoke test; schemathesis sends them)
     "normal_quantile": {"q": 0.975}, "standard_error": {"p": 0.25, "n": 100},
@@ -165,16 +193,19 @@ def _explainer_paths() -> dict:
         properties = {p.name: _parameter_schema(name, p.name, hints.get(p.name)) for p in parameters}
         required = [p.name for p in parameters if p.default is inspect.Parameter.empty]
         summary = (fn.__doc__ or "").strip().splitlines()[0]
+        rules = RULES_BEYOND_SCHEMA.get(name, [])
         answers = {"200": json_response("the result", {"type": "object", "properties": {"result": {}}}),
-                   "400": error("an argument is missing, unknown, of the wrong type or out of range (named)")}
+                   "400": error("an argument is missing, unknown, of the wrong type or out of range (named)"
+                                + (f", or breaks a rule the schema cannot state ({RULE_KEY})" if rules else ""))}
+        described = {"summary": summary, "responses": answers, **({RULE_KEY: rules} if rules else {})}
         item = {"post": {
-            "operationId": f"explainers_{name}", "summary": summary, "responses": answers,
+            "operationId": f"explainers_{name}", **described,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "properties": properties, "required": required, "additionalProperties": False},
                 **({"example": EXAMPLES[name]} if name in EXAMPLES else {})}}},
         }}
         if api.takes_get(name):  # the same rule the route follows: the others answer GET with 405
-            item["get"] = {"operationId": f"explainers_{name}_get", "summary": summary, "responses": answers,
+            item["get"] = {"operationId": f"explainers_{name}_get", **described,
                            "parameters": [{"name": p.name, "in": "query", "required": p.name in required,
                                            "schema": properties[p.name],
                                            **({"example": EXAMPLES[name][p.name]}

@@ -16,6 +16,9 @@ MAX_EXACT_N = 100_000
 # Student's t with more degrees of freedom than this is the normal curve to far beyond any figure shown,
 # and the incomplete beta function's continued fraction slows down as they grow.
 MAX_DEGREES_OF_FREEDOM = 100_000
+# The smallest q student_t_quantile takes: with df = 1 its answer there is about -3e299, and below
+# about 4e-309 it is beyond the largest float (the document states this bound, engine/openapi.py).
+MIN_T_QUANTILE_Q = 1e-300
 
 
 def normal_quantile(q: float) -> float:
@@ -98,8 +101,8 @@ def student_t_quantile(q: float, df: float) -> float:
     would leave it.
     """
     q = checks.number("q", q)
-    if not 0.0 < q < 1.0:
-        raise ValueError(f"q must be strictly between 0 and 1, got {q}")
+    if not MIN_T_QUANTILE_Q <= q < 1.0:
+        raise ValueError(f"q must be from {MIN_T_QUANTILE_Q:g} to less than 1, got {q}")
     df = _degrees_of_freedom(df)
     if q == 0.5:
         return 0.0

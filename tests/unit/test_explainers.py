@@ -392,6 +392,11 @@ def test_student_t_closed_forms():
     assert "df" in error_message(ex.student_t_quantile, 0.9, 0.5)
     assert "df" in error_message(ex.student_t_cdf, 1.0, 100_001)
     assert "q " in error_message(ex.student_t_quantile, 1.0, 3)
+    # the documented far end (MIN_T_QUANTILE_Q) is finite with df 1; a schema-violating q past it is refused,
+    # whatever df (it was a 200 with df 2 and the "beyond the largest number" 400 with df 1)
+    assert close(ex.student_t_quantile(1e-300, 1), -1 / (math.pi * 1e-300), 1e-9)
+    for df in (1, 2):
+        assert "q must be from 1e-300" in error_message(ex.student_t_quantile, 5e-324, df)
 
 
 def test_release_gate_errors():

@@ -21,6 +21,7 @@ from flask import Blueprint, abort, current_app, jsonify, render_template, reque
 from benchmarks.server import live, live_form
 from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
+from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
 from engine.widgets import widget_assets
 
@@ -75,12 +76,15 @@ def openapi() -> dict:
         "answer": {"enum": ["", "A", "B", "C", "D"]}}}
     return {"/api/score": {"post": {
         "operationId": "score", "summary": "score one MMLU question, a real one or the reader's own",
+        RULE_KEY: ["index must be one of the chosen subject and split's questions (the schema's maximum is the "
+                   "largest subject's)"],
         "requestBody": {"required": True, "content": {"application/json": {
             "schema": {"oneOf": [real, own]},  # a real question by its index, or the reader's own: not both
             "example": {"subject": subjects[0] if subjects else "astronomy", "split": "test", "index": 0, "shots": 0}}}},
         "responses": {
             "200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
-            "400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
+            "400": _answer(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
+            "403": _answer("sent from another site's page"),
             "413": _answer("too costly to score; the message says what to shorten"),
             "429": _answer("the queue is full; see Retry-After"),
             "503": _answer("the model or the subject's data is unavailable, or still loading"),

@@ -34,6 +34,7 @@ from benchmarks.server import budget, live, live_form, service
 from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed
 from benchmarks.server.multiple_choice import SHARED_PART_KINDS, continuations
 from benchmarks.server.reading import in_words, why_it_stopped
+from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
 from engine.widgets import asset_url
 from livescoring.generate import MAX_NEW_TOKENS
@@ -67,8 +68,13 @@ def openapi() -> dict:
     question = {"category": category, "index": index,
                 "shots": {"type": "integer", "minimum": 0, "maximum": prompt.MAX_SHOTS}}
     example = {"category": categories[0] if categories else "math", "index": 0, "shots": 0}
-    refused = {"400": _answer("a field is wrong (named in field)"), "403": _answer("sent from another site's page"),
-               "413": _answer("the request body is larger than 64 KiB"), "429": _answer("busy; see Retry-After"),
+    rules = {RULE_KEY: ["index must be one of the chosen category's test questions (the schema's maximum is the "
+                        "largest category's)"]}
+    refused = {"400": _answer(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
+               "403": _answer("sent from another site's page"),
+               "413": _answer("the request body is larger than 64 KiB, or the question would cost more work than one "
+                              "request may (the message says what to shorten)"),
+               "429": _answer("busy; see Retry-After"),
                "503": _answer("the model or the data is unavailable, or still loading")}
     return {
         "/api/mmlu-pro/questions": {"get": {
@@ -84,14 +90,14 @@ def openapi() -> dict:
             "responses": {"200": _answer("the question", {"type": "object"}), "400": _answer("a bad parameter"),
                           "404": _answer("unknown category"), "503": _answer("the MMLU-Pro files are missing")}}},
         "/api/mmlu-pro/score": {"post": {
-            "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question",
+            "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question", **rules,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["category"], "properties": question}, "example": example}}},
             "responses": {"200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
                           **refused}}},
         "/api/mmlu-pro/generate": {"post": {
             "operationId": "mmlu_pro_generate",
-            "summary": "the paper's chain-of-thought protocol, streamed as JSON lines",
+            "summary": "the paper's chain-of-thought protocol, streamed as JSON lines", **rules,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["category"],
                 "properties": {**question, "max_tokens": {"type": "integer", "minimum": 1,
