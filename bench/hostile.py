@@ -26,6 +26,7 @@ import http.client
 import json
 import re
 import statistics
+import subprocess
 import threading
 import time
 from collections import Counter
@@ -165,10 +166,16 @@ def memory_passes(passes: int, arenas: int | None) -> None:
         port, pid = int(server.url.rsplit(":", 1)[1]), server.pid
         while json.loads(model_state(port))["state"] in ("not loaded", "loading"):
             time.sleep(1)
-        print(f"6. MALLOC_ARENA_MAX={arenas if arenas is not None else '2 (app.py)'}; server memory with the model "
-              f"loaded: {rss_mib(pid):.0f} MiB")
-        peak = rss_mib(pid)
+        # The model runs in app.py's child, the model server (issue 36): its memory is the one that grows.
+        children = subprocess.run(["pgrep", "-P", str(pid), "-f", "livescoring serve"], capture_output=True,
+                                  text=True).stdout.split()
+        site, pid = pid, int(children[0]) if children else pid
+        print(f"6. MALLOC_ARENA_MAX={arenas if arenas is not None else '2 (app.py)'}; model server memory with the "
+              f"model loaded: {rss_mib(pid):.0f} MiB (site process {rss_mib(site):.0f} MiB)")
+        peak, site_peak = rss_mib(pid), rss_mib(site)
         reset_high_water(pid)  # the passes' peak, not the model's loading
+        reset_high_water(site)
+        began = time.monotonic()
 
         def reader(n: int, statuses: list) -> None:
             category, index = LONG_PROMPTS[n]
@@ -187,8 +194,11 @@ def memory_passes(passes: int, arenas: int | None) -> None:
                 peak = max(peak, rss_mib(pid))
                 time.sleep(0.2)
             peak = max(peak, rss_mib(pid), high_water_mib(pid))
-            print(f"   pass {number}: {dict(Counter(statuses))} in {time.monotonic() - started:.0f} s; server memory "
-                  f"{rss_mib(pid):.0f} MiB now, {peak:.0f} MiB at most so far")
+            site_peak = max(site_peak, high_water_mib(site))
+            print(f"   pass {number}: {dict(Counter(statuses))} in {time.monotonic() - started:.0f} s "
+                  f"({time.monotonic() - began:.0f} s in all); model server memory {rss_mib(pid):.0f} MiB now, "
+                  f"{peak:.0f} MiB at most so far; site process {rss_mib(site):.0f} MiB, {site_peak:.0f} at most",
+                  flush=True)
 
 
 def reset_high_water(pid: int) -> None:
