@@ -297,8 +297,6 @@ def argument_problem(task: type[Task], args: argparse.Namespace) -> str | None:
         return "--resume and --force contradict each other; choose one"
     if args.server and (args.model or args.device or args.dtype):
         return "--model, --device and --dtype choose the model loaded here; --server scores on the servers' model"
-    if args.server and getattr(args, "apply_chat_template", False):
-        return "--apply-chat-template needs the model's tokenizer in this process; leave out --server"
     if task.create_folder and str(args.out.parent) and not args.out.parent.exists():
         args.out.parent.mkdir(parents=True, exist_ok=True)
     return output_problem(args.out, args.resume, args.force)

@@ -22,9 +22,10 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
+from types import SimpleNamespace
 
 from livescoring.client import BackendUnsuitable, ModelClient, ModelServerError
-from livescoring.remote import prefix_key
+from livescoring.remote import ChatTemplate, prefix_key
 from livescoring.scorer import Loglikelihood
 
 ROUNDS = 3  # times each server is tried for one call before the run stops (its rows saved, resumable)
@@ -51,6 +52,8 @@ class ServerSet:
         self.spread = spread or len(self.clients)
         self.at = first % self.spread  # the server this worker asks first
         self._twins = first
+        # What evaluate reads of a Scorer's model: the tokenizer, for the chat template (check() asks a server).
+        self.loaded = SimpleNamespace(tokenizer=None)
 
     @property
     def urls(self) -> list[str]:
@@ -59,7 +62,9 @@ class ServerSet:
     def twin(self) -> ServerSet:
         """The next worker: the same servers (the clients hold no per-request state), the next one first."""
         self._twins += 1
-        return ServerSet(clients=self.clients, first=self._twins, spread=self.spread)
+        twin = ServerSet(clients=self.clients, first=self._twins, spread=self.spread)
+        twin.loaded = self.loaded
+        return twin
 
     def _ask(self, call: Callable[[ModelClient], object]):
         last = None
@@ -119,6 +124,8 @@ class ServerSet:
                                     + ", ".join(f"{url} {name}" for url, name in names.items()))
         self.clients.sort(key=lambda client: client.base_url not in names)  # those that answered first
         self.spread, self.at = len(names), 0
+        # The model's chat template, rendered here as the web tier renders it (livescoring.remote).
+        self.loaded.tokenizer = ChatTemplate(self._ask(lambda client: client.tokenizer_info()))
         return down
 
 

@@ -3,7 +3,8 @@
 With the real model (the `model_server` fixture, one server per run):
 
 * ``python -m engine mmlu evaluate --server DEAD LIVE`` gives the in-process run's rows (same
-  predictions, every probability within 1e-5) at 0 and 1 shots, one server being a closed port;
+  predictions, every probability within 1e-5) at 0 and 1 shots, and in the chat template, one
+  server being a closed port;
 * a run whose servers all stop answering saves its rows, says how to continue, and ``--resume``
   completes it with the same rows;
 * ``python -m engine mmlu conformance`` against a published run: every prediction agrees.
@@ -36,6 +37,7 @@ from livescoring.client import PREFIX_KEY_HEADER, ModelClient, ModelServerError
 TOLERANCE = 1e-5
 SUBJECTS = ["astronomy", "virology"]
 LIMIT = 3
+SETTINGS = [(0, "plain"), (1, "plain"), (1, "chat")]  # shots, template (chat: the model's, rendered by the client)
 
 
 def closed_port_url() -> str:
@@ -66,21 +68,22 @@ def in_process_rows(loaded_model, mmlu_data):
     """The in-process run's rows at 0 and 1 shots (one worker, the batches the command makes)."""
     from livescoring.scorer import Scorer
 
-    return {shots: shared.evaluate(MMLUTask(mmlu_data), Scorer(loaded_model, batch_rows=2), SUBJECTS, shots=shots,
-                                   limit=LIMIT, progress=False, batch_size=2)
-            for shots in (0, 1)}
+    return {(shots, template): shared.evaluate(MMLUTask(mmlu_data), Scorer(loaded_model, batch_rows=2), SUBJECTS,
+                                               shots=shots, limit=LIMIT, progress=False, batch_size=2, template=template)
+            for shots, template in SETTINGS}
 
 
-@pytest.mark.parametrize("shots", [0, 1])
+@pytest.mark.parametrize(("shots", "template"), SETTINGS)
 @pytest.mark.model
 @pytest.mark.slow  # the model server process (about 5 s to start) and the model in this process
 @pytest.mark.xdist_group("model_server")
 def test_evaluate_on_servers_gives_the_in_process_rows_with_one_server_down(model_server, in_process_rows, shots,
-                                                                            tmp_path, capsys):
+                                                                            template, tmp_path, capsys):
     out = tmp_path / "run.jsonl"
-    assert cli_main(evaluate_words(out, shots, closed_port_url(), model_server)) == 0
+    chat = ["--apply-chat-template"] if template == "chat" else []
+    assert cli_main(evaluate_words(out, shots, closed_port_url(), model_server) + chat) == 0
     assert "warning: no answer from http://127.0.0.1:" in capsys.readouterr().err
-    assert_same_rows(read_rows(out), in_process_rows[shots])
+    assert_same_rows(read_rows(out), in_process_rows[shots, template])
 
 
 @pytest.mark.model
@@ -109,7 +112,7 @@ def test_a_run_whose_servers_stop_is_saved_and_resumes(model_server, in_process_
     assert cli_main(command.split()[3:]) == 0
     resumed = read_rows(out)
     assert resumed[:len(kept)] == kept
-    assert_same_rows(resumed, in_process_rows[0])
+    assert_same_rows(resumed, in_process_rows[0, "plain"])
 
 
 @pytest.mark.model
