@@ -20,14 +20,18 @@ it one forward pass at a time, interleaved with scoring batches and with the oth
 generations (at most MAX_GENERATIONS at once, one per client at a time). Its
 events go back to the requesting thread through a queue of its own.
 
-Generation time is shared between clients (issue 41: two addresses re-posting 512-token answers as
-each ended held both places, and a third reader waited out its timeout twice). A generation counts
-the seconds it held a place against its client for GENERATION_WINDOW_S after it ends. A client
-past GENERATION_SHARE_S of them waits behind every client within its share, and is refused (429
-with Retry-After: when its oldest counted answers leave the window) while another client's
-generation waits. And a reader kept waiting PREEMPT_AFTER_S with every place taken stops the
+Model time is shared between clients (issue 41: two addresses re-posting 512-token answers as
+each ended held both places, and a third reader waited out its timeout twice; one address
+re-posting the three-scorers form, up to 20 CPU-s of the model a post within its budget, kept the
+model busy). A generation counts the seconds it held a place, and a scoring job its part of its
+batch's seconds, against its client for GENERATION_WINDOW_S after it ends. A client past
+GENERATION_SHARE_S of them waits behind every client within its share, and is refused (429 with
+Retry-After: when its oldest counted work leaves the window) while another client's work waits:
+for a generation, another client's generation waiting for a place (generations share the model
+token by token); for scoring, any work of another client queued or running (a scoring batch holds
+the whole model until it ends). And a reader kept waiting PREEMPT_AFTER_S with every place taken stops the
 longest-running generation (one that has run that long too) of a client that has used more
-generation time than the reader's own: it ends between tokens with Preempted, whose words say it
+model time than the reader's own: it ends between tokens with Preempted, whose words say it
 was stopped to let another reader in. A generation stops between
 tokens when its reader closes the stream, when the stream object is dropped unread (a response
 closed before its first item was written), when ``gone()`` says the client left, or when the
@@ -104,7 +108,7 @@ class ServerStopping(ScoringTimeout):
 
 class Preempted(ScoringTimeout):
     """The generation was stopped between tokens to let a waiting reader in (it had run longest, for
-    a client that had used more generation time); ``retry_after`` is a fair guess in seconds."""
+    a client that had used more model time); ``retry_after`` is a fair guess in seconds."""
 
     def __init__(self, retry_after: int):
         super().__init__("Another reader was waiting for the model, and this answer had been writing longest, so it "
@@ -194,9 +198,9 @@ class ScoringService:
         self._recent_ms: list[float] = []  # per question, so a batch of n counts n times its share
         self.generating: list[_Job] = []  # generations running, stepped in turn by the worker
         self.abandoned = 0  # generations stopped because their reader left
-        # Per client, (ended, seconds) of its generations that ended in the last GENERATION_WINDOW_S,
-        # oldest first: one entry per generation, and a client leaves when its last one is too old.
-        self._generation_spans: dict[object, collections.deque] = {}
+        # Per client, (ended, seconds) of its generations and scoring jobs that ended in the last
+        # GENERATION_WINDOW_S, oldest first: one entry per job, and a client leaves when its last one is too old.
+        self._model_spans: dict[object, collections.deque] = {}
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
         # The worker thread waits for start(): the first request, or SCORER_LOAD_AT_START.
         self._go = threading.Event()
@@ -323,7 +327,7 @@ class ScoringService:
                 start += len(job.requests)
         elapsed_ms = (time.perf_counter() - started) * 1000
         self._recent_ms = (self._recent_ms + [elapsed_ms / len(batch)] * len(batch))[-20:]
-        self._finished(batch)
+        self._finished(batch, elapsed_ms / 1000)
 
     def _score_alone(self, job: _Job) -> None:
         try:
@@ -363,51 +367,56 @@ class ScoringService:
             self.generating.remove(job)
             self._release(job.client)
             now = time.monotonic()
-            self._generation_spans.setdefault(job.client, collections.deque()).append((now, now - job.started_at))
-            for client, spans in list(self._generation_spans.items()):
-                while spans and spans[0][0] <= now - GENERATION_WINDOW_S:
-                    spans.popleft()
-                if not spans:
-                    del self._generation_spans[client]
+            self._count(job.client, now, now - job.started_at)
             self._changed.notify_all()
         return_freed_memory()  # a generation's cache and prompt pass: tens to hundreds of MiB, in pieces
 
-    def _generation_use(self, client, now: float) -> float:
-        """Seconds ``client``'s generations held a place: those that ended in the last
-        GENERATION_WINDOW_S, and its running one's so far."""
-        ended = sum(seconds for end, seconds in self._generation_spans.get(client, ()) if end > now - GENERATION_WINDOW_S)
+    def _count(self, client, now: float, seconds: float) -> None:
+        """``client``'s job that ended now held the model ``seconds`` (under self._changed); work
+        older than GENERATION_WINDOW_S leaves every client's count."""
+        self._model_spans.setdefault(client, collections.deque()).append((now, seconds))
+        for other, spans in list(self._model_spans.items()):
+            while spans and spans[0][0] <= now - GENERATION_WINDOW_S:
+                spans.popleft()
+            if not spans:
+                del self._model_spans[other]
+
+    def _model_use(self, client, now: float) -> float:
+        """Seconds ``client``'s work held the model: its generations and scoring jobs that ended in
+        the last GENERATION_WINDOW_S, and its running generation's so far."""
+        ended = sum(seconds for end, seconds in self._model_spans.get(client, ()) if end > now - GENERATION_WINDOW_S)
         return ended + sum(now - job.started_at for job in self.generating if job.client == client)
 
     def _over_share(self, client, now: float) -> bool:
-        return self._generation_use(client, now) > GENERATION_SHARE_S
+        return self._model_use(client, now) > GENERATION_SHARE_S
 
     def _share_back_in(self, client, now: float) -> int:
-        """Seconds until ``client``'s generation time is back within its share, as its oldest
-        generations leave the window (1 when it is within; GENERATION_WINDOW_S when its running one
+        """Seconds until ``client``'s model time is back within its share, as its oldest
+        work leaves the window (1 when it is within; GENERATION_WINDOW_S when its running one
         alone is over)."""
-        over = self._generation_use(client, now) - GENERATION_SHARE_S
+        over = self._model_use(client, now) - GENERATION_SHARE_S
         if over <= 0:
             return 1
-        for end, seconds in self._generation_spans.get(client, ()):
+        for end, seconds in self._model_spans.get(client, ()):
             if end > now - GENERATION_WINDOW_S:
                 over -= seconds
                 if over <= 0:
                     return max(1, round(end + GENERATION_WINDOW_S - now))
         return round(GENERATION_WINDOW_S)
 
-    def _waiting_generations(self, now: float) -> list[_Job]:
-        """The generations waiting for a place in the order they get one: clients within their
-        share first, then the others, each oldest first."""
-        waiting = [job for job in self.waiting if job.steps is not None]
+    def _in_turn(self, generations: bool, now: float) -> list[_Job]:
+        """The waiting generations (or scoring jobs) in the order they get the model: clients within
+        their share first, then the others, each oldest first."""
+        waiting = [job for job in self.waiting if (job.steps is not None) == generations]
         return sorted(waiting, key=lambda job: self._over_share(job.client, now))  # stable: oldest first within
 
     def _admit_generations(self) -> None:
-        """Start waiting generations (in _waiting_generations' order) while fewer than MAX_GENERATIONS
+        """Start waiting generations (in _in_turn's order) while fewer than MAX_GENERATIONS
         run; a client runs one at a time (its next one waits), so one reader's requests never fill
         every place. With every place taken, a reader kept waiting may stop another's (_preempt)."""
         now = time.monotonic()
         running = {job.client for job in self.generating}
-        for job in self._waiting_generations(now):
+        for job in self._in_turn(True, now):
             if job.client in running:
                 continue
             if len(self.generating) >= MAX_GENERATIONS:
@@ -422,14 +431,14 @@ class ScoringService:
     def _preempt(self, reader: _Job, now: float) -> None:
         """``reader``'s generation is next for a place and every place is taken: once it has waited
         PREEMPT_AFTER_S (a third of the service's timeout at most, so it starts in time), the
-        longest-running generation that has run as long, of a client that has used more generation
+        longest-running generation that has run as long, of a client that has used more model
         time than the reader's, is marked to stop at its next step (one at a time)."""
         wait = min(PREEMPT_AFTER_S, self.timeout_s / 3)
         if now - reader.queued_at < wait or any(job.preempted for job in self.generating):
             return
-        mine = self._generation_use(reader.client, now)
+        mine = self._model_use(reader.client, now)
         longer = [job for job in self.generating
-                  if now - job.started_at >= wait and self._generation_use(job.client, now) > mine]
+                  if now - job.started_at >= wait and self._model_use(job.client, now) > mine]
         if longer:
             min(longer, key=lambda job: job.started_at).preempted = True
 
@@ -437,8 +446,9 @@ class ScoringService:
         return sum(1 for job in self.waiting if job.steps is None)
 
     def _next_batch(self) -> list[_Job]:
-        """The oldest waiting scoring jobs (at most micro_batch), marked running, after starting any
-        generation that may start; empty when only generations have work.
+        """The waiting scoring jobs next in turn (at most micro_batch: oldest first, clients past their
+        share last), marked running, after starting any generation that may start; empty when only
+        generations have work.
 
         Jobs whose callers gave up were already taken out of the queue (see _abandon), under the
         same lock, so every job taken here is still wanted."""
@@ -451,16 +461,21 @@ class ScoringService:
                 while self._scoring_waiting() < self.micro_batch and (left := deadline - time.monotonic()) > 0:
                     self._changed.wait(left)
                 self._admit_generations()
-            batch = [job for job in self.waiting if job.steps is None][:self.micro_batch]
+            batch = self._in_turn(False, time.monotonic())[:self.micro_batch]
             for job in batch:
                 self.waiting.remove(job)
                 job.future.set_running_or_notify_cancel()
             return batch
 
-    def _finished(self, batch: list[_Job]) -> None:
+    def _finished(self, batch: list[_Job], seconds: float) -> None:
+        """A scoring batch's jobs leave, each counting its part of the batch's ``seconds`` (by its
+        requests) against its client's share."""
+        requests = sum(len(job.requests) for job in batch) or 1
         with self._changed:
+            now = time.monotonic()
             for job in batch:
                 self._release(job.client)
+                self._count(job.client, now, seconds * len(job.requests) / requests)
 
     def _release(self, client) -> None:
         self._per_client[client] -= 1
@@ -562,20 +577,26 @@ class ScoringService:
                 raise QueueFull(self.retry_after(), *([full_words] if full_words else []))
             if self._per_client[job.client] >= self.per_client:
                 raise QueueFull(self.retry_after(), share_words.format(n=self.per_client))
-            if job.steps is not None:
-                self._refuse_past_share(job.client)
+            self._refuse_past_share(job)
             self.waiting.append(job)
             self._per_client[job.client] += 1
             self._changed.notify_all()
 
-    def _refuse_past_share(self, client) -> None:
-        """QueueFull for a client past its share of generation time while another client's
-        generation waits (under self._changed)."""
-        now = time.monotonic()
-        if self._over_share(client, now) and any(job.steps is not None and job.client != client for job in self.waiting):
-            used = self._generation_use(client, now)
+    def _refuse_past_share(self, job: _Job) -> None:
+        """QueueFull for ``job`` of a client past its share of model time while another client's work
+        waits: for a generation, another client's generation waiting for a place; for scoring, any
+        work of another client queued or running (under self._changed)."""
+        client, now = job.client, time.monotonic()
+        if not self._over_share(client, now):
+            return
+        if job.steps is not None:
+            others_wait = any(other.steps is not None and other.client != client for other in self.waiting)
+        else:
+            others_wait = any(other != client for other in self._per_client)
+        if others_wait:
+            used = self._model_use(client, now)
             raise QueueFull(self._share_back_in(client, now),
-                            f"Your answers have held the model for {used:.0f} s in the last "
+                            f"Your questions and answers have held the model for {used:.0f} s in the last "
                             f"{GENERATION_WINDOW_S / 60:g} minutes, more than one reader's share "
                             f"({GENERATION_SHARE_S:g} s) while another reader waits")
 

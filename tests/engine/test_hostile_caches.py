@@ -37,7 +37,7 @@ CACHES = {
     "livescoring/scorer.py:self._encoded": f"request (a prompt): {ENCODED_CONTEXTS} entries, each within the "
                                            "request's size limit (benchmarks/server/budget.py)",
     "livescoring/worker.py:self._per_client": "request (the client): only clients with a job queued or running",
-    "livescoring/worker.py:_generation_spans": "request (the client): only clients whose generation ended lately",
+    "livescoring/worker.py:_model_spans": "request (the client): only clients whose work ended lately",
     "livescoring/prompt_reader.py:self.blocks": "request (a prompt's tokens): BlockCache's max_bytes",
     "livescoring/client.py:self._encoded": "request (a prompt's text): ENCODED_TEXTS entries, each within the "
                                            "request's size limit (benchmarks/server/budget.py)",

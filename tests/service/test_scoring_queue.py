@@ -16,7 +16,9 @@ import time
 import pytest
 
 from benchmarks.mmlu.server.evaluate import evaluate, read_complete_rows
+from benchmarks.server.failures import service_failure
 from engine.__main__ import main as cli_main
+from livescoring import worker
 from livescoring.model import ModelSettings
 from livescoring.pool import score_jobs
 from livescoring.scorer import LoglikelihoodAnswer, PrefixCache, ScoringCancelled, _Prefix, common_prefix_length
@@ -111,6 +113,39 @@ def test_one_client_may_not_fill_the_queue():
         thread.join()
     assert results == {0: {"n": 0}, 1: {"n": 1}, 3: {"n": 3}}
     assert ask(service, 4, client="10.0.0.1") == {"n": 4}  # its share is free again once answered
+
+
+def test_a_client_past_its_share_of_model_time_scores_last_and_is_refused_while_another_waits(monkeypatch):
+    """Issue 41, item 5: one address re-posting the three-scorers form (four scoring runs and two short
+    generations, up to 20 CPU-s of the model a post within its budget) kept the model busy, since
+    only generation time counted against a client's share. Now a scoring job's part of its batch
+    counts too: a client past GENERATION_SHARE_S scores after the clients within theirs, and while
+    another client's work is queued or running it is refused (429) with Retry-After saying when its
+    time is back within its share. Alone, it is still served."""
+    monkeypatch.setattr(worker, "GENERATION_SHARE_S", 0.05)
+    scorer = CountingScorer(passes=8)  # 8 passes of 10 ms: a batch is over the share
+    service = serving(scorer, queue_size=8, micro_batch=1, per_client=3, timeout_s=5.0)
+    scorer.gate.set()
+    assert ask(service, 0, client="hog") == {"n": 0}
+    scorer.gate.clear()
+    results: dict = {}
+    threads = [submit(service, results, 1, client="hog")]  # nobody else waits: served
+    wait_until(lambda: len(scorer.batches) == 2)
+    threads.append(submit(service, results, 2, client="hog"))
+    wait_until(lambda: len(service.waiting) == 1)
+    threads.append(submit(service, results, 3, client="reader"))
+    wait_until(lambda: len(service.waiting) == 2)
+    with pytest.raises(QueueFull, match=r"held the model for 0 s in the last 5 minutes, more than one reader's share") \
+            as refused:
+        ask(service, 4, client="hog")
+    answer = service_failure(refused.value)
+    assert answer.status == 429 and answer.headers["Retry-After"] == str(refused.value.retry_after)
+    assert worker.GENERATION_WINDOW_S - 10 <= refused.value.retry_after <= worker.GENERATION_WINDOW_S
+    scorer.gate.set()
+    for thread in threads:
+        thread.join()
+    assert scorer.batches == [[0], [1], [3], [2]]  # the reader's question before the hog's older one
+    assert results == {n: {"n": n} for n in (1, 2, 3)}
 
 
 def test_a_full_queue_refuses_with_retry_after():
