@@ -64,6 +64,10 @@ class ModelClient:
         self.base_url = base_url.rstrip("/").removesuffix("/v1/completions").removesuffix("/v1")
         self.api_key, self.timeout_s = api_key, timeout_s
         self._model: dict | None = None
+        # Tokens an echo request asks the server to write: none (the prompt's values are all that is
+        # read, and this project's server then reads a question's letters once); 1 for a server that
+        # refuses 0, as lm-evaluation-harness always asks.
+        self._echo_writes = 0
         self._encoded: OrderedDict[str, list[int]] = OrderedDict()
         self._encoding = threading.Lock()
 
@@ -164,7 +168,16 @@ class ModelClient:
             if text in self._encoded:
                 self._encoded.move_to_end(text)
                 return self._encoded[text]
-        tokens = self._call("/tokenize", {"prompt": text, "add_special_tokens": False}).get("tokens")
+        try:
+            tokens = self._call("/tokenize", {"prompt": text, "add_special_tokens": False}).get("tokens")
+        except ModelServerError as error:
+            if error.status not in (404, 405):
+                raise
+            # llama-cpp-python's server, for one, tokenises only at /extras/tokenize, with fields of its own.
+            raise BackendUnsuitable(
+                f"the server has no POST /tokenize (it answered {error.status}): scoring needs vLLM's route "
+                "({\"prompt\": text} gives {\"tokens\": [...]}) to split a context from its continuation with the "
+                "model's own tokenizer") from None
         if not isinstance(tokens, list):
             raise BackendUnsuitable("the server's /tokenize gives no 'tokens'")
         with self._encoding:
@@ -197,26 +210,43 @@ class ModelClient:
             if not context_ids or not continuation_ids:
                 raise ValueError("a context and a continuation each need at least one token")
             self._check_fits(len(context_ids) + len(continuation_ids))
-        answer = self._call("/v1/completions", {
-            "model": self.model()["id"], "prompt": [c + k for c, k in pairs], "echo": True, "logprobs": TOP_NEXT_TOKENS,
-            "max_tokens": 1, "temperature": 0}, {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None)
+        body = {"model": self.model()["id"], "prompt": [c + k for c, k in pairs], "echo": True,
+                "logprobs": TOP_NEXT_TOKENS, "max_tokens": self._echo_writes, "temperature": 0}
+        headers = {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None
+        try:
+            answer = self._call("/v1/completions", body, headers)
+        except ModelServerError as error:
+            if error.status != 400 or self._echo_writes:
+                raise
+            # A server that writes at least one token (as lm-evaluation-harness asks): ask so from now on.
+            self._echo_writes = 1
+            answer = self._call("/v1/completions", {**body, "max_tokens": 1}, headers)
         choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) != len(pairs):
             raise BackendUnsuitable(f"asked for {len(pairs)} prompts' log-probabilities, got {len(choices)} answers")
-        return [self._read(choice, context_ids, continuation_ids) for choice, (context_ids, continuation_ids)
-                in zip(choices, pairs, strict=True)]
+        return [self._read(choice, context_ids, continuation_ids, self._echo_writes)
+                for choice, (context_ids, continuation_ids) in zip(choices, pairs, strict=True)]
 
     @staticmethod
-    def _read(choice: dict, context_ids: list[int], continuation_ids: list[int]) -> LoglikelihoodAnswer:
+    def _read(choice: dict, context_ids: list[int], continuation_ids: list[int], written: int) -> LoglikelihoodAnswer:
         logprobs = choice.get("logprobs") or {}
         values, tops = logprobs.get("token_logprobs"), logprobs.get("top_logprobs")
         n = len(context_ids) + len(continuation_ids)
-        # echo gives one value per prompt token (the first null) and one for the token it wrote.
-        if not isinstance(values, list) or not isinstance(tops, list) or len(values) != n + 1 or len(tops) != n + 1:
+        # echo gives one value per prompt token, the first null (nothing comes before it), and one for
+        # each token it wrote.
+        expected = n + written
+        if (not isinstance(values, list) or not isinstance(tops, list) or len(values) != expected
+                or len(tops) != expected or values[0] is not None):
             raise BackendUnsuitable(
                 "the server does not give prompt log-probabilities aligned with the tokens sent (echo with logprobs "
-                f"should give {n + 1} values for {n} prompt tokens; got "
-                f"{len(values) if isinstance(values, list) else 'none'}); it cannot score multiple-choice questions")
+                f"should give {expected} values for {n} prompt tokens, the first null; got "
+                f"{len(values) if isinstance(values, list) else 'none'}"
+                # The one-short shape is llama-cpp-python's server's (0.3.36, docs/live-scoring.md): said by
+                # name, since its values look plausible and only their count gives them away.
+                + (", one short, as llama-cpp-python's server answers: its value for token i is the log-probability "
+                   "of token i coming next after itself, one place late"
+                   if isinstance(values, list) and len(values) == expected - 1 else "")
+                + "); it cannot score multiple-choice questions")
         ctx = len(context_ids)
         mine, mine_top = values[ctx:n], tops[ctx:n]
         if any(v is None for v in mine):
