@@ -187,6 +187,22 @@ class PromptReader:
                 next_row = blocks[-1].last_row
         return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
 
+    @staticmethod
+    def with_last(read: PromptRead, last: int) -> PromptRead:
+        """A prompt's own tokens' values when nothing after it is wanted (an ``echo`` that writes
+        nothing): ``read`` is the prompt without its last token, whose values come from the row
+        after the others. So they are a function of ``tokens[:-1]`` and the last token, and prompts
+        that differ only in their last token (a question's letters " A" … " D") share one read, bit
+        for bit. No ``next_row``: ``top`` ends at the last token's place."""
+        import torch
+
+        with torch.inference_mode():
+            row = read.next_row
+            value = row[last].item()
+            rank = 1 + int((row > row[last]).sum())
+        return PromptRead(read.tokens + [last], read.chosen + [value], read.ranks + [rank], read.top, None,
+                          read.cached_tokens)
+
     def read(self, tokens: list[int], keep_past: bool = False) -> PromptRead:
         """:meth:`steps` run to its end in the calling thread."""
         steps = self.steps(tokens, keep_past)

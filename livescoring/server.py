@@ -32,7 +32,7 @@ from . import openai_api as api
 from .generate import MAX_NEW_TOKENS
 from .greedy import greedy_decode
 from .model import ModelSettings, ModelUnavailable, load
-from .prompt_reader import CACHE_BYTES, PromptReader
+from .prompt_reader import CACHE_BYTES, PromptRead, PromptReader
 
 log = logging.getLogger("livescoring.server")
 
@@ -174,9 +174,7 @@ def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, s
     stop string (``stream``), else None per pass; returns the prompt's read, the written tokens
     (with the end-of-text token when it came), the log-softmax row each was taken from, the text,
     the finish reason and the stop string met."""
-    read = yield from reader.steps(tokens, keep_past=max_tokens > 0)
-    if max_tokens == 0:
-        return read, [], [], "", "length", None
+    read = yield from reader.steps(tokens, keep_past=True)
     eos = reader.loaded.tokenizer.eos_token_id
     rows = [read.next_row]
     state = {"past": read.past}
@@ -374,9 +372,21 @@ class ModelServer:
         reader = self.worker.reader
 
         def steps():
-            results = []
+            results, before_last = [], {}
             for tokens in prompts:
-                results.append((yield from generation_steps(reader, tokens, sampling.max_tokens, sampling.stop, False)))
+                if sampling.max_tokens:
+                    results.append((yield from generation_steps(reader, tokens, sampling.max_tokens, sampling.stop,
+                                                                False)))
+                    continue
+                # An echo that writes nothing reads the prompt without its last token (with_last), once
+                # for prompts that differ only there (a question's letters).
+                if len(tokens) == 1:
+                    read = PromptRead(list(tokens), [], [], [], None, 0)
+                else:
+                    if tuple(tokens[:-1]) not in before_last:
+                        before_last[tuple(tokens[:-1])] = yield from reader.steps(tokens[:-1])
+                    read = reader.with_last(before_last[tuple(tokens[:-1])], tokens[-1])
+                results.append((read, [], [], "", "length", None))
             return results
 
         results = self._run(steps(), environ)

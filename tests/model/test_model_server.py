@@ -84,6 +84,25 @@ def test_the_same_request_gives_the_same_numbers_whatever_came_before_or_runs_be
     assert len(same) == 4 and all(s == first for s in same)
 
 
+def test_an_echo_that_writes_nothing_reads_a_questions_letters_once_and_alike(model_server, mmlu_data):
+    """max_tokens 0 (what the site's client sends): the prompt's values are read from the prompt
+    without its last token, so a question's four letters share one read; each letter's values are
+    the same whether it is sent with the others or alone, and lm_eval's shape (max_tokens 1) agrees
+    within float rounding."""
+    client = ModelClient(model_server)
+    context = client.encode(question_text(mmlu_data, "college_biology", 2, 3))
+    letters = [client.encode_pair(client._decoded(context), f" {letter}")[1] for letter in "ABCD"]
+    prompts = [context + letter for letter in letters]
+    body = {"echo": True, "logprobs": 2, "max_tokens": 0, "temperature": 0}
+    together = post(model_server, "/v1/completions", {**body, "prompt": prompts})["choices"]
+    for prompt_tokens, choice in zip(prompts, together, strict=True):
+        (alone,) = post(model_server, "/v1/completions", {**body, "prompt": [prompt_tokens]})["choices"]
+        assert alone["logprobs"] == choice["logprobs"] and len(alone["logprobs"]["token_logprobs"]) == len(prompt_tokens)
+        (written,) = post(model_server, "/v1/completions", {**body, "max_tokens": 1, "prompt": [prompt_tokens]})["choices"]
+        assert written["logprobs"]["token_logprobs"][-2] == pytest.approx(choice["logprobs"]["token_logprobs"][-1],
+                                                                          abs=1e-4)
+
+
 def question_text(mmlu_data, subject: str, index: int, shots: int) -> str:
     q = question(mmlu_data, subject, index, shots, "letter")
     return "".join(p.text for p in prompt.prompt_parts(subject, q["question"], q["choices"], q["shots"]))
