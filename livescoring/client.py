@@ -240,13 +240,8 @@ class ModelClient:
             raise BackendUnsuitable(
                 "the server does not give prompt log-probabilities aligned with the tokens sent (echo with logprobs "
                 f"should give {expected} values for {n} prompt tokens, the first null; got "
-                f"{len(values) if isinstance(values, list) else 'none'}"
-                # The one-short shape is llama-cpp-python's server's (0.3.36, docs/live-scoring.md): said by
-                # name, since its values look plausible and only their count gives them away.
-                + (", one short, as llama-cpp-python's server answers: its value for token i is the log-probability "
-                   "of token i coming next after itself, one place late"
-                   if isinstance(values, list) and len(values) == expected - 1 else "")
-                + "); it cannot score multiple-choice questions")
+                f"{len(values) if isinstance(values, list) else 'none'}{ModelClient._miscount(values, expected)}); "
+                "it cannot score multiple-choice questions")
         ctx = len(context_ids)
         mine, mine_top = values[ctx:n], tops[ctx:n]
         if any(v is None for v in mine):
@@ -255,6 +250,23 @@ class ModelClient:
         after = tops[ctx] or {}
         next_tokens = tuple((text, math.exp(lp)) for text, lp in sorted(after.items(), key=lambda kv: -kv[1]))
         return LoglikelihoodAnswer(math.fsum(mine), greedy, tuple(mine), ctx, next_tokens[:TOP_NEXT_TOKENS])
+
+    @staticmethod
+    def _miscount(values, expected: int) -> str:
+        """What a wrong count of echo values says, where its shape is known. Both are llama-cpp-python's
+        server's (0.3.36, docs/live-scoring.md "Another server"), whose values look plausible: asked to
+        write 0 tokens it writes until it stops; asked to write 1, it gives none for it, each prompt
+        token's value being the log-probability of that token coming next after itself."""
+        if not isinstance(values, list):
+            return ""
+        if len(values) > expected:
+            return (f", {len(values) - expected} more: it wrote tokens it was not asked for, as llama-cpp-python's "
+                    "server does with max_tokens 0")
+        if len(values) == expected - 1:
+            return (", one short: no value for the token it wrote, as llama-cpp-python's server answers, whose "
+                    "value for each prompt token is that token's log-probability of coming next after itself, "
+                    "one place late")
+        return ""
 
     def _written_ids(self, choice: dict, context_ids: list[int]) -> list[int]:
         """The written tokens' ids: vLLM's ``return_tokens_as_token_ids`` gives "token_id:N" (this

@@ -51,16 +51,44 @@ def test_a_busy_tokenize_is_not_called_unsuitable():
     assert not isinstance(raised.value, BackendUnsuitable) and raised.value.retry_after == 5
 
 
-def test_llama_cpp_pythons_one_place_late_echo_is_refused_even_with_a_tokenizer():
-    """Had it a /tokenize and a context length, its echo values would still be refused: six for six
-    prompt tokens and one written (seven expected), each the next place's."""
+def llama_cpp_python_echo(max_tokens: int) -> dict:
+    """Its echo answer as it gives it: asked for 1 written token, the recorded one (six values, none for
+    the written token); asked for 0, it writes until it stops (129 tokens there), a value for each."""
+    if max_tokens == 1:
+        return LLAMA_CPP_PYTHON_ECHO
+    choice = LLAMA_CPP_PYTHON_ECHO["choices"][0]
+    logprobs = {key: value + [value[-1]] * 129 for key, value in choice["logprobs"].items()}
+    return {"choices": [{**choice, "finish_reason": "stop", "logprobs": logprobs}]}
+
+
+def tokenizing(echo):
+    """A server with a /tokenize and a context length (llama-cpp-python has neither) and the given echo."""
     def answer(path, body):
         if path == "/tokenize":
             return {"tokens": TOKENS[body["prompt"]]}
         if path == "/v1/models":
             return {"data": [{"id": "smollm2", "max_model_len": 8192}]}
-        return LLAMA_CPP_PYTHON_ECHO
+        return echo(body)
+    return answer
 
-    with pytest.raises(BackendUnsuitable, match=r"should give 7 values for 6 prompt tokens; got 6, one short, as "
-                                                r"llama-cpp-python's server answers"):
-        client_answering(answer).loglikelihood([Loglikelihood("The capital of France is", " Paris")])
+
+def test_llama_cpp_pythons_echo_is_refused_even_with_a_tokenizer():
+    """Had it a /tokenize and a context length, its echo values would still be refused: asked to write
+    nothing (the client's first ask), it writes on, 135 values for 6 prompt tokens."""
+    with pytest.raises(BackendUnsuitable, match=r"should give 6 values for 6 prompt tokens, the first null; got 135, "
+                                                r"129 more: it wrote tokens it was not asked for"):
+        client_answering(tokenizing(lambda body: llama_cpp_python_echo(body["max_tokens"]))).loglikelihood(
+            [Loglikelihood("The capital of France is", " Paris")])
+
+
+def test_values_one_place_late_are_refused_by_their_count():
+    """A server that refuses max_tokens 0 (the client then asks for 1) and answers as llama-cpp-python
+    does for 1: six values for six prompt tokens and one written, each one place late."""
+    def echo(body):
+        if body["max_tokens"] == 0:
+            raise ModelServerError("the model server answered 400: max_tokens must be at least 1", 400)
+        return llama_cpp_python_echo(1)
+
+    with pytest.raises(BackendUnsuitable, match=r"should give 7 values for 6 prompt tokens, the first null; got 6, one "
+                                                r"short: no value for the token it wrote"):
+        client_answering(tokenizing(echo)).loglikelihood([Loglikelihood("The capital of France is", " Paris")])
