@@ -43,8 +43,10 @@ def harness(args: list[str], out: Path) -> float:
 
 
 def answers(path: Path) -> dict:
+    """Per task and question, what the harness decided: ``acc`` for the scored tasks, the answer it
+    read for the generative one (log-likelihoods themselves differ in the fifth decimal)."""
     samples = json.loads(path.read_text())["samples"]
-    return {(method, s["subject"], s["index"]): (s.get("acc"), s.get("filtered_resps"))
+    return {(method, s["subject"], s["index"]): s["filtered_resps"] if method == "generative" else s["acc"]
             for method, rows in samples.items() for s in rows}
 
 
