@@ -1,0 +1,55 @@
+"""Issue 41, item 5, the attack as it ran: one address posting the three-scorers form for
+high_school_european_history question 3 at 1 worked example again and again (up to 20 CPU-s of the
+model a post within the form's budget; bench/three_scorers_cost.py) while another reader waits.
+
+The site is the model server's client here, as app.py runs it. The form's model time (its four
+scoring runs and two generations) counts against the poster's share (livescoring/worker.py); past
+it, the next post is refused with 429 and Retry-After before the model reads anything, while the
+other reader's answer is written to its end. Alone, the poster is still served.
+"""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine import create_app
+from livescoring import worker
+from livescoring.scorer import Generation
+
+pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: one post reads four ~800-token prompts (~20 CPU-s)
+PAGE = "/scoring-lesson/widgets/three-scorers"
+ATTACK = {"subject": "high_school_european_history", "number": "3", "shots": "1"}
+READER = "198.51.100.2"
+
+
+def post_form(client, fields: dict):
+    page = client.get(PAGE).get_data(as_text=True)
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page).group(1)
+    return client.post(PAGE, data={**fields, "csrf_token": token})
+
+
+def test_a_client_reposting_the_costliest_form_is_refused_while_another_reader_is_served(model_server, monkeypatch):
+    # The real share (60 s of model time in 5 minutes) is three or more posts here: one post is over this one.
+    monkeypatch.setattr(worker, "GENERATION_SHARE_S", 1.0)
+    app = create_app({"TESTING": True, "MODEL_SERVER_URL": model_server, "PAGE_RENDER_BUDGET_S": 0,
+                      "SCORER_TIMEOUT_S": 300})
+    hog, service = app.test_client(), app.extensions["scoring"]
+    first = post_form(hog, ATTACK)
+    assert first.status_code == 200, first.get_data(as_text=True)[-2000:]
+
+    # Another reader's answer is being written (counting on: it does not stop by itself soon).
+    stream = service.generate_until(Generation("1, 2, 3, 4, 5, 6, 7, 8,", max_gen_toks=64), client=READER)
+    assert "reading" in next(stream)
+    again = post_form(hog, ATTACK)
+    html = again.get_data(as_text=True)
+    assert again.status_code == 429, html[-2000:]
+    assert 1 <= int(again.headers["Retry-After"]) <= worker.GENERATION_WINDOW_S
+    held = re.search(r"held the model for (\d+) s in the last 5 minutes, more than one reader(&#39;|')s share", html)
+    assert held and int(held.group(1)) >= worker.GENERATION_SHARE_S  # the first post's six runs, counted
+    events = list(stream)
+    assert events[-1]["done"] and events[-1]["tokens"] > 0  # the reader's answer, written to its end
+
+    alone = hog.post("/api/score", json={"subject": "astronomy", "split": "test", "index": 0, "shots": 0},
+                     headers={"Origin": "http://localhost"})
+    assert alone.status_code == 200  # nobody else waits: the poster is served
