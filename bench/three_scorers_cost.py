@@ -12,7 +12,9 @@ post), then posts the form for each question ``--posts`` times: the first post f
 server's prefix cache cold for that question, the later ones warm. Each post's cost is the
 utime+stime of both processes (/proc/PID/stat) before and after it, with the form's work (its budget,
 benchmarks/mmlu/server/three_scorers.form_work) beside it. Question 95 at 1 shot is the costliest
-form the budget lets through (31,796 of 32,000 work characters).
+form the budget lets through (31,796 of 32,000 work characters). ``--threads`` is the model
+server's torch threads (2 by default: app.py's default, every core, on the 2-core machine). Figures:
+docs/performance.md, "The three-scorers form's cost".
 """
 from __future__ import annotations
 
