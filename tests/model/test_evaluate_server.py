@@ -183,12 +183,14 @@ class FakeHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             threading.Thread(target=server.stop).start()
             return None
-        return self.answer({"choices": [self.choice(i, ids) for i, ids in enumerate(body["prompt"])]})
+        written = body.get("max_tokens", 16)
+        return self.answer({"choices": [self.choice(i, ids, written) for i, ids in enumerate(body["prompt"])]})
 
-    def choice(self, index: int, ids: list[int]) -> dict:
-        values = [None] + [-0.1 - (token % 7) / 10 for token in ids[1:]] + [-0.1]
+    def choice(self, index: int, ids: list[int], written: int) -> dict:
+        """vLLM's echo: a value per prompt token (the first null), then one per written token."""
+        values = [None] + [-0.1 - (token % 7) / 10 for token in ids[1:]] + [-0.1] * written
         if not self.server.echo:
-            values = values[-1:]
+            values = [-0.1]  # the written token's alone
         tops = [None if v is None else {"x": v} for v in values]
         return {"index": index, "text": "x", "logprobs": {"token_logprobs": values, "top_logprobs": tops}}
 
