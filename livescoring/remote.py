@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from types import SimpleNamespace
 
 from .client import ModelClient
-from .scorer import Generation, Loglikelihood, LoglikelihoodAnswer
+from .scorer import Generation, Loglikelihood, LoglikelihoodAnswer, model_facts
 
 
 class ChatTemplate:
@@ -72,9 +72,7 @@ class RemoteModel:
         return self.loaded.context_length
 
     def model_facts(self) -> dict:
-        loaded = self.loaded
-        return {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype, "threads": loaded.threads,
-                "context_length": loaded.context_length}
+        return model_facts(self.loaded)
 
     def encode(self, text: str) -> list[int]:
         return self.client.encode(text)

@@ -213,6 +213,12 @@ def common_prefix_length(a, b) -> int:
     return n
 
 
+def model_facts(loaded) -> dict:
+    """The model as a result names it (a loaded model's facts, or the model server's: remote.py)."""
+    return {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype, "threads": loaded.threads,
+            "context_length": loaded.context_length}
+
+
 class Scorer:
     """Holds a loaded model; every call is pure inference under torch.inference_mode()."""
 
@@ -232,10 +238,7 @@ class Scorer:
         return self.loaded.context_length
 
     def model_facts(self) -> dict:
-        """The model as a result names it."""
-        loaded = self.loaded
-        return {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype, "threads": loaded.threads,
-                "context_length": loaded.context_length}
+        return model_facts(self.loaded)
 
     # -- tokenisation -------------------------------------------------------------------------
     def _remembered(self, key: tuple, encode: Callable[[], object]):
