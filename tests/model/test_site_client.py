@@ -11,11 +11,9 @@
 """
 from __future__ import annotations
 
-import http.server
 import json
 import os
 import signal
-import socketserver
 import subprocess
 import sys
 import threading
@@ -27,6 +25,7 @@ import pytest
 from conftest import app_with_model
 
 from engine import create_app
+from fake_model_server import FakeServer
 from tools.launcher import REPO_ROOT, free_port, running_server
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: the site and the model server as processes
@@ -174,44 +173,12 @@ def test_a_model_server_that_cannot_be_reached_or_never_answers(silent_server):
     assert hung.test_client().get("/api/model").get_json()["state"] != "ready"
 
 
-class _NoPromptLogprobs(http.server.BaseHTTPRequestHandler):
-    """llama.cpp's server's way: log-probabilities for the tokens it writes, none for the prompt."""
-
-    def _json(self, body):
-        data = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self):
-        if self.path == "/health":
-            return self._json({})
-        if self.path == "/tokenizer_info":
-            return self._json({"eos_token": "</s>", "chat_template": None})
-        return self._json({"data": [{"id": "other", "max_model_len": 4096}]})
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if self.path == "/tokenize":
-            return self._json({"tokens": [ord(c) % 1000 for c in body["prompt"]]})
-        prompts = body["prompt"] if isinstance(body["prompt"][0], list) else [body["prompt"]]
-        return self._json({"choices": [{"index": i, "text": "x", "finish_reason": "length",
-                                        "logprobs": {"tokens": ["x"], "token_logprobs": [-0.5],
-                                                     "top_logprobs": [{"x": -0.5}], "text_offset": [0]}}
-                                       for i, _ in enumerate(prompts)]})
-
-    def log_message(self, *args):
-        pass
-
-
 def test_a_server_without_prompt_logprobs_is_refused_not_scored():
-    with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _NoPromptLogprobs) as fake:
-        threading.Thread(target=fake.serve_forever, daemon=True).start()
-        app = create_app({"TESTING": True, "MODEL_SERVER_URL": f"http://127.0.0.1:{fake.server_address[1]}",
-                          "PAGE_RENDER_BUDGET_S": 0})
+    fake = FakeServer(echo=False)  # llama.cpp's server's way: values for the tokens it writes, none for the prompt
+    try:
+        app = create_app({"TESTING": True, "MODEL_SERVER_URL": fake.url, "PAGE_RENDER_BUDGET_S": 0})
         status, body, _ = score(app, QUESTION)
-        fake.shutdown()
+    finally:
+        fake.stop()
     assert status == 503 and "prompt log-probabilities" in body["error"], body
     assert "probabilities" not in body
