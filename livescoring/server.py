@@ -33,6 +33,7 @@ from .generate import MAX_NEW_TOKENS
 from .greedy import greedy_decode
 from .model import ModelSettings, ModelUnavailable, load
 from .prompt_reader import CACHE_BYTES, PromptRead, PromptReader
+from .scorer import return_freed_memory
 
 log = logging.getLogger("livescoring.server")
 
@@ -147,6 +148,9 @@ class ModelWorker:
             job.events.put(finished)
             with self.changed:
                 self.running.remove(job)
+                idle = not self.running and not self.waiting
+            if idle:  # a long prompt's passes freed hundreds of MiB in pieces glibc keeps: give them back
+                return_freed_memory()
 
     # -- tokenisation, in the request threads -------------------------------------------------
     def encode(self, text: str, special: bool = False) -> list[int]:
