@@ -254,7 +254,7 @@ class ModelClient:
     @staticmethod
     def _miscount(values, expected: int) -> str:
         """What a wrong count of echo values says, where its shape is known. Both are llama-cpp-python's
-        server's (0.3.36, docs/live-scoring.md "Another server"), whose values look plausible: asked to
+        server's (0.3.36, the model service's docs, "Another server"), whose values look plausible: asked to
         write 0 tokens it writes until it stops; asked to write 1, it gives none for it, each prompt
         token's value being the log-probability of that token coming next after itself."""
         if not isinstance(values, list):
