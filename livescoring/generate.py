@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 
-from .greedy import greedy_decode
+from .greedy import greedy_decode, streamed
 from .scorer import PromptTooLong
 
 MAX_NEW_TOKENS = 512  # the cap a caller may ask for: a small model rambles, and every token costs CPU time
@@ -56,7 +56,6 @@ def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = (), s
 
     tokenizer, model = loaded.tokenizer, loaded.model
     started = time.perf_counter()
-    hold = max((len(s) for s in stop), default=1) - 1
     reuse = scorer is not None and bool(shared)
     cached = scorer.prefixes.entries.get(shared) if reuse else None
     yield {"reading": {"prompt_tokens": int(ids.shape[1]), "cached_tokens": len(cached.token_ids) if cached else 0}}
@@ -77,18 +76,9 @@ def greedy_steps(loaded, ids, max_new_tokens: int, stop: tuple[str, ...] = (), s
                                  use_cache=True)
             return state["out"].logits[0, -1]
 
-    shown = 0  # how much of the answer was sent
-    for step in greedy_decode(tokenizer, logits, logits_after, max_new_tokens, stop):
-        if step.reason is not None:
-            break
-        if len(step.text) - hold > shown:
-            yield {"text": step.text[shown:len(step.text) - hold], "tokens": len(step.written)}
-            shown = len(step.text) - hold
-        else:
-            yield None
-    state.clear()  # the key/value cache goes before the last events
-    if len(step.text) > shown:
-        yield {"text": step.text[shown:], "tokens": len(step.written)}
+    # The key/value cache goes before the last events.
+    step = yield from streamed(greedy_decode(tokenizer, logits, logits_after, max_new_tokens, stop), stop,
+                               finished=state.clear)
     yield {"done": True, "reason": step.reason, "tokens": len(step.written), "prompt_tokens": int(ids.shape[1]),
            "ms": round((time.perf_counter() - started) * 1000, 1)}
 

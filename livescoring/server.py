@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 from . import openai_api as api
 from .generate import MAX_NEW_TOKENS
-from .greedy import greedy_decode
+from .greedy import greedy_decode, streamed
 from .model import ModelSettings, ModelUnavailable, load
 from .prompt_reader import CACHE_BYTES, PromptRead, PromptReader
 from .scorer import return_freed_memory
@@ -188,26 +188,11 @@ def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, s
         rows.append(row)
         return row
 
-    hold = max((len(s) for s in stop), default=1) - 1
-    shown = 0
-    for step in greedy_decode(reader.loaded.tokenizer, read.next_row, logits_after, max_tokens, stop):
-        if step.reason is not None:
-            break
-        if stream and len(step.text) - hold > shown:
-            yield {"text": step.text[shown:len(step.text) - hold], "tokens": len(step.written)}
-            shown = len(step.text) - hold
-        else:
-            yield None
-    state.clear()
+    step = yield from streamed(greedy_decode(reader.loaded.tokenizer, read.next_row, logits_after, max_tokens, stop),
+                               stop, stream, finished=state.clear)
     written = list(step.written) + ([eos] if step.reason == "end of text" else [])
-    if stream and len(step.text) > shown:
-        yield {"text": step.text[shown:], "tokens": len(step.written)}
-    stop_string = None
-    if step.reason == "stop":
-        full = reader.loaded.tokenizer.decode(list(step.written), skip_special_tokens=True)
-        stop_string = min((s for s in stop if s in full), key=full.find)
     finish = "length" if step.reason == "length" else "stop"
-    return read, written, rows[:len(written)], step.text, finish, stop_string
+    return read, written, rows[:len(written)], step.text, finish, step.stop_string
 
 
 def _top_dict(strings: Callable, pairs: list[tuple[int, float]], k: int, chosen: tuple[int, float] | None) -> dict:
