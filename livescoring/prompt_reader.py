@@ -101,6 +101,21 @@ class PromptRead:
     past: list | None = None
 
 
+def _value_and_rank(row, token: int) -> tuple[float, int]:
+    """``token``'s log-probability in a log-softmax row, and its rank there (1 + how many were likelier)."""
+    return row[token].item(), 1 + int((row > row[token]).sum())
+
+
+def _row_values(rows, tokens: list[int]):
+    """What a pass's rows give ``tokens`` (the pass's own, in order): each next token's log-probability
+    and rank, and each place's likeliest TOP_KEPT (values, ids)."""
+    import torch
+
+    picked = rows[:-1].gather(1, torch.tensor(tokens[1:], device=rows.device)[:, None])[:, 0]
+    values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
+    return picked, (1 + (rows[:-1] > picked[:, None]).sum(dim=1)).tolist(), values, ids
+
+
 def _own(tensor):
     """A copy that owns exactly its memory (a view would keep the whole pass's product alive)."""
     return tensor.clone() if tensor.untyped_storage().nbytes() != tensor.nbytes else tensor
@@ -148,16 +163,17 @@ class PromptReader:
             blocks = self.cache.chain(tokens, b)
         cached_tokens = len(blocks) * b
         yield {"cached_tokens": cached_tokens}
-        layers = [block.layers for block in blocks]
+        # The keys and values so far, joined once and extended by each pass (every layer's, one tensor).
+        past = self._joined([block.layers for block in blocks]) if blocks else None
         whole = len(tokens) // b
         while len(blocks) < whole:
             start = len(blocks) * b
             with torch.inference_mode():
-                rows, own = self._pass(tokens[start:start + b], start, self._joined(layers) if layers else None, True)
+                rows, own = self._pass(tokens[start:start + b], start, past, True)
                 block = self._block(tokens[:start + b], rows, own)
+                past = self._joined([past, block.layers]) if past else block.layers
             self.cache.put(block)
             blocks.append(block)
-            layers.append(block.layers)
             yield None
         start = whole * b
         with torch.inference_mode():
@@ -167,22 +183,18 @@ class PromptReader:
                 ranks.extend(block.ranks)
                 top.extend(self._pairs(block.top_ids, block.top_values))
                 if i + 1 < len(blocks) or start < len(tokens):  # the next token's place, from this block's last row
-                    following = tokens[(i + 1) * b]
-                    chosen.append(block.last_row[following].item())
-                    ranks.append(1 + int((block.last_row > block.last_row[following]).sum()))
-            past = self._joined(layers) if layers else None
+                    value, rank = _value_and_rank(block.last_row, tokens[(i + 1) * b])
+                    chosen.append(value)
+                    ranks.append(rank)
             if start < len(tokens):
                 rows, own = self._pass(tokens[start:], start, past, keep_past)
-                tail = tokens[start:]
-                picked = rows[:-1].gather(1, torch.tensor(tail[1:], device=rows.device)[:, None])[:, 0]
+                picked, tail_ranks, values, ids = _row_values(rows, tokens[start:])
                 chosen.extend(picked.tolist())
-                ranks.extend((1 + (rows[:-1] > picked[:, None]).sum(dim=1)).tolist())
-                values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
+                ranks.extend(tail_ranks)
                 top.extend(self._pairs(ids, values))
                 next_row = rows[-1].clone()
                 if keep_past:
-                    past = own if past is None else [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
-                                                     for (k0, v0), (k, v) in zip(past, own, strict=True)]
+                    past = self._joined([past, own]) if past else own
             else:
                 next_row = blocks[-1].last_row
         return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
@@ -197,9 +209,7 @@ class PromptReader:
         import torch
 
         with torch.inference_mode():
-            row = read.next_row
-            value = row[last].item()
-            rank = 1 + int((row > row[last]).sum())
+            value, rank = _value_and_rank(read.next_row, last)
         return PromptRead(read.tokens + [last], read.chosen + [value], read.ranks + [rank], read.top, None,
                           read.cached_tokens)
 
@@ -213,18 +223,12 @@ class PromptReader:
                 return done.value
 
     def _block(self, key: list[int], rows, own) -> Block:
-        import torch
-
-        b = self.block_tokens
-        tokens = key[-b:]
-        chosen = rows[:-1].gather(1, torch.tensor(tokens[1:], device=rows.device)[:, None])[:, 0].clone()
-        top_values, top_ids = torch.topk(rows, TOP_KEPT, dim=-1)
-        last_row = rows[-1].clone()
-        ranks = (1 + (rows[:-1] > chosen[:, None]).sum(dim=1)).tolist()
+        chosen, ranks, top_values, top_ids = _row_values(rows, key[-self.block_tokens:])
+        last_row = rows[-1].clone()  # a view would keep the whole pass's rows alive
         layers = [(_own(k), _own(v)) for k, v in own]
         nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + sum(
             t.nbytes for t in (chosen, top_values, top_ids, last_row)) + 8 * len(ranks)
-        return Block(tuple(key), layers, chosen, ranks, top_values.clone(), top_ids.clone(), last_row, nbytes)
+        return Block(tuple(key), layers, chosen, ranks, top_values, top_ids, last_row, nbytes)
 
     @staticmethod
     def _pairs(ids, values) -> list[list[tuple[int, float]]]:
