@@ -213,7 +213,8 @@ class ScoringService:
         info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
                 "generating": len(self.generating), "abandoned": self.abandoned}
         if self.remote and self.state == READY and not self.scorer.client.health():
-            info.update(state=LOADING, message="The model server is restarting; live answers resume in a moment.")
+            info.update(state=LOADING, restarting=True,
+                        message="The model server is restarting; live answers resume in a moment.")
         if self.scorer is not None:
             loaded = self.scorer.loaded
             info["model"] = {"name": loaded.name, "device": loaded.device, "dtype": loaded.dtype,

@@ -15,7 +15,8 @@ from . import service
 bp = Blueprint("live_model", __name__)
 _STATE = {"type": "object", "required": ["state", "message"], "properties": {
     "state": {"enum": ["not loaded", "loading", "ready", "failed"]}, "message": {"type": "string"},
-    "queued": {"type": "integer"}, "model": {"type": "object"}}}
+    "queued": {"type": "integer"}, "model": {"type": "object"},
+    "restarting": {"type": "boolean", "description": "loading because the model server is being started again"}}}
 _ERROR = {"$ref": "#/components/schemas/Error"}
 bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
     "/api/model": {"get": {"operationId": "model_status", "summary": "the model's state", "responses": {

@@ -135,6 +135,9 @@ def test_the_model_server_killed_under_load_comes_back():
         os.kill(int(children[0]), signal.SIGKILL)
         with urllib.request.urlopen(base + "/mmlu/", timeout=30) as page:
             assert page.status == 200
+        with urllib.request.urlopen(base + "/api/model", timeout=30) as state:  # what the live forms show
+            state = json.loads(state.read())
+        assert state["state"] == "loading" and state["restarting"] and "restarting" in state["message"], state
         status, body, headers = post(base, "/api/score", QUESTION)
         assert status == 503 and headers["Retry-After"] and "restarting" in body["error"], body
         for thread in load:

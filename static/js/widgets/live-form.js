@@ -35,6 +35,7 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
   const progressText = root.querySelector('[data-ls-progress-text]');
   const runButton = form.querySelector('[data-ls-run]');
   let warming = null;
+  let warmingWords = WARMING; // what the status line says while the model is not ready
   let running = false;
 
   // A field the reader changes is no longer marked: the next run checks it again.
@@ -46,11 +47,13 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
       const state = await getJSON(root.dataset.apiModel);
       root.dataset.state = state.state;
       if (state.state === 'loading') {
-        setText(status, WARMING);
+        // A model server that stopped is being started again: its own words say so.
+        warmingWords = state.restarting ? state.message : WARMING;
+        setText(status, warmingWords);
         return new Promise((resolve) => setTimeout(() => resolve(pollModel()), POLL_MS));
       }
       if (state.state === 'failed') setText(status, state.message);
-      else if (status.textContent === WARMING) setText(status, running ? words.running : '');
+      else if (status.textContent === warmingWords) setText(status, running ? words.running : '');
       return state;
     } catch (error) {
       setText(status, error.message);
