@@ -23,6 +23,14 @@ matches (null if none), and after ``correct`` come :data:`GENERATIVE_FIELDS`: ``
 filtered response, the harness's ``filtered_resps``) and ``generated`` (the text generated, cut at
 the stop sequence: its ``resps``).
 
+A row of a **rotation check** (``evaluate --rotations K``: the question asked K times with its
+options rotated cyclically, explainers/rotation.py) holds, among the benchmark's extra fields,
+``rotations``: one object per rotation, in order of ``shift`` (0: the options as published), each
+with ``position`` (the letter picked in the rotated question), ``answer`` (that option's original
+letter: the same ``answer`` in every rotation means the same option text) and ``key_probability``
+(the probability the model gave the key's text there). The result fields are the first rotation's,
+so the file is also the plain run on its questions.
+
 Field order in a written row: identity, ``method``, ``template``, the benchmark's extra fields, the
 result.
 
@@ -65,12 +73,18 @@ def question_key(row: dict) -> tuple[str, str, int]:
     return group_of(row), row.get("split", LEGACY_DEFAULTS["split"]), row["index"]
 
 
-def settings_of(row: dict) -> tuple[str, str] | tuple[str, str, str]:
-    """The settings a resumed run must share with the rows it keeps: (method, split), and the
-    template when it is not plain text: (method, split, "chat")."""
+def settings_of(row: dict) -> tuple[str, ...]:
+    """The settings a resumed run must share with the rows it keeps: (method, split), then the
+    template when it is not plain text ("chat"), then "rotations K" for a rotation check."""
     settings = row.get("method", LEGACY_DEFAULTS["method"]), row.get("split", LEGACY_DEFAULTS["split"])
-    template = template_of(row)
-    return settings if template == "plain" else (*settings, template)
+    if template_of(row) != "plain":
+        settings = (*settings, template_of(row))
+    return (*settings, rotations_setting(len(row["rotations"]))) if "rotations" in row else settings
+
+
+def rotations_setting(rotations: int) -> str:
+    """A rotation check's entry in its rows' settings."""
+    return f"rotations {rotations}"
 
 
 def template_of(row: dict) -> str:

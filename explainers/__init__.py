@@ -27,6 +27,7 @@ from .release_gate import (
     paired_standard_error,
     subject_deltas,
 )
+from .rotation import original_letter, rotate_options, rotated_letter, rotation_metrics
 from .scoring import (
     accuracy,
     group_accuracies,
@@ -51,4 +52,5 @@ from .stats import (
 
 __version__ = "1.0.0"
 
-__all__ = ["CORRECTIONS", "FEW_SUBJECTS", "MAX_MULTIPLE", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC]
+__all__ = ["CORRECTIONS", "FEW_SUBJECTS", "MAX_MULTIPLE", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC,
+           "original_letter", "rotate_options", "rotated_letter", "rotation_metrics"]

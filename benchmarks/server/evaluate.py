@@ -34,7 +34,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchmarks.runfile import make_row
+import explainers
+from benchmarks.runfile import make_row, rotations_setting
 from livescoring.scorer import GENERATE_MAX_NEW_TOKENS
 
 from .multiple_choice import GENERATIVE, METHODS, answer_questions
@@ -134,31 +135,57 @@ class Task:
 # -- scoring ------------------------------------------------------------------------------------
 
 def batches(task: Task, questions: dict[str, list], shots: int, method: str, batch_size: int,
-            prompt_format=None, delimiter: str = " ") -> list[list[dict]]:
+            prompt_format=None, delimiter: str = " ", rotations: int = 1) -> list[list[dict]]:
     """``questions`` (per group) as benchmarks/server/multiple_choice.py's question dicts, in batches
     of one group each, the shortest questions first so that a batch's questions are of about one
     length. ``prompt_format`` and ``delimiter``: those of Task.prompt_format (default: the task's
-    prompt module, a space)."""
+    prompt module, a space). With ``rotations`` K above 1, each question is asked K times, its
+    options rotated by 0 to K − 1 places (explainers.rotate_options; the key moves with its text, the
+    worked examples stay), its K requests in one batch and in order of shift."""
     jobs = []
     generative = {"until": task.until, "max_new_tokens": task.max_gen_toks} if method == GENERATIVE else {}
+    per_batch = max(1, batch_size // rotations)
     for group, docs in questions.items():
         shots_of = task.shots(group, shots)
         ordered = sorted(docs, key=task.characters)
-        jobs += [[{"prompt_format": prompt_format or task.prompt, "subject": group, "question": doc.question,
-                   "choices": task.doc_to_choice(doc), "shots": shots_of, "method": method, "delimiter": delimiter,
-                   "key": task.doc_to_target(doc), "index": doc.index, "doc": doc, **generative}
-                  for doc in ordered[start:start + batch_size]] for start in range(0, len(ordered), batch_size)]
+        for start in range(0, len(ordered), per_batch):
+            job = []
+            for doc in ordered[start:start + per_batch]:
+                choices, key = task.doc_to_choice(doc), task.doc_to_target(doc)
+                if rotations > len(choices):
+                    raise ValueError(f"--rotations {rotations} is more than the {len(choices)} options of "
+                                     f"{group} question {doc.index}: a rotation would come back")
+                for shift in range(rotations):
+                    job.append({"prompt_format": prompt_format or task.prompt, "subject": group,
+                                "question": doc.question, "choices": explainers.rotate_options(choices, shift),
+                                "shots": shots_of, "method": method, "delimiter": delimiter,
+                                "key": explainers.rotated_letter(key, shift, len(choices)), "index": doc.index,
+                                "doc": doc, "shift": shift, **generative})
+            jobs.append(job)
     return jobs
+
+
+def rotation_fields(requests: list[dict], results: list[dict]) -> dict:
+    """A rotation check's field for one question (benchmarks/runfile.py), from its requests and
+    results in order of shift."""
+    rotations = []
+    for request, result in zip(requests, results, strict=True):
+        shift, options = request["shift"], len(request["choices"])
+        rotations.append({"shift": shift, "position": result["prediction"],
+                          "answer": explainers.original_letter(result["prediction"], shift, options),
+                          "key_probability": result["probabilities"][request["key"]]})
+    return {"rotations": rotations}
 
 
 def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: int = 5, limit: int = 0,
              method: str = "letter", out: Path | None = None, progress: bool = True, resume: bool = False,
              batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S,
-             template: str = "plain", only: set | None = None) -> list[dict]:
+             template: str = "plain", only: set | None = None, rotations: int = 1) -> list[dict]:
     """Score the questions, save their rows to ``out`` (if given), and return every row of the run
     (with ``resume``, the rows already in ``out`` first). ``template``: ``plain``, or ``chat`` for
     the prompt in the model's chat template (Task.prompt_format). ``only``: (group, index) pairs,
-    the questions to score (the conformance command's sample); None: all.
+    the questions to score (the conformance command's sample); None: all. ``rotations`` above 1: the
+    rotation check (letter method only; each row holds every rotation's answer, benchmarks/runfile.py).
 
     ``workers`` scorers on the same model score side by side (livescoring.pool), each taking the
     next batch when it is free; ``scorer`` may be a Scorer or a servers.ServerSet (its twins ask
@@ -171,9 +198,13 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
 
     if method not in task.methods:
         raise ValueError(f"--method must be one of {', '.join(task.methods)} for {task.name}")
+    if rotations > 1 and method != "letter":
+        raise ValueError("--rotations scores letters: use it with --method letter")
     prompt_format, delimiter = task.prompt_format(method, template, getattr(getattr(scorer, "loaded", None),
                                                                             "tokenizer", None))
     settings = (method, split) if template == "plain" else (method, split, template)
+    if rotations > 1:
+        settings = (*settings, rotations_setting(rotations))
     writer = RunWriter(out, settings, resume, save_every) if out is not None else None
     rows: list[dict] = list(writer.rows) if writer else []
     done = writer.done() if writer else set()
@@ -183,31 +214,47 @@ def evaluate(task: Task, scorer, groups: list[str], split: str = "test", shots: 
         docs = docs[:limit] if limit else docs
         pending[group] = [d for d in docs if (group, split, d.index) not in done
                           and (only is None or (group, d.index) in only)]
-    jobs = batches(task, pending, shots, method, batch_size, prompt_format, delimiter)
+    jobs = batches(task, pending, shots, method, batch_size, prompt_format, delimiter, rotations)
     another = scorer.twin if hasattr(scorer, "twin") else lambda: twin(scorer)  # a ServerSet makes its own
     scorers = [scorer] + [another() for _ in range(workers - 1)]
     try:
-        with tqdm(total=sum(map(len, jobs)), desc="scoring", unit="q", disable=not progress, file=sys.stderr,
+        with tqdm(total=sum(map(len, jobs)) // rotations, desc="scoring", unit="q", disable=not progress, file=sys.stderr,
                   smoothing=0.05) as bar:
 
             def write(job: list[dict], results: list[dict]) -> None:
                 new = []
-                for request, result in zip(job, results, strict=True):
+                for at in range(0, len(job), rotations):  # a question's requests: one, or one per rotation
+                    request, result = job[at], results[at]
                     identity, extra = task.row_fields(request["doc"], split)
                     if method == GENERATIVE:
                         result = {**result, **task.read_generated(request["doc"], result["generated"])}
                         extra = {"options": len(request["choices"]), **extra}
+                    if rotations > 1:
+                        extra = {**extra, **rotation_fields(job[at:at + rotations], results[at:at + rotations])}
                     new.append(make_row(identity, method, extra, request["key"], result, template))
                 rows.extend(new)
                 if writer:
                     writer.add(new)
-                bar.update(len(job))
+                bar.update(len(job) // rotations)
 
             score_jobs(scorers, jobs, answer_questions, write)
     finally:
         if writer:
             writer.close()
     return rows
+
+
+def stratified_sample(task: Task, groups: list[str], split: str, per_group: int, seed: int) -> set:
+    """(group, index) of ``per_group`` questions drawn from each group (all of a smaller group), the
+    same for the same seed whatever other groups are asked."""
+    import random
+
+    chosen = set()
+    for group in groups:
+        indices = [doc.index for doc in task.questions(group, split)]
+        draw = random.Random(f"{seed}:{group}")
+        chosen |= {(group, i) for i in (draw.sample(indices, per_group) if per_group < len(indices) else indices)}
+    return chosen
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -219,6 +266,10 @@ def add_arguments(parser: argparse.ArgumentParser, task: type[Task]) -> None:
     parser.add_argument("--shots", type=int, default=5, help=f"worked examples, 0 to {max_shots} (default 5)")
     parser.add_argument("--limit", type=int, default=0, help="at most this many questions per "
                         f"{task.group_words[0]} (0: all)")
+    parser.add_argument("--per-group", type=int, default=0, metavar="N",
+                        help=f"a stratified sample: N questions drawn at random from each {task.group_words[0]} "
+                             "(seeded by --seed; 0: every question)")
+    parser.add_argument("--seed", type=int, default=0, help="the --per-group sample's seed (default 0)")
     parser.add_argument("--method", choices=task.methods, default="letter",
                         help="letter (the letters' log-likelihoods), option (each option's text's)"
                              + (", generative (greedy generation read by lm-evaluation-harness's filter and exact "
@@ -228,6 +279,10 @@ def add_arguments(parser: argparse.ArgumentParser, task: type[Task]) -> None:
                             help="build the prompt in the model's chat template, as lm-evaluation-harness's "
                                  "--apply_chat_template does (worked examples as turns, the description as the "
                                  "system turn)")
+    parser.add_argument("--rotations", type=int, default=1, metavar="K",
+                        help="the rotation check: ask each question K times (2 to its number of options), its options "
+                             "rotated cyclically by 0 to K-1 places, the key moving with its text; each row holds every "
+                             "rotation's answer (letter method; default 1: no rotation)")
     parser.add_argument("--out", type=Path, default=task.default_out,
                         help="JSONL file to write (gzip-compressed if it ends .gz)")
     parser.add_argument("--resume", action="store_true",
@@ -275,6 +330,10 @@ def resume_command(task: type[Task], args: argparse.Namespace) -> str:
              "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
     if getattr(args, "apply_chat_template", False):
         words.append("--apply-chat-template")
+    if args.rotations > 1:
+        words += ["--rotations", str(args.rotations)]
+    if args.per_group:
+        words += ["--per-group", str(args.per_group), "--seed", str(args.seed)]
     if args.server:
         words += ["--server", *args.server]
     for option in ("model", "device", "dtype", "threads"):
@@ -289,6 +348,12 @@ def argument_problem(task: type[Task], args: argparse.Namespace) -> str | None:
         return f"--shots must be from 0 to {max_shots}"
     if args.limit < 0:
         return "--limit must be 0 (all) or more"
+    if args.per_group < 0:
+        return "--per-group must be 0 (every question) or more"
+    if args.rotations < 1:
+        return "--rotations must be 1 (no rotation) or more"
+    if args.rotations > 1 and args.method != "letter":
+        return "--rotations scores letters: use it with --method letter"
     if args.batch_size < 1:
         return "--batch-size must be 1 or more"
     if args.workers < 1:
@@ -353,12 +418,13 @@ def run(args: argparse.Namespace, task_type: type[Task], unavailable: tuple[type
         print(f"error: {error}", file=sys.stderr)
         return 3
     template = "chat" if getattr(args, "apply_chat_template", False) else "plain"
+    only = stratified_sample(task, groups, split, args.per_group, args.seed) if args.per_group else None
     print(f"Model: {about}; method {args.method}; {template} prompt; {args.shots}-shot; {split} split; "
           f"batches of {args.batch_size}; {args.workers} worker(s)", file=sys.stderr)
     try:
         rows = evaluate(task, scorer, groups, split, args.shots, args.limit, args.method, args.out,
                         progress=not args.no_progress, resume=args.resume, batch_size=args.batch_size,
-                        workers=args.workers, template=template)
+                        workers=args.workers, template=template, rotations=args.rotations, only=only)
     except cannot_score as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -52,6 +52,9 @@ def summarise(rows: list[dict], groups_key: str = "subjects") -> dict:
         summary["rms_calibration_error"] = explainers.rms_calibration_error(confidences, correct,
                                                                             min(CALIBRATION_BINS, len(rows)))
         summary["average_confidence"] = explainers.average_confidence(confidences)
+    if rows and all("rotations" in r for r in rows):
+        summary["rotation"] = explainers.rotation_metrics([[x["answer"] for x in r["rotations"]] for r in rows],
+                                                          keys)
     return summary
 
 
@@ -69,6 +72,12 @@ def report(summary: dict, groups_key: str = "subjects", words: tuple[str, str] =
     if summary["rms_calibration_error"] is not None:
         lines.append(f"RMS calibration error: {pct(summary['rms_calibration_error'])} "
                      f"(average confidence {pct(summary['average_confidence'])})")
+    if "rotation" in summary:
+        rotation = summary["rotation"]
+        lines.append(f"Rotation check ({rotation['rotations']} rotations): the same option in every rotation "
+                     f"{pct(rotation['consistent'])}; right in every rotation {pct(rotation['accuracy_all_rotations'])} "
+                     f"(as published {pct(rotation['accuracy_first_rotation'])}, mean over rotations "
+                     f"{pct(rotation['accuracy_mean'])})")
     lines += ["Predicted letters: " + ", ".join(f"{k} {v}" for k, v in summary["predicted_letters"].items()),
               f"Per {words[0]}:"]
     lines += [f"  {name}: {pct(g['accuracy'])} of {g['n']} ({pct(g['ci95'][0])} to {pct(g['ci95'][1])})"

@@ -26,7 +26,8 @@ LIMIT = 3
 def test_both_benchmarks_evaluate_through_the_shared_command_and_keep_their_old_flags():
     import argparse
 
-    shared_flags = ["--workers", "2", "--batch-size", "4", "--resume", "--method", "letter", "--dtype", "auto"]
+    shared_flags = ["--workers", "2", "--batch-size", "4", "--resume", "--method", "letter", "--dtype", "auto",
+                    "--rotations", "4", "--per-group", "20", "--seed", "3"]
     old_flags = {mmlu_evaluate: ["--subjects", "astronomy", "--split", "val", "--shots", "0", "--limit", "2",
                                  "--out", "x.jsonl", "--model", "m", "--device", "cpu", "--threads", "1",
                                  "--no-progress"],
@@ -49,7 +50,9 @@ def test_mmlu_pro_refuses_bad_options_before_loading_the_model(tmp_path, capsys)
     existing.write_text("")
     for extra, message in ((["--out", str(existing)], "already exists; add --resume"),
                            (["--workers", "0"], "--workers"), (["--batch-size", "0"], "--batch-size"),
-                           (["--out", str(existing), "--resume", "--force"], "contradict")):
+                           (["--out", str(existing), "--resume", "--force"], "contradict"),
+                           (["--rotations", "4", "--method", "option"], "--rotations scores letters"),
+                           (["--rotations", "0"], "--rotations must be 1"), (["--per-group", "-1"], "--per-group")):
         assert cli_main(["mmlu-pro", "evaluate", "--categories", "law", *extra]) == 2
         assert message in capsys.readouterr().err
 
@@ -106,3 +109,42 @@ def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_r
         assert b["probabilities"] == pytest.approx(a["probabilities"], abs=TOLERANCE)
         assert b["vocabulary_share"] == pytest.approx(a["vocabulary_share"], abs=TOLERANCE)
     assert set(one[next(iter(one))]) >= {"question_id", "category", "split", "index", "method", "options", "shots"}
+
+
+@pytest.mark.model
+def test_a_rotation_check_row_holds_what_each_rotated_question_gets_alone(tmp_path, loaded_model):
+    """``evaluate --rotations 4``: each rotation's answer is the one the rotated question gets when
+    asked on its own; shift 0 is the plain run; the summary's metrics equal a recount of the rows."""
+    import explainers
+    from benchmarks.mmlu.server import data_dir as mmlu_data_dir
+    from benchmarks.mmlu.server.reader import MMLUData
+    from benchmarks.server.multiple_choice import answer_question
+    from livescoring.scorer import Scorer
+
+    data = MMLUData(mmlu_data_dir(default_config()))
+    task = mmlu_evaluate.MMLUTask(data)
+    subjects = ["astronomy", "virology"]
+    out = tmp_path / "rotations.jsonl"
+    rows = shared.evaluate(task, Scorer(loaded_model), subjects, shots=0, limit=2, out=out, progress=False,
+                           rotations=4)
+    plain = {question_key(r): r for r in shared.evaluate(task, Scorer(loaded_model), subjects, shots=0, limit=2,
+                                                         progress=False)}
+    assert read_rows(out) == rows and len(rows) == 4
+    for row in rows:
+        doc = task.questions(row["subject"], "test")[row["index"]]
+        assert [r["shift"] for r in row["rotations"]] == [0, 1, 2, 3]
+        assert row["prediction"] == plain[question_key(row)]["prediction"]
+        for rotation in row["rotations"]:
+            choices = explainers.rotate_options(list(doc.choices), rotation["shift"])
+            alone = answer_question(Scorer(loaded_model), prompt_format=task.prompt, subject=row["subject"],
+                                    question=doc.question, choices=choices, shots=[], method="letter",
+                                    key=explainers.rotated_letter(doc.answer, rotation["shift"], 4))
+            assert rotation["position"] == alone["prediction"]
+            assert choices["ABCD".index(rotation["position"])] == doc.choices["ABCD".index(rotation["answer"])]
+            assert rotation["key_probability"] == pytest.approx(alone["probabilities"][alone["key"]], abs=TOLERANCE)
+    summary = shared.summarise(rows, "subjects")["rotation"]
+    same = sum(len({r["answer"] for r in row["rotations"]}) == 1 for row in rows)
+    right = sum(all(r["answer"] == row["key"] for r in row["rotations"]) for row in rows)
+    assert (summary["consistent_count"], summary["all_rotations_count"]) == (same, right)
+    with pytest.raises(ValueError, match="--rotations scores letters"):
+        shared.evaluate(task, Scorer(loaded_model), subjects, shots=0, limit=1, method="option", rotations=4)
