@@ -229,9 +229,14 @@ def key(marks: list[dict]) -> dict:
     return mark("g", {"class": "fig-key"}, children=marks)
 
 
+LEADER = 6  # how far right of ``x`` direct labels start: room for the leader to a moved one
+
+
 def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick") -> dict:
     """Names written beside the ends of a chart's lines, each at its line's height ``y`` or moved
-    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs."""
+    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs. A name
+    moved off its line's height is joined to the line's end (just left of ``x``) by a leader, so it
+    is still read as that line's; names start LEADER right of ``x``."""
     step = line_height(cls) + 1
     placed: list[float] = []
     marks = []
@@ -242,7 +247,9 @@ def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick
                 baseline += shift
                 break
         placed.append(baseline)
-        marks.append(label(x, baseline, name, cls, "start"))
+        if abs(baseline - 4 - y) > 2:
+            marks.append(mark("line", {"x1": x - 3, "y1": y, "x2": x + LEADER - 1, "y2": baseline - 4, "class": "fig-leader"}))
+        marks.append(label(x + LEADER, baseline, name, cls, "start"))
     return key(marks)
 
 

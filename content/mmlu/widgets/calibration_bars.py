@@ -108,7 +108,8 @@ def view(state: dict, context: dict) -> dict:
                              f"claimed {g['confidence']:.2f}, right {g['accuracy']:.2f}",
                              [(y(0), 0.0), (y(1), 1.0)], Box(claimed_x, top - 6, claimed_x + bar, top + 6),
                              [claimed], at=(claimed_x + bar / 2, top), axis="y",
-                             hint=None if i else "drag a bar's top: its confidence", key=f"group-{i + 1}", items=shown["members"][i],
+                             hint=None if i else "drag a bar's top: its confidence",
+                             key=f"group-{i + 1}", items=shown["members"][i],
                              label=f"Group {i + 1}: confidence of its {plural(g['n'], 'answer')}")
         marks += [
             claimed,
