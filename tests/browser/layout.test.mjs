@@ -14,7 +14,8 @@
 // - at 360 and 1280 px: no reference line runs through a text in a chart; no more than 48 px blank
 //   above a widget in the reading column, nor 32 px above its "Share / embed"; checkboxes in the
 //   palette's blue; the group bars' names on one line, the scaling plot's two dots of this site's
-//   model at its true size and named 0- and 5-shot, MMLU against MMLU-Pro's names by their dots.
+//   model at its true size and named 0- and 5-shot, MMLU against MMLU-Pro's names by their dots;
+//   at 360 px, no code block wider than its box.
 //
 // The worker is kept from starting (Pyodide's files are refused): redraws come from the server, the
 // same Python (widgets.test.mjs checks they agree). Screenshots of every widget go to
@@ -270,6 +271,11 @@ for (const paper of PAPERS) {
       assert.deepEqual(roomy, [], 'blank above "Share / embed"');
       if (seen.boxes.length) assert.deepEqual(seen.boxes, ['rgb(47, 95, 179)'], 'checkboxes in the palette\'s blue');
       const named = await page.evaluate(inspectNamedMarks);
+      if (width === 360) { // a code block's lines wrap in its box: none runs off to the right
+        const wide = await page.$$eval('main pre', (blocks) => blocks.filter((pre) => pre.getBoundingClientRect().width > 0
+          && pre.scrollWidth > pre.clientWidth + 1).map((pre) => `${pre.scrollWidth} px in ${pre.clientWidth}: ${pre.textContent.slice(0, 40)}`));
+        assert.deepEqual(wide, [], 'code blocks wider than their box');
+      }
       if (paper === 'mmlu') assert.ok(named.groupBaselines && named.ours?.length === 2, 'the group bars and the scaling plot are found');
       if (paper === 'mmlu-pro') assert.ok(named.apart, 'MMLU against MMLU-Pro is found');
       if (named.groupBaselines) assert.equal(named.groupBaselines.length, 1, `group bars' names on ${named.groupBaselines.length} lines`);
