@@ -82,7 +82,8 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
         edge, middle = y(delta + band), (left + right) / 2
         marks.append(handle(param, multiple, f"{multiple:g} standard errors: band ± {band * 100:.2f} points",
                             [(y(delta + b), m) for m, b in bands], Box(middle - 14, edge - 6, middle + 14, edge + 6),
-                            [rect(middle - 14, middle + 14, edge - 2, edge + 2, "fig-grip-bar")], axis="y",
+                            [rect(middle - 14, middle + 14, edge - 1.5, edge + 1.5, "fig-grip-bar")],
+                            at=(middle, edge), hint="drag the edge to widen the gate", axis="y",
                             label=f"{param.label} (the band's upper edge)"))
     words, bottom = caption(left, plot_bottom_names + 8, width - left - GAP,
                             "subjects, sorted by their change (points, candidate minus production)", "start")

@@ -108,11 +108,23 @@ def hwhisker(x0: float, x1: float, y: float, cls: str = "fig-whisker", cap: floa
 
 
 HANDLE_TARGET = 24  # the least width and height a handle's grip takes pointers over (WCAG 2.5.8)
+KNOB_RADIUS = 7  # a handle's knob: a slider's thumb, as a reader knows it from any form
+
+
+def knob(x: float, y: float, axis: str = "x") -> dict:
+    """What says a mark can be dragged: a round thumb in the background colour with a rim, and two
+    ridges across the way it moves (upright for a handle moved left and right). Legends draw the
+    same thumb (swatch "knob")."""
+    r, ridge = KNOB_RADIUS, KNOB_RADIUS / 2
+    ridges = ([vline(x + dx, y - ridge, y + ridge, "fig-knob-ridge") for dx in (-2, 2)] if axis == "x" else
+              [hline(x - ridge, x + ridge, y + dy, "fig-knob-ridge") for dy in (-2, 2)])
+    return mark("g", {"class": "fig-knob"}, children=[
+        mark("circle", {"cx": x, "cy": y, "r": r, "class": "fig-knob-face"}), *ridges])
 
 
 def handle(param: Param, value: float, shown: str, stops: list[tuple[float, float]], grip: Box,
-           children: list[dict], *, axis: str = "x", key: str | None = None, label: str | None = None,
-           items: list[int] | None = None) -> dict:
+           children: list[dict], *, at: tuple[float, float], hint: str | None = None, axis: str = "x", key: str | None = None,
+           label: str | None = None, items: list[int] | None = None) -> dict:
     """A mark a reader drags (pointer or touch) or keys (arrows, Page Up/Down, Home, End) to set
     the form control named ``param.name``: a slider in the figure (static/js/widgets/draggable-mark.js
     makes it move; without JavaScript the form below the figure stays the way to change it).
@@ -120,15 +132,20 @@ def handle(param: Param, value: float, shown: str, stops: list[tuple[float, floa
     ``stops``: (pixel along ``axis``, value) pairs, at least two, in order along the axis; between
     two the value is linear in the pixel, so a scale that is not linear in the value (a band's edge
     against the number of questions) is given as enough stops. ``grip``: the box a pointer grabs,
-    widened here to HANDLE_TARGET each way about its middle; it is also where the focus ring is
-    drawn. ``children``: the mark's own drawing. ``items``: for a list setting ("numbers"), the
-    indices of the values this mark stands for: their mean is ``value`` and moving it shifts them
-    all alike. ``key`` tells the figure's handles apart (so a redraw keeps the one in use); the
-    setting's name by default. A figure holding handles has role "group".
+    widened here to HANDLE_TARGET each way about its middle and to take in the knob; it is also
+    where the focus ring is drawn. ``children``: the mark's own drawing, under its knob, drawn at
+    ``at`` (the thumb that shows it can be dragged). ``hint``: for a figure's main handle, the words a
+    reader is shown beside its knob until they first use a handle (draggable-mark.js), as "drag
+    the dot to set the score".
+    ``items``: for a list setting ("numbers"), the indices of the values this mark stands for:
+    their mean is ``value`` and moving it shifts them all alike. ``key`` tells the figure's handles
+    apart (so a redraw keeps the one in use); the setting's name by default. A figure holding
+    handles has role "group".
     """
-    half_w = max(grip.x1 - grip.x0, HANDLE_TARGET) / 2
-    half_h = max(grip.y1 - grip.y0, HANDLE_TARGET) / 2
     middle_x, middle_y = (grip.x0 + grip.x1) / 2, (grip.y0 + grip.y1) / 2
+    # Around its middle (which maps to the value) the grip reaches the knob, and at least HANDLE_TARGET.
+    half_w = max(grip.x1 - grip.x0, HANDLE_TARGET, 2 * (abs(at[0] - middle_x) + KNOB_RADIUS)) / 2
+    half_h = max(grip.y1 - grip.y0, HANDLE_TARGET, 2 * (abs(at[1] - middle_y) + KNOB_RADIUS)) / 2
     ring = mark("rect", {"x": middle_x - half_w, "y": middle_y - half_h, "width": 2 * half_w, "height": 2 * half_h,
                          "rx": 4, "class": "fig-grip"})
     return mark("g", {
@@ -141,7 +158,8 @@ def handle(param: Param, value: float, shown: str, stops: list[tuple[float, floa
         "data-step": f"{param.step:g}", "data-scale": "log" if param.scale == "log" else None,
         "data-log-step": f"{LOG_STEP:g}" if param.scale == "log" else None,
         "data-items": " ".join(str(i) for i in items) if items is not None else None,
-    }, children=[ring, *children])
+        "data-hint": hint,
+    }, children=[ring, *children, knob(*at, axis)])
 
 
 PERCENT_WIDTH = text_width("100%")  # the widest tick label of a percentage axis
@@ -190,7 +208,8 @@ def caption(x: float, top: float, width: float, text: str, anchor: str = "middle
 
 def swatch(kind: str, x: float, middle: float, cls: str) -> dict:
     """A legend's sample of a mark, 14 units wide from ``x``: "box" (a bar), "dot", "line",
-    "square" (a small square marker) or "whisker" (a band's span)."""
+    "square" (a small square marker), "whisker" (a band's span) or "knob" (a handle's thumb: the
+    class is not used)."""
     if kind == "dot":
         return mark("circle", {"cx": x + 7, "cy": middle, "r": 5, "class": cls})
     if kind == "line":
@@ -199,6 +218,8 @@ def swatch(kind: str, x: float, middle: float, cls: str) -> dict:
         return mark("rect", {"x": x + 3, "y": middle - 4, "width": 8, "height": 8, "class": cls})
     if kind == "whisker":
         return hwhisker(x, x + 14, middle, cls, cap=4)
+    if kind == "knob":
+        return knob(x + 7, middle)
     return rect(x, x + 14, middle - 5, middle + 5, cls)
 
 
@@ -208,9 +229,14 @@ def key(marks: list[dict]) -> dict:
     return mark("g", {"class": "fig-key"}, children=marks)
 
 
+LEADER = 6  # how far right of ``x`` direct labels start: room for the leader to a moved one
+
+
 def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick") -> dict:
     """Names written beside the ends of a chart's lines, each at its line's height ``y`` or moved
-    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs."""
+    down or up just enough to clear the names already placed: ``items`` are (y, name) pairs. A name
+    moved off its line's height is joined to the line's end (just left of ``x``) by a leader, so it
+    is still read as that line's; names start LEADER right of ``x``."""
     step = line_height(cls) + 1
     placed: list[float] = []
     marks = []
@@ -221,7 +247,9 @@ def direct_labels(items: list[tuple[float, str]], x: float, cls: str = "fig-tick
                 baseline += shift
                 break
         placed.append(baseline)
-        marks.append(label(x, baseline, name, cls, "start"))
+        if abs(baseline - 4 - y) > 2:
+            marks.append(mark("line", {"x1": x - 3, "y1": y, "x2": x + LEADER - 1, "y2": baseline - 4, "class": "fig-leader"}))
+        marks.append(label(x + LEADER, baseline, name, cls, "start"))
     return key(marks)
 
 

@@ -31,6 +31,11 @@ def plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def listed(names: list[str]) -> str:
+    """Names in a sentence: "a", "a and b", "a, b and c"."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
 def shown(value) -> str:
     """A function's result as readers see it: numbers to 4 significant digits, lists and objects inline."""
     if isinstance(value, bool):

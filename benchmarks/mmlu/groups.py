@@ -10,12 +10,13 @@ class Group:
     name: str  # as subjects.csv's "group" column writes it
     title: str  # for sentences and tooltips
     short: str  # for an axis label
+    shortest: str  # for an axis label on a phone, where each group has about 40 px
 
 
 GROUPS = (
-    Group("humanities", "humanities", "Humanities", "Humanities"),
-    Group("social_sciences", "social sciences", "Social sciences", "Soc. sci."),
-    Group("stem", "STEM", "STEM", "STEM"),
-    Group("other", "other", "Other", "Other"),
+    Group("humanities", "humanities", "Humanities", "Humanities", "Hum."),
+    Group("social_sciences", "social sciences", "Social sciences", "Soc. sci.", "Soc."),
+    Group("stem", "STEM", "STEM", "STEM", "STEM"),
+    Group("other", "other", "Other", "Other", "Other"),
 )
 BY_NAME = {group.name: group for group in GROUPS}

@@ -5,7 +5,10 @@
 // verdict, the handle's announced value) must change as it should; the handle in use keeps its
 // focus across redraws and shows a focus ring; axe-core finds nothing. Pyodide is kept from
 // loading, so the server computes each view (as it does for every reader until the worker is
-// ready). Screenshots with a handle focused, 360 and 1280 px, light and dark, in tests/artifacts/.
+// ready). Each handle shows it can be dragged: a knob (a slider's thumb), and on the first view a
+// hint naming what to drag beside the main handle's knob, gone once a handle is used (and on the next
+// visit). Screenshots with a handle focused, 360 and 1280 px, light and dark, in tests/artifacts/;
+// the category bars also in forced colours, and with the hint at 360 px, dark.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, screenshot, summaryText } from './lib.mjs';
@@ -77,6 +80,39 @@ async function keys(page, name, mark, ...pressed) {
   assert.notEqual(ring, 'none', `${name} ${mark}: no focus ring`);
 }
 
+// What says a handle can be dragged: every handle's knob is drawn (at least 14 px across, a rim
+// and a face of different colours), and a hint (the main handle's data-hint) points at its knob
+// from just above or below it. Returns the hint's words.
+async function affordance(page, name) {
+  const widget = widgetOf(page, name);
+  const handles = widget.locator('svg[data-role="figure"] [role="slider"]');
+  const knobs = await handles.locator('.fig-knob').evaluateAll((nodes) => nodes.map((node) => {
+    const box = node.getBoundingClientRect();
+    const face = getComputedStyle(node.querySelector('.fig-knob-face'));
+    return { width: box.width, height: box.height, fill: face.fill, stroke: face.stroke };
+  }));
+  assert.equal(knobs.length, await handles.count(), `${name}: a handle without a knob`);
+  for (const knob of knobs) {
+    assert.ok(knob.width >= 14 && knob.height >= 14, `${name}: a knob ${knob.width}×${knob.height} px`);
+    assert.ok(knob.stroke !== 'none' && knob.fill !== knob.stroke, `${name}: the knob's rim is not seen (${knob.fill}, ${knob.stroke})`);
+  }
+  const hinted = handles.and(page.locator('[data-hint]')).first();
+  const words = await hinted.getAttribute('data-hint');
+  const hint = widget.locator('.handle-hint');
+  assert.ok(await hint.isVisible(), `${name}: no hint on the first view`);
+  assert.equal(await hint.textContent(), words);
+  const knob = await hinted.locator('.fig-knob').boundingBox();
+  const box = await hint.boundingBox();
+  const middle = knob.x + knob.width / 2;
+  assert.ok(box.x <= middle && middle <= box.x + box.width, `${name}: the hint is not over its knob`);
+  const gap = Math.min(Math.abs(knob.y - (box.y + box.height)), Math.abs(box.y - (knob.y + knob.height)));
+  assert.ok(gap <= 12, `${name}: the hint is ${gap} px from its knob`);
+  return words;
+}
+
+const hintGone = async (page, name) => assert.equal(await widgetOf(page, name).locator('.handle-hint').count(), 0,
+  `${name}: the hint stayed after a handle was used`);
+
 async function valueText(page, name, mark) {
   return handleOf(page, name, mark).getAttribute('aria-valuetext');
 }
@@ -115,9 +151,11 @@ test('handles', { concurrency: 1 }, async (t) => {
     const { page } = opened;
     assert.match(await summaryOf(page, name), /A score of 30\.0% on 100 questions/);
     assert.match(await summaryOf(page, name), /cannot be told apart from guessing/);
+    assert.equal(await affordance(page, name), 'drag the dot to set the score');
 
     // Drag the score to the right: well above chance on 100 questions.
     await mouseDrag(page, name, 'score', 150, 0);
+    await hintGone(page, name);
     const score = Number(await page.inputValue('#w-chance-explorer-score'));
     assert.ok(score > 0.4, `the score went to ${score}`);
     assert.match(await summaryOf(page, name), /can be told apart from guessing/);
@@ -155,7 +193,9 @@ test('handles', { concurrency: 1 }, async (t) => {
     const opened = await open('/mmlu-pro/widgets/guessing-floor', name);
     const { page } = opened;
     assert.match(await summaryOf(page, name), /knows 30% of the answers and guesses the rest expects 47\.5%/);
+    await affordance(page, name);
     await mouseDrag(page, name, 'known-4', 120, 0);
+    await hintGone(page, name);
     const known = Number(await page.inputValue('#w-guessing-floor-known'));
     assert.ok(known > 0.35, `dragging the 4-option dot right gave ${known}`);
     assert.match(await summaryOf(page, name), new RegExp(`knows ${Math.round(known * 100)}% of the answers`));
@@ -174,8 +214,10 @@ test('handles', { concurrency: 1 }, async (t) => {
     const opened = await open('/mmlu/widgets/release-gate?delta=-0.005', name);
     const { page } = opened;
     assert.match(await summaryOf(page, name), /^Verdict: ship\./);
+    await affordance(page, name);
     // Pulled down to the narrowest gate, the same change needs a human.
     await mouseDrag(page, name, 'multiple', 0, 40);
+    await hintGone(page, name);
     assert.equal(Number(await page.inputValue('#w-release-gate-multiple')), 1);
     assert.match(await summaryOf(page, name), /^Verdict: investigate\./);
     await touchDrag(page, name, 'multiple', 0, -40);
@@ -196,6 +238,7 @@ test('handles', { concurrency: 1 }, async (t) => {
     const { page } = opened;
     assert.match(await summaryOf(page, name), /average confidence 0\.65/);
     assert.match(await summaryOf(page, name), /Group 2 \(5 answers\): claimed 0\.90/);
+    await affordance(page, name);
     // The surer group, dragged down 0.2 (the plot is 200 px for 0 to 100 %): its answers follow.
     await mouseDrag(page, name, 'group-2', 0, 40);
     assert.match(await summaryOf(page, name), /average confidence 0\.55/);
@@ -210,20 +253,57 @@ test('handles', { concurrency: 1 }, async (t) => {
     await finish(opened, name, 'group-1');
   });
 
-  await t.test('category bars: the thumb on the axis sets the overall score', async () => {
+  await t.test('category bars: each category at its own score; the knob on the axis moves the overall line', async () => {
     const name = 'category-bars';
-    const opened = await open('/mmlu-pro/widgets/category-bars', name);
+    const opened = await open('/mmlu-pro/widgets/category-bars', name, 360);
     const { page } = opened;
-    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): 72\.6% would be known/);
+    const widget = widgetOf(page, name);
+    // At 360 px the plot has the figure's width (the names go above their rows), and each category's
+    // dot stands at its own score: law's left of the overall line, math's right of it.
+    const plot = () => widget.locator('svg[data-role="figure"]').evaluate((svg) => {
+      const ticks = [...svg.querySelectorAll('text.fig-tick')].filter((t) => /^(0|100)%$/.test(t.textContent));
+      const [zero, hundred] = ticks.map((t) => t.getBoundingClientRect());
+      const dot = (category) => [...svg.querySelectorAll('g.fig-point')].find((g) => g.getAttribute('aria-label').startsWith(`${category} (`))
+        .querySelector('circle.fig-dot').getBoundingClientRect();
+      const centre = (box) => box.x + box.width / 2;
+      return { span: centre(hundred) - centre(zero), width: svg.getBoundingClientRect().width, law: centre(dot('law')),
+        math: centre(dot('math')), line: centre(svg.querySelector('.overall-score').getBoundingClientRect()),
+        columns: new Set([...svg.querySelectorAll('g.fig-point circle.fig-dot')].map((c) => c.getAttribute('cx'))).size };
+    });
+    for (const width of [360, 1280]) {
+      if (width !== 360) { await page.setViewportSize({ width, height: 900 }); await redrawnForWidth(page, name); }
+      const drawn = await plot();
+      assert.ok(drawn.law < drawn.line && drawn.line < drawn.math, `${width} px: law ${drawn.law}, overall ${drawn.line}, math ${drawn.math}`);
+      assert.ok(drawn.columns >= 12, `${width} px: the dots stand in ${drawn.columns} columns`);
+      if (width === 360) assert.ok(drawn.span >= 0.8 * drawn.width, `360 px: the plot is ${drawn.span} of ${drawn.width} px`);
+      if (width === 360) { // the first view's hint, dark, in forced colours too
+        await page.emulateMedia({ colorScheme: 'dark' });
+        assert.equal(await affordance(page, name), 'drag to move the overall score');
+        await widget.locator('figure.widget-body').scrollIntoViewIfNeeded();
+        await screenshot(page, 'handles-hint-category-bars-360-dark');
+        await page.emulateMedia({ colorScheme: 'dark', forcedColors: 'active' });
+        await affordance(page, name);
+        await screenshot(page, 'handles-hint-category-bars-360-forced-colours');
+        await page.emulateMedia({ colorScheme: 'light', forcedColors: 'none' });
+      }
+    }
+    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): GPT-4o scored 76\.1% \(dataset card\), 95% band 73\.7% to 78\.3%, so above the overall 72\.6%/);
+    assert.match(await summaryOf(page, name), /^Against an overall 72\.6%, the bands of law and engineering below it;/m);
     await mouseDrag(page, name, 'score', -200, 0);
+    await hintGone(page, name);
     const score = Number(await page.inputValue('#w-category-bars-score'));
-    assert.ok(score < 0.6, `dragging the thumb left gave ${score}`);
-    assert.match(await summaryOf(page, name), new RegExp(`\\nmath \\(1,351 questions\\): ${(100 * score).toFixed(1)}% would be known`));
+    assert.ok(score < 0.6, `dragging the knob left gave ${score}`);
+    assert.match(await summaryOf(page, name), new RegExp(`\\nmath \\(1,351 questions\\): GPT-4o scored 76\\.1% .*, so above the overall ${(100 * score).toFixed(1)}%`));
     await touchDrag(page, name, 'score', 100, 0);
-    assert.ok(Number(await page.inputValue('#w-category-bars-score')) > score, 'a finger dragging the thumb right raises it');
+    assert.ok(Number(await page.inputValue('#w-category-bars-score')) > score, 'a finger dragging the knob right raises it');
     await keys(page, name, 'score', 'End', 'PageDown');
-    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): 99\.0% would be known/);
+    assert.match(await summaryOf(page, name), /\nmath \(1,351 questions\): GPT-4o scored 76\.1% .*, so below the overall 99\.0%/);
     assert.equal(await valueText(page, name, 'score'), '99.0%');
+    // Used once, the hint is not shown again on the next visit.
+    await page.reload();
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`);
+    assert.ok(await widget.locator('[role="slider"] .fig-knob').count() > 0, 'the knob is drawn');
+    await hintGone(page, name);
     await finish(opened, name, 'score');
   });
 });

@@ -11,6 +11,11 @@
 //   "More settings" (a live widget's form is the question it scores: it is measured, not counted), and no data editor (a text box for answers or runs, a file chooser) shows
 //   until asked for;
 // - at 360 px, /mmlu/ is at most 70,000 px tall (still open: a to-do, below).
+// - at 360 and 1280 px: no reference line runs through a text in a chart; no more than 48 px blank
+//   above a widget in the reading column, nor 32 px above its "Share / embed"; checkboxes in the
+//   palette's blue; the group bars' names on one line, the scaling plot's two dots of this site's
+//   model at its true size and named 0- and 5-shot, MMLU against MMLU-Pro's names by their dots;
+//   at 360 px, no code block wider than its box.
 //
 // The worker is kept from starting (Pyodide's files are refused): redraws come from the server, the
 // same Python (widgets.test.mjs checks they agree). Screenshots of every widget go to
@@ -117,6 +122,89 @@ function inspectCharts() {
   return charts;
 }
 
+// Runs in the page: what a reader sees crossed, cut off or left blank (issue 40):
+// - texts a reference line (chance, expert, a divider) runs through, in every widget's chart;
+// - the blank above each widget, from the end of what comes before it in the reading column (a note
+//   floated in the margin is beside the column, not in it);
+// - the blank above each widget's "Share / embed", from the lowest thing drawn above it, with the
+//   calculator's status line empty, as it is unless the calculator failed (here it did: no Pyodide);
+// - the checkboxes' colour (accent-color): the palette's, not the browser's bright blue.
+function inspectBlanksAndCrossings() {
+  const shown = (el) => el.checkVisibility({ opacityProperty: true, visibilityProperty: true })
+    && el.getBoundingClientRect().width > 0;
+  const crossed = [];
+  for (const svg of document.querySelectorAll('main section.widget svg[data-role="figure"]')) {
+    if (!shown(svg)) continue;
+    const name = svg.closest('section.widget').dataset.widget;
+    const texts = [...svg.querySelectorAll('text')].filter((t) => t.textContent.trim() && shown(t) && !t.closest('.fig-handle'));
+    for (const line of svg.querySelectorAll('line.fig-ref, line.fig-divider, .fig-ref line')) {
+      const l = line.getBoundingClientRect();
+      for (const text of texts) {
+        const t = text.getBoundingClientRect();
+        // The glyphs' own box, less the line spacing above and below them.
+        const [top, bottom] = [t.top + 0.2 * t.height, t.bottom - 0.2 * t.height];
+        if (l.left < t.right && l.right > t.left && l.top < bottom && l.bottom > top) crossed.push(`${name}: "${text.textContent}"`);
+      }
+    }
+  }
+  const inColumn = (el) => getComputedStyle(el).float === 'none' && el.getBoundingClientRect().height > 0;
+  const above = [];
+  const share = [];
+  for (const w of document.querySelectorAll('main section.widget[data-widget]')) {
+    let before = (w.closest('.widget-wrap') || w).previousElementSibling;
+    while (before && !inColumn(before)) before = before.previousElementSibling;
+    if (before) above.push([w.dataset.widget, Math.round(w.getBoundingClientRect().top - before.getBoundingClientRect().bottom)]);
+    const engine = w.querySelector('[data-role="engine"]'); // a live form has none
+    const said = engine?.textContent;
+    if (engine) engine.textContent = '';
+    const summary = w.querySelector('.widget-share > summary').getBoundingClientRect();
+    let lowest = 0;
+    for (const el of w.querySelectorAll('*')) {
+      if (el.closest('.widget-share') || (el.children.length && !el.matches('select, svg, button')) || !shown(el)) continue;
+      const box = el.getBoundingClientRect();
+      if (box.height > 0 && box.bottom <= summary.top + 1) lowest = Math.max(lowest, box.bottom);
+    }
+    share.push([w.dataset.widget, Math.round(summary.top - lowest)]);
+    if (engine) engine.textContent = said;
+  }
+  const boxes = [...document.querySelectorAll('main section.widget input[type="checkbox"]')].filter(shown)
+    .map((box) => getComputedStyle(box).accentColor);
+  return { crossed, above, share, boxes: [...new Set(boxes)] };
+}
+
+// Runs in the page: marks and their names, in the figures' own units (issue 40): the group bars'
+// names (their baselines), the scaling plot's two dots of this site's model (where they stand, what
+// is written by them) and MMLU against MMLU-Pro's model names, each at its dot's height or joined
+// to it by a leader.
+function inspectNamedMarks() {
+  const figureOf = (name) => [...document.querySelectorAll(`section.widget[data-widget="${name}"] svg[data-role="figure"]`)]
+    .find((svg) => svg.getBoundingClientRect().width > 0);
+  const found = {};
+  const groups = figureOf('group-bars');
+  if (groups) found.groupBaselines = [...new Set([...groups.querySelectorAll('text.fig-group-label')].map((t) => t.getAttribute('y')))];
+  const scaling = figureOf('scaling-plot');
+  if (scaling) {
+    found.ours = [...scaling.querySelectorAll('g.fig-point.series-live')].map((g) => ({
+      cx: g.querySelector('circle').getAttribute('cx'),
+      named: [...g.querySelectorAll('text')].filter((t) => getComputedStyle(t).opacity !== '0').map((t) => t.textContent),
+    }));
+  }
+  const slopes = figureOf('mmlu-vs-pro');
+  if (slopes) {
+    const leaders = [...slopes.querySelectorAll('line.fig-leader')].map((l) => ['x1', 'y1', 'x2', 'y2'].map((k) => Number(l.getAttribute(k))));
+    found.apart = [];
+    for (const text of slopes.querySelectorAll('.fig-key text')) {
+      const point = [...slopes.querySelectorAll('g.fig-point')].find((g) => g.getAttribute('aria-label').startsWith(`${text.textContent}:`));
+      const dot = [...point.querySelectorAll('circle')].at(-1); // its MMLU-Pro end
+      const [cx, cy] = [Number(dot.getAttribute('cx')), Number(dot.getAttribute('cy'))];
+      const [tx, ty] = [Number(text.getAttribute('x')), Number(text.getAttribute('y')) - 4]; // the name's left, mid-height
+      const joined = leaders.some(([x1, y1, x2, y2]) => Math.hypot(x1 - cx, y1 - cy) <= 5 && Math.hypot(x2 - tx, y2 - ty) <= 3);
+      if (Math.abs(ty - cy) > 3 && !joined) found.apart.push(`${text.textContent}: ${Math.abs(ty - cy).toFixed(1)} px off, no leader`);
+    }
+  }
+  return found;
+}
+
 // Runs in the page: each widget's first view, its controls before the fold, and data editors shown.
 function inspectFirstViews() {
   // Shown: laid out, not hidden, and not folded in a closed disclosure (whose content keeps its box).
@@ -170,6 +258,36 @@ for (const paper of PAPERS) {
         }
       });
     }
+  }
+
+  for (const width of [360, 1280]) {
+    test(`/${paper}/ at ${width} px: no line through a text, no blank above a widget or its share box, palette checkboxes`, async () => {
+      const page = await open(paper, width, 'light');
+      const seen = await page.evaluate(inspectBlanksAndCrossings);
+      assert.deepEqual(seen.crossed, [], 'texts a reference line runs through');
+      const blank = seen.above.filter(([, gap]) => gap > 48).map(([name, gap]) => `${name} ${gap} px`);
+      assert.deepEqual(blank, [], 'blank in the reading column above a widget');
+      const roomy = seen.share.filter(([, gap]) => gap > 32).map(([name, gap]) => `${name} ${gap} px`);
+      assert.deepEqual(roomy, [], 'blank above "Share / embed"');
+      if (seen.boxes.length) assert.deepEqual(seen.boxes, ['rgb(47, 95, 179)'], 'checkboxes in the palette\'s blue');
+      const named = await page.evaluate(inspectNamedMarks);
+      if (width === 360) { // a code block's lines wrap in its box: none runs off to the right
+        const wide = await page.$$eval('main pre', (blocks) => blocks.filter((pre) => pre.getBoundingClientRect().width > 0
+          && pre.scrollWidth > pre.clientWidth + 1).map((pre) => `${pre.scrollWidth} px in ${pre.clientWidth}: ${pre.textContent.slice(0, 40)}`));
+        assert.deepEqual(wide, [], 'code blocks wider than their box');
+      }
+      if (paper === 'mmlu') assert.ok(named.groupBaselines && named.ours?.length === 2, 'the group bars and the scaling plot are found');
+      if (paper === 'mmlu-pro') assert.ok(named.apart, 'MMLU against MMLU-Pro is found');
+      if (named.groupBaselines) assert.equal(named.groupBaselines.length, 1, `group bars' names on ${named.groupBaselines.length} lines`);
+      if (named.ours) { // at the model's true size, both; told apart by the words beside them
+        assert.equal(new Set(named.ours.map((p) => p.cx)).size, 1, `our model's dots at ${named.ours.map((p) => p.cx)}`);
+        assert.deepEqual(named.ours.map((p) => p.named).flat().sort(), ['0-shot', '5-shot']);
+      }
+      if (named.apart) assert.deepEqual(named.apart, [], 'model names away from their dots');
+      const dark = await open(paper, width, 'dark');
+      const boxes = (await dark.evaluate(inspectBlanksAndCrossings)).boxes;
+      if (boxes.length) assert.deepEqual(boxes, ['rgb(122, 167, 255)'], 'checkboxes in the dark palette\'s blue');
+    });
   }
 
   test(`/${paper}/ at 360 px: each widget's first view fits a phone's screen`, async () => {

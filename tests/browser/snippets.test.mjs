@@ -136,6 +136,7 @@ test('an endless loop is stopped within the limit, the page stays usable; an exc
   const snippet = page.locator('.snippet').first();
   await snippet.getByRole('button', { name: 'Edit and run' }).click();
   await snippet.locator('.cm-content').waitFor();
+  assert.equal(await snippet.locator('.snippet-hint').isVisible(), true, 'a keyboard\'s reader is told Ctrl+Enter runs');
   // Python is up (the limit below is the run's own), and the reader's code changed a module.
   await replaceCode(page, snippet, 'import explainers\nexplainers.left_by_a_reader = 1');
   assert.match(await runAndWait(snippet), /^You changed the inputs/);
@@ -178,6 +179,7 @@ test('dark mode at 320 px: the editor fits and passes axe; without JavaScript th
   await snippet.locator('.cm-content').waitFor();
   await runAndWait(snippet);
   await snippet.scrollIntoViewIfNeeded();
+  assert.equal(await snippet.locator('.snippet-hint').isVisible(), false, 'a phone is told of Ctrl+Enter, which it has not');
   assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= 320), 'no sideways scroll at 320 px');
   const colours = await snippet.locator('.cm-editor').evaluate((el) => getComputedStyle(el).backgroundColor);
   assert.equal(colours, 'rgb(28, 31, 35)', 'the editor takes the dark code background');

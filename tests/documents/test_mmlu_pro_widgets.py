@@ -47,16 +47,26 @@ def test_oembed_for_an_mmlu_pro_widget(client):
     assert body["type"] == "rich" and 'src="http://localhost/embed/mmlu-pro/guessing-floor?category=law"' in body["html"]
 
 
-def test_category_bars_are_the_math_cores_bands_on_the_real_sizes(app):
+def test_category_bars_are_gpt4os_category_scores_with_the_math_cores_bands_on_the_real_sizes(app):
+    """Each category's mark is its own score (the dataset card's), its band around it; the overall
+    score is the line the bands are compared with, not the centre of every band."""
     widget_context = app.extensions["documents"]["mmlu-pro"].hooks.widget_context
 
     view = run_view(category_bars.WIDGET, {"score": "0.5", "band": "normal"}, widget_context(app))
-    assert view["numbers"]["bands"]["history"] == confidence_interval(0.5, 381, 0.95, "normal")
-    assert view["numbers"]["bands"]["math"] == confidence_interval(0.5, 1351, 0.95, "normal")
-    assert "GPT-4o scored 51.0% here (dataset card), inside that band" in " ".join(view["summary"])  # 50% ± 3.0 on law
+    for category, size in (("history", 381), ("math", 1351), ("law", 1101)):
+        score = figures.GPT4O_CATEGORIES[category] / 100
+        assert view["numbers"]["scores"][category] == score
+        assert view["numbers"]["bands"][category] == confidence_interval(score, size, 0.95, "normal")
+    text = "\n".join(view["summary"])
+    assert "law (1,101 questions): GPT-4o scored 51.0% (dataset card), 95% band 48.1% to 54.0%, " \
+           "so the overall 50.0% is within it." in text
+    assert "math (1,351 questions): GPT-4o scored 76.1% (dataset card), 95% band 73.8% to 78.4%, " \
+           "so above the overall 50.0%." in text
     rows = [g for g in view["figure"]["marks"] if g["attrs"].get("class") == "fig-point"]  # not the key's sample
-    squares = [m for g in rows for m in g["children"] if m["attrs"].get("class") == "reported-score"]
-    assert len(squares) == 14  # GPT-4o in every category, from the authors' dataset card
+    dots = [m for g in rows for m in g["children"] if m["attrs"].get("class") == "fig-dot"]
+    assert len({m["attrs"]["cx"] for m in dots}) >= 12  # at their own scores, not one column
+    at_the_overall = run_view(category_bars.WIDGET, {"score": "0.726"}, widget_context(app))["summary"][1]
+    assert at_the_overall.startswith("Against an overall 72.6%, the bands of law and engineering below it;")
 
 
 def test_category_bars_draw_the_live_models_published_run_with_its_own_bands(app):

@@ -1,10 +1,10 @@
 """Category bars: how precisely a score is known in each MMLU-Pro category, from its real size.
 
-Two sets of results, one row per category. The paper's: a model that scores a share p overall is
-drawn with its 95 % band in every category (normal or Wilson, explainers.stats.confidence_interval on
-that category's number of test questions), and GPT-4o's own category scores (from the authors'
-dataset card) are marked beside them: where one falls outside the band around the overall
-score, the category really is harder or easier for it. The live model's: its accuracy in each
+Two sets of results, one row per category. The paper's: GPT-4o's own score in each category (the
+authors' dataset card) is the mark, with its 95 % band around it (normal or Wilson,
+explainers.stats.confidence_interval on that category's number of test questions), and a line at
+the overall score (72.6 %, which a reader drags): a category whose band leaves that line out really
+is harder or easier for it. The live model's: its accuracy in each
 category of the run published with this site (benchmarks/mmlu_pro/runs/), with the band from the number
 of questions it scored there and the chance rate of those questions beside it.
 """
@@ -16,8 +16,8 @@ from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.layout import GAP, Box
-from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, legend, mark, percent_axis_x, rect, vline
-from widgetkit.words import pct
+from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, legend, mark, percent_axis_x, vline
+from widgetkit.words import listed, pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
 
@@ -48,7 +48,8 @@ def params(context: dict) -> tuple[Param, ...]:
     return (
         Param("results", "Results", "choice", "paper", choices=tuple(shown)),
         Param("score", "Overall score", "number", GPT4O_OVERALL / 100, 0.0, 1.0, 0.001, percent=True,
-              help="For the paper's figures: starts at GPT-4o's 72.6% (Table 2)."),
+              help="For the paper's figures, the line each category's band is compared with: "
+                   "GPT-4o's 72.6% (Table 2) to start."),
         Param("band", "Band", "choice", "wilson", choices=tuple(BAND_NAMES.items())),
     )
 
@@ -60,13 +61,13 @@ class Grid:
     x: Linear
 
     def top(self, number: int) -> float:
-        # Names beside their rows (a phone's frame too: fourteen rows with names above them would
-        # not leave the figure's first view on one screen) pack the rows closer.
-        return 8 + number * (22 if self.rows.beside else self.rows.name_height + 24)
+        # On a phone the names go above their rows, so the plot has the frame's whole width; each
+        # row is then only its name's line and the whisker's, so fourteen stay within a screen.
+        return 8 + number * (22 if self.rows.beside else self.rows.name_height + 16)
 
     def middle(self, number: int) -> float:
         """The height of row ``number``'s whisker."""
-        return self.top(number) + self.rows.name_height + 12
+        return self.top(number) + (12 if self.rows.beside else self.rows.name_height + 7)
 
 
 def row(number: int, grid: Grid, name: str, n: int, centre: float, low: float, high: float, text: str,
@@ -81,29 +82,38 @@ def row(number: int, grid: Grid, name: str, n: int, centre: float, low: float, h
 
 
 def paper_rows(state: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple[list, list, dict, dict]:
-    """The band of the chosen overall score on each category's size, with GPT-4o's category score."""
-    score, marks, summary, bands, x = state["score"], [], [], {}, grid.x
+    """GPT-4o's score in each category with its 95 % band there, against the chosen overall score."""
+    overall, marks, summary, bands, scores = state["score"], [], [], {}, {}
+    sides = {"below": [], "above": []}
     for number, (name, n) in enumerate(ordered):
-        y = grid.middle(number)
+        # A category the dataset card gives no score for (sizes from other files) shows the overall score's band.
+        score = GPT4O_CATEGORIES[name] / 100 if name in GPT4O_CATEGORIES else overall
         low, high = stats.confidence_interval(score, n, 0.95, state["band"])
-        bands[name] = (low, high)
-        text = f"{name} ({n:,} questions): {100 * score:.1f}% would be known to ±{50 * (high - low):.1f} points"
-        reported = GPT4O_CATEGORIES[name] / 100 if name in GPT4O_CATEGORIES else None
-        if reported is not None:
-            text += (f"; GPT-4o scored {100 * reported:.1f}% here (dataset card), "
-                     f"{'inside' if low <= reported <= high else 'outside'} that band")
+        bands[name], scores[name] = (low, high), score
+        side = "below" if high < overall else "above" if low > overall else "within"
+        if name in GPT4O_CATEGORIES:
+            against = f"the overall {pct(overall)} is within it" if side == "within" else f"{side} the overall {pct(overall)}"
+            text = (f"{name} ({n:,} questions): GPT-4o scored {pct(score)} (dataset card), 95% band {pct(low)} to "
+                    f"{pct(high)}, so {against}")
+            if side != "within":
+                sides[side].append(name)
+        else:
+            text = f"{name} ({n:,} questions): {pct(score)} would be known to ±{50 * (high - low):.1f} points"
         summary.append(text + ".")
-        square = None if reported is None else mark("rect", {"x": x(reported) - 4, "y": y - 4, "width": 8,
-                                                              "height": 8, "class": "reported-score"})
-        marks.append(row(number, grid, name, n, score, low, high, text, square))
-    narrowest, widest = ordered[0], ordered[-1]
-    half = {name: 50 * (bands[name][1] - bands[name][0]) for name in (narrowest[0], widest[0])}
-    summary.insert(0, f"A score of {100 * score:.1f}% is known to ±{half[narrowest[0]]:.1f} points on "
-                      f"{narrowest[0]} but only to ±{half[widest[0]]:.1f} on {widest[0]}.")
-    summary.append(f"The band is narrowest in {narrowest[0]} ({narrowest[1]:,} questions) and widest in "
-                   f"{widest[0]} ({widest[1]:,}); squares mark GPT-4o's category scores as the authors' dataset "
-                   f"card gives them (5-shot chain of thought).")
-    return marks, summary, bands, {}
+        marks.append(row(number, grid, name, n, score, low, high, text, None))
+    narrowest, widest = ordered[0][0], ordered[-1][0]
+    half = {name: 50 * (bands[name][1] - bands[name][0]) for name in (narrowest, widest)}
+    summary.insert(0, f"GPT-4o's {narrowest} score, {pct(scores[narrowest])}, is known to ±{half[narrowest]:.1f} "
+                      f"points on {ordered[0][1]:,} questions; its {widest} score, {pct(scores[widest])}, only to "
+                      f"±{half[widest]:.1f} on {ordered[-1][1]:,}.")
+    apart = [f"{listed(names)} {side} it" for side, names in sides.items() if names]
+    summary.insert(1, f"Against an overall {pct(overall)}, " + (
+        f"the bands of {'; '.join(apart)}: those categories really are harder or easier for it."
+        if apart else "every category's band holds it: none is told apart from the overall score."))
+    summary.append(f"Dots mark GPT-4o's category scores as the authors' dataset card gives them (5-shot chain of "
+                   f"thought); the band is narrowest in {narrowest} ({ordered[0][1]:,} questions) and widest in "
+                   f"{widest} ({ordered[-1][1]:,}) for the same score.")
+    return marks, summary, bands, {"scores": scores}
 
 
 def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple[list, list, dict, dict]:
@@ -143,7 +153,7 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid)
 def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
-    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.6, beside_from=0)
+    rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.6)
     grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)))
     run = context.get("live_run") if state["results"] == "run" else None
     if run and not set(run["categories"]) & set(category_sizes):
@@ -153,22 +163,22 @@ def view(state: dict, context: dict) -> dict:
         label = f"{run['model']}'s accuracy in each category with its 95% band, and the chance rate"
     else:
         marks, summary, bands, numbers = paper_rows(state, ordered, grid)
-        label = "95% band of an overall score in each category, from its size"
+        label = "GPT-4o's score in each category with its 95% band, against the overall score"
     bottom = grid.top(len(marks)) + 4
     x = grid.x
     # Gridlines at the axis's ticks, under the rows, so a dot's value can be read across.
     grid_lines = [vline(x(share / 100), 4, bottom, "fig-grid") for share in range(0, 101, 25)]
     marks = grid_lines + marks + percent_axis_x(x, bottom, step=25)
-    if not run:  # the overall score every row is drawn at: a thumb on the axis drags and keys it (under the rows)
+    if not run:  # the overall score each band is compared with: a line, and its knob on the axis drags and keys it
         score, setting = state["score"], {p.name: p for p in params(context)}["score"]
-        marks.insert(0, handle(setting, score, pct(score), [(x(0), 0.0), (x(1), 1.0)],
-                            Box(x(score) - 6, bottom - 12, x(score) + 6, bottom + 4),
-                            [vline(x(score), grid.top(0), bottom, "fig-grid"),
-                             rect(x(score) - 4, x(score) + 4, bottom - 10, bottom + 4, "fig-grip-bar")]))
-    sample = (("line", "chance-rate", "chance rate") if run else
-              ("square", "reported-score", "GPT-4o's score (dataset card)"))
-    keys, end = legend([("dot", "fig-dot", "score" if run else "overall score"),
-                        ("whisker", "fig-whisker", "95% band"), sample], GAP, bottom + 30, state["width"] - 2 * GAP)
+        marks.insert(len(grid_lines), handle(
+            setting, score, pct(score), [(x(0), 0.0), (x(1), 1.0)], Box(x(score) - 6, bottom - 12, x(score) + 6, bottom + 4),
+            [vline(x(score), grid.top(0), bottom, "fig-ref overall-score")], at=(x(score), bottom),
+            hint="drag to move the overall score", label="Overall score (the line the bands are compared with)"))
+    items = ([("dot", "fig-dot", "score"), ("whisker", "fig-whisker", "95% band"), ("line", "chance-rate", "chance rate")]
+             if run else [("dot", "fig-dot", "GPT-4o's score (dataset card)"), ("whisker", "fig-whisker", "95% band"),
+                          ("knob", "", "overall score")])
+    keys, end = legend(items, GAP, bottom + 30, state["width"] - 2 * GAP)
     marks += keys
     return {
         "summary": summary,
@@ -180,8 +190,8 @@ def view(state: dict, context: dict) -> dict:
 WIDGET = Widget(
     name="category-bars",
     title="Category bars: how precisely each category's score is known",
-    blurb="The same score has a wide band on history's 381 questions and a narrow one on math's 1,351; "
-          "GPT-4o's reported scores and the live model's own run, category by category.",
+    blurb="GPT-4o's score in each category with its band, wide on history's 381 questions and narrow on "
+          "math's 1,351, against its overall score; or the live model's own run, category by category.",
     height=620, params=params, view=view, accepts={"category_sizes": sizes, "live_run": run_summary}, style=True,
     primary=1,  # fourteen rows of chart: the results chooser alone goes under them
 )

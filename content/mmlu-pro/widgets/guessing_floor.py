@@ -10,7 +10,7 @@ from explainers import lesson, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.layout import GAP, Box
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, handle, label, legend, mark, percent_axis_x, rect, title, vline
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, figure, handle, label, legend, percent_axis_x, rect, vline
 from widgetkit.words import count, pct, points
 
 from ..figures import CATEGORY_SIZES
@@ -50,8 +50,7 @@ def view(state: dict, context: dict) -> dict:
             # to 100 % (knows all), linearly, so two stops map it.
             handle(known_param, known, f"{pct(known, 0)} known: {name} expects {pct(expected)}",
                    [(x(1 / options), 0.0), (x(1), 1.0)], Box(x(expected) - 6, top + 4, x(expected) + 6, top + 16),
-                   [mark("circle", {"cx": x(expected), "cy": top + 10, "r": 6, "class": "fig-dot"},
-                         children=[title(f"{name}: expected score {pct(expected)}")])],
+                   [], at=(x(expected), top + 10), hint="drag a dot: how much is known" if options == OPTION_COUNTS[0] else None,
                    key=f"known-{options}", label=f"Share of answers the reader knows ({name})"),
         ]
         summary.append(
@@ -62,7 +61,7 @@ def view(state: dict, context: dict) -> dict:
     summary.append(f"Six more options take {points(lift)} of lucky guesses away from that reader.")
     marks += percent_axis_x(x, 160)
     keys, end = legend([("box", "fig-band-guess", "a pure guesser (95% of runs)"), ("line", "fig-ref fig-chance", "chance"),
-                        ("dot", "fig-dot", "the partly informed reader")], x(0), 186, x(1) - x(0))
+                        ("knob", "", "the partly informed reader")], x(0), 186, x(1) - x(0))
     marks += keys
     return {
         "summary": summary,

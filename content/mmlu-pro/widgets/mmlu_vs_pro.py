@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP, baseline_below, line_height, text_width, wrap
-from widgetkit.scene import Y_AXIS_WIDTH, Linear, direct_labels, figure, label, mark, percent_axis_y
+from widgetkit.scene import LEADER, Y_AXIS_WIDTH, Linear, direct_labels, figure, label, mark, percent_axis_y
 from widgetkit.words import pct
 
 from ..figures import MMLU_VS_PRO
@@ -28,7 +28,7 @@ def view(state: dict, context: dict) -> dict:
     # Each line's model is named beside its MMLU-Pro end: the names take the right-hand column.
     names_width = max(text_width(row["model"], "fig-tick") for row in MMLU_VS_PRO)
     left = Y_AXIS_WIDTH
-    right = width - names_width - 8 - GAP
+    right = width - names_width - 4 - LEADER - GAP  # a name starts LEADER past 4 px right of its dot's middle
     marks = percent_axis_y(y, left, right)
     marks += [label(left, y(0) + 22, "MMLU", "fig-tick"), label(right, y(0) + 22, "MMLU-Pro", "fig-tick")]
     summary, drops = [], {}
@@ -48,7 +48,7 @@ def view(state: dict, context: dict) -> dict:
               for i, line in enumerate(headlines[row["model"]])),
         ]))
     marks.append(direct_labels([(y(row["pro"] / 100), row["model"]) for row in MMLU_VS_PRO
-                                if row["model"] in state["show"]], right + 8))
+                                if row["model"] in state["show"]], right + 4))
     shown = [drops[m] for m in drops if m in state["show"]]
     if shown:
         summary.append(f"The drops shown run from {min(shown):.1f} to {max(shown):.1f} points "

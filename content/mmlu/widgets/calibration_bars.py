@@ -107,8 +107,9 @@ def view(state: dict, context: dict) -> dict:
             claimed = handle(conf_setting, g["confidence"],
                              f"claimed {g['confidence']:.2f}, right {g['accuracy']:.2f}",
                              [(y(0), 0.0), (y(1), 1.0)], Box(claimed_x, top - 6, claimed_x + bar, top + 6),
-                             [claimed, rect(claimed_x, claimed_x + bar, top - 2, top + 2, "fig-grip-bar")],
-                             axis="y", key=f"group-{i + 1}", items=shown["members"][i],
+                             [claimed], at=(claimed_x + bar / 2, top), axis="y",
+                             hint=None if i else "drag a bar's top: its confidence",
+                             key=f"group-{i + 1}", items=shown["members"][i],
                              label=f"Group {i + 1}: confidence of its {plural(g['n'], 'answer')}")
         marks += [
             claimed,

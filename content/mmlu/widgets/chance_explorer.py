@@ -7,7 +7,7 @@ from widgetkit import Param, Widget
 from widgetkit.context import titled_sizes
 from widgetkit.intervals import BANDS, level_param
 from widgetkit.layout import GAP, Box, text_width
-from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, key, label, mark, percent_axis_x, rect, title, vline
+from widgetkit.scene import X_AXIS_OVERHANG, Linear, Placer, figure, handle, key, label, percent_axis_x, rect, vline
 from widgetkit.words import count, level_text, pct, points
 
 QUESTION_STOPS = tuple(round(10 ** (k / 8)) for k in range(35))  # 1 to 20,000 questions, evenly on a log scale
@@ -54,9 +54,10 @@ def questions_handle(param: Param, state: dict, x: Linear, low: float, high: flo
     if len(stops) < 2:
         return None
     edge = x(high if upper else low)
-    bar = rect(edge - 2, edge + 2, 76, 104, "fig-grip-bar")
+    bar = rect(edge - 1.5, edge + 1.5, 74, 100, "fig-grip-bar")
     return handle(param, state["n"], f"{count(state['n'])} questions", stops, Box(edge - 6, 78, edge + 6, 102),
-                  [bar], key="n", label="Questions in the subject (the score band's edge)")
+                  [bar], at=(edge, 74), key="n",
+                  label="Questions in the subject (the score band's edge)")
 
 
 def band_name(start: float, end: float, baseline: float, text: str, width: float) -> dict:
@@ -106,9 +107,8 @@ def view(state: dict, context: dict) -> dict:
     questions = questions_handle(settings["n"], state, x, low, high)
     marks += [questions] if questions else []
     marks.append(handle(settings["score"], score, pct(score), [(x(0), 0.0), (x(1), 1.0)],
-                        Box(x(score) - 6, 84, x(score) + 6, 96),
-                        [mark("circle", {"cx": x(score), "cy": 90, "r": 6, "class": "fig-dot"},
-                              children=[title(f"Score {pct(score)}")])]))
+                        Box(x(score) - 6, 84, x(score) + 6, 96), [], at=(x(score), 90),
+                        hint="drag the dot to set the score"))
     # Each band's name goes beside it, never on it: right of its end where that fits, else left of its
     # start (haloed, so a line crossing it does not strike it through). Each line's name sits over it,
     # moved in from the edge, or a line higher if it would meet the other's.

@@ -9,7 +9,7 @@ from explainers import scoring, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
 from widgetkit.intervals import interval_params
-from widgetkit.layout import GAP
+from widgetkit.layout import GAP, text_width
 from widgetkit.scene import Y_AXIS_WIDTH, Linear, Placer, figure, hline, label, legend, percent_axis_y, rect, vline, whisker
 from widgetkit.words import count, level_text, pct
 
@@ -110,8 +110,13 @@ def view(state: dict, context: dict) -> dict:
                            f"{row['model']}: the paper's average is {row['average']:.1f}%; "
                            "its group scores are not in our sources.")
         numbers[row["model"]] = {"micro": micro, "macro": macro}
-    names = Placer(width)  # each slot's name under it, or a line lower where its neighbour's is
-    for position, text in enumerate([group.short for group in GROUPS] + ["micro avg", "macro avg"]):
+    # Each slot's name under it, all on one line: the short names where each fits its slot (clear of
+    # the divider before the averages), else the shortest (a phone); a line lower only if even those meet.
+    texts = [group.short for group in GROUPS] + ["micro avg", "macro avg"]
+    if max(text_width(text, "fig-group-label") for text in texts) + 2 * GAP > slot:
+        texts = [group.shortest for group in GROUPS] + ["micro", "macro"]
+    names = Placer(width)
+    for position, text in enumerate(texts):
         marks.append(names.near(text, "fig-group-label", left + slot * (position + 0.5),
                                 [250 + 16 * line for line in range(slots)]))
     marks.append(vline(left + slot * len(keys), 20, names.bottom, "fig-divider"))

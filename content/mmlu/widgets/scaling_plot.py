@@ -85,13 +85,11 @@ def view(state: dict, context: dict) -> dict:
             summary.append(f"{name}: hidden.")
             continue
         summary.append(f"{name}: {described}.")
-        # Two settings of one model (0 and 5 shots) sit at one size: they step apart sideways, as a
-        # dodged pair, so neither dot hides the other.
-        sizes = [p["parameters"] for p in pts]
-        dodge = {size: 7 if sizes.count(size) == 2 else 0 for size in sizes}
-        coords = [(x(p["parameters"]) + dodge[p["parameters"]] * (1 if sizes[:nth].count(p["parameters"]) else -1),
-                   y(p["accuracy"] / 100)) for nth, p in enumerate(pts)]
-        if len(coords) > 1:
+        # Every dot at its true size: two settings of one model (0 and 5 shots) share it, so they are
+        # told apart by name, written beside each, not moved: the lower one's left of it and a little
+        # down, the higher one's right of it and a little up, clear of a reference line through them.
+        coords = [(x(p["parameters"]), y(p["accuracy"] / 100)) for p in pts]
+        if len({p["parameters"] for p in pts}) > 1:
             marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
                                            "class": f"fig-line series-{key}"}))
         for nth, (p, (cx, cy)) in enumerate(zip(pts, coords, strict=True)):
@@ -99,9 +97,14 @@ def view(state: dict, context: dict) -> dict:
             text = f"{name}, {_size(p['parameters'])} parameters{setting}: {p['accuracy']:.1f}%"
             point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
             same_size = sum(1 for q in pts[:nth] if q["parameters"] == p["parameters"])
+            pair = [q for q in pts if q["parameters"] == p["parameters"]]
+            higher = p is sorted(pair, key=lambda q: q["accuracy"])[-1]  # of equals, the second
+            named = ([label(cx + 10, cy - 6, p["setting"], "fig-tick", "start") if higher else
+                      label(cx - 10, cy + 13, p["setting"], "fig-tick", "end")] if len(pair) > 1 and "setting" in p else [])
             marks.append(mark("g", point, children=[
                 mark("circle", {"cx": cx, "cy": cy, "r": 6}),
                 _point_label(p, cx, cy, same_size, width),
+                *named,
             ]))
     keys, bottom = legend([("dot", f"fig-legend series-{key}", name) for key, name, _ in series if key in state["show"]],
                           left, bottom + 8, right - left)

@@ -77,7 +77,13 @@ def view(state: dict, context: dict) -> dict:
         numbers[row["subject"]] = {"low": low, "high": high, "n": n}
     bottom = 12 + len(rows) * pitch
     names = Placer(width)
-    marks += [vline(x(chance), 6, bottom, "fig-ref fig-chance"), vline(x(expert), 6, bottom, "fig-ref fig-expert")]
+    # The chance and expert lines run down the plot; where the names sit above their rows (a phone),
+    # only across the bars, so no line runs through a name.
+    spans = ([(6, bottom)] if rows_at.beside else
+             [(12 + i * pitch + rows_at.name_height - 2, 12 + (i + 1) * pitch if i == len(rows) - 1 else
+               12 + i * pitch + rows_at.name_height + 28) for i in range(len(rows))])
+    marks += [vline(x(value), y0, y1, f"fig-ref {cls}") for value, cls in ((chance, "fig-chance"), (expert, "fig-expert"))
+              for y0, y1 in spans]
     for value, text in ((chance, f"chance {pct(chance, 0)}"), (expert, f"expert {pct(expert)}")):
         named.append(names.near(text, "fig-ref-label", x(value), [bottom + 38, bottom + 54]))
     marks.append(key(named))

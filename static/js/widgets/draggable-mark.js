@@ -107,12 +107,58 @@ function along(svg, mark, event) {
   return mark.dataset.axis === 'y' ? point.y : point.x;
 }
 
+// The one-time hint: the first handle's words ("drag the dot to set the score", its data-hint)
+// in a bubble beside its knob, from the widget's first view until the reader first drags or keys
+// one of its handles; remembered per widget (localStorage), so a reader who has used it is not
+// told again. It says nothing a screen reader needs (the handle is a slider): aria-hidden.
+const HINT_USED = 'handle-hint-used:';
+
+function hintUsed(el) {
+  try { return localStorage.getItem(HINT_USED + el.dataset.widget) === 'yes'; } catch (error) { return false; }
+}
+
+function placeHint(el) {
+  const old = el.querySelector('.handle-hint');
+  if (el.dataset.handleUsed || hintUsed(el)) { old?.remove(); return; }
+  // The stand-in picture not shown for this width has no box: the hint goes by the one shown.
+  const knob = [...el.querySelectorAll('svg[data-role="figure"] [data-hint] .fig-knob')]
+    .find((node) => node.getBoundingClientRect().width > 0);
+  const body = el.querySelector('.widget-body');
+  if (!knob || !body) { old?.remove(); return; }
+  const hint = old || Object.assign(document.createElement('p'), { className: 'handle-hint' });
+  hint.setAttribute('aria-hidden', 'true');
+  hint.textContent = knob.closest('[data-hint]').dataset.hint;
+  if (!old) body.append(hint);
+  const at = knob.getBoundingClientRect();
+  const frame = body.getBoundingClientRect();
+  const { width, height } = hint.getBoundingClientRect();
+  const middle = at.left + at.width / 2 - frame.left;
+  const left = Math.max(0, Math.min(frame.width - width, middle - width / 2));
+  const above = at.top - frame.top - height - 8;
+  const below = above < 0; // no room above the knob in the figure: under it
+  hint.classList.toggle('below', below);
+  hint.style.left = `${left}px`;
+  hint.style.top = `${below ? at.bottom - frame.top + 8 : above}px`;
+  hint.style.setProperty('--pointer-x', `${middle - left}px`);
+}
+
+function hintDone(el) {
+  if (el.dataset.handleUsed) return;
+  el.dataset.handleUsed = 'true';
+  try { localStorage.setItem(HINT_USED + el.dataset.widget, 'yes'); } catch (error) { /* this page only */ }
+  placeHint(el);
+}
+
 export function enableHandles(widget) {
   const { el } = widget;
   let drag = null;
+  placeHint(el);
+  el.addEventListener('widget:rendered', () => placeHint(el));
+  new ResizeObserver(() => placeHint(el)).observe(el);
   el.addEventListener('pointerdown', (event) => {
     const mark = event.target.closest && event.target.closest('[data-drives][role="slider"]');
     if (!mark || !el.contains(mark) || event.button > 0) return;
+    hintDone(el);
     event.preventDefault(); // no text selection, no scrolling (touch-action: none on the handle too)
     mark.focus({ preventScroll: true });
     mark.setPointerCapture(event.pointerId);
@@ -148,6 +194,7 @@ export function enableHandles(widget) {
     const mark = event.target.closest && event.target.closest('[data-drives][role="slider"]');
     if (!mark || !(event.key in KEY_STEPS || event.key === 'Home' || event.key === 'End')) return;
     event.preventDefault(); // the arrows move the handle, not the page
+    hintDone(el);
     setValue(widget, mark, keyed(mark, currentValue(widget, mark), event.key), true);
   });
 }
