@@ -22,7 +22,7 @@ Past the gate with none of those: "unexplained", which still needs a person.
 from __future__ import annotations
 
 from explainers import release_gate
-from widgetkit.words import gate_error_words
+from widgetkit.words import few_subjects_words, gate_error_words
 
 SHAPES = {
     "noise": "Noise: the change is within the gate's band ({band}). Ship it.",
@@ -157,6 +157,7 @@ def report_lines(report: dict, headline_given: bool = False) -> list[str]:
         + (f" ({report['dropped']:,} in only one run, left out)" if report["dropped"] else "") + ".",
         f"Production {report['production_accuracy'] * 100:.2f}%, candidate {report['candidate_accuracy'] * 100:.2f}%: "
         f"paired delta {pts(report['delta'])} points.",
+        *few_subjects_words(report),
         *error_lines(report),
         ("The gate's rule: " if headline_given else f"Verdict: {verdict} (")
         + f"|Δ| {'>' if verdict == 'investigate' else '≤'} {report['critical']:.2f} × SE "

@@ -187,7 +187,7 @@ PLACE_IN_OWN_WORK = ("§", "Table", "Figure", "Appendix", "Abstract")
 
 def works_named(meta: dict) -> dict[str, str]:
     """The works a document's ledger cites by arXiv id, by the names a reader knows them by
-    ("Hendrycks et al. (2020)"), from its Sources list; "" names the document's own paper."""
+    ("Author et al. (year)"), from its Sources list; "" names the document's own paper."""
     works = {"": f"{meta['cite_as']} ({meta['year']})", meta["arxiv"]: f"{meta['cite_as']} ({meta['year']})"}
     for source in meta.get("sources", []):
         named = re.match(r"(.+?\(\d{4}\))\. .*arXiv:(\d{4}\.\d{4,5})", source.get("title", ""))
