@@ -191,9 +191,12 @@ function isVisible(el) {
   return top >= 0 && top < window.innerHeight;
 }
 
-// Scrolls the page just enough for the whole of ``el`` to be on the screen (once, when a wait begins:
-// a reader who scrolls away afterwards is not followed).
+// Brings ``el`` on the screen when it is not, or sits at its bottom edge, with room below it for what
+// follows (it ends two thirds down); once, when a wait begins: a reader who scrolls away afterwards
+// is not followed.
 export function bringIntoView(el) {
   const box = el.getBoundingClientRect();
-  if (box.top < 0 || box.bottom > window.innerHeight) el.scrollIntoView({ block: 'nearest' });
+  const room = window.innerHeight / 3;
+  if (box.top < 0) window.scrollBy({ top: box.top - room });
+  else if (box.bottom > window.innerHeight - 48) window.scrollBy({ top: box.bottom - window.innerHeight + room });
 }
