@@ -13,7 +13,9 @@ the first question of a category. Each generation writes 8 tokens, then the stre
 
 With ``--after-letter CATEGORY`` (issue 40) it then does what a reader of the question browser does on a
 category not yet read: each question's option letters scored first (POST /api/mmlu-pro/score, timed),
-then its chain of thought, whose first token is timed as above.
+then, ``--pause`` seconds later (the reader reading the letters' result), its chain of thought, whose
+first token is timed as above. The letter score starts reading the chain of thought's prompt ahead
+(benchmarks/server/live.py read_ahead), so this is what the read-ahead saves.
 """
 from __future__ import annotations
 
@@ -90,6 +92,8 @@ def main() -> None:
     parser.add_argument("--shots", type=int, default=5)
     parser.add_argument("--after-letter", metavar="CATEGORY", default=None,
                         help="then, on this category, score each question's letters before its chain of thought")
+    parser.add_argument("--pause", type=float, default=0.0,
+                        help="seconds between a letter score and its chain of thought (with --after-letter)")
     parser.add_argument("--threads", type=int, default=None, help="SCORER_THREADS (default: the server's, every core)")
     args = parser.parse_args()
     print(f"hardware: {hardware()}; load average {os.getloadavg()[0]:.1f}")
@@ -112,9 +116,11 @@ def main() -> None:
                   f"over {len(warm)} questions")
         for index in range(args.questions if args.after_letter else 0):
             letters_s = letter_score(port, args.after_letter, index, args.shots)
+            time.sleep(args.pause)
             seen = first_token(port, args.after_letter, index, args.shots)
-            print(f"{args.after_letter} question {index + 1}: letters scored in {letters_s:.2f} s, then its chain of "
-                  f"thought's first token after {seen.get('first_token_s', float('nan')):.2f} s; prompt "
+            print(f"{args.after_letter} question {index + 1}: letters scored in {letters_s:.2f} s, "
+                  f"{args.pause:g} s later its chain of thought's first token after "
+                  f"{seen.get('first_token_s', float('nan')):.2f} s; prompt "
                   f"{seen.get('prompt_tokens')} tokens, {seen.get('cached_tokens')} of them cached")
 
 
