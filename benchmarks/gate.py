@@ -22,7 +22,7 @@ Past the gate with none of those: "unexplained", which still needs a person.
 from __future__ import annotations
 
 from explainers import release_gate
-from widgetkit.words import gate_error_words
+from widgetkit.words import few_subjects_words, gate_error_words
 
 SHAPES = {
     "noise": "Noise: the change is within the gate's band ({band}). Ship it.",
@@ -133,6 +133,18 @@ def lone_group(report: dict) -> dict | None:
     return max(lone, key=lambda g: abs(g["delta"]))
 
 
+def error_lines(report: dict) -> list[str]:
+    """The report's sentences on its standard errors and the statistics its band rests on (CR1,
+    Student's t): the engineers' part, which the widget puts behind a fold."""
+    size = lambda x: f"{x * 100:.2f}"  # noqa: E731
+    return [
+        f"Standard error of the delta: naive (independent) {size(report['naive_se'])}, "
+        f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} "
+        f"({size(report['clustered_se_cr1'])} with the small-sample factor, CR1) points.",
+        *gate_error_words(report, report["multiple"]),
+    ]
+
+
 def report_lines(report: dict, headline_given: bool = False) -> list[str]:
     """The report as plain sentences, for the command line and the widget's summary. With
     ``headline_given`` (the widget, whose headline already names the verdict and the shape) the
@@ -145,10 +157,8 @@ def report_lines(report: dict, headline_given: bool = False) -> list[str]:
         + (f" ({report['dropped']:,} in only one run, left out)" if report["dropped"] else "") + ".",
         f"Production {report['production_accuracy'] * 100:.2f}%, candidate {report['candidate_accuracy'] * 100:.2f}%: "
         f"paired delta {pts(report['delta'])} points.",
-        f"Standard error of the delta: naive (independent) {size(report['naive_se'])}, "
-        f"paired {size(report['paired_se'])}, clustered by subject {size(report['clustered_se'])} "
-        f"({size(report['clustered_se_cr1'])} with the small-sample factor, CR1) points.",
-        *gate_error_words(report, report["multiple"]),
+        *few_subjects_words(report),
+        *error_lines(report),
         ("The gate's rule: " if headline_given else f"Verdict: {verdict} (")
         + f"|Δ| {'>' if verdict == 'investigate' else '≤'} {report['critical']:.2f} × SE "
         f"= {size(report['band'])} points" + ("." if headline_given else ")."),

@@ -32,7 +32,7 @@ from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS, paired_results, sizes
 from widgetkit.scene import figure, label
 
-from .gate import compare, report_lines
+from .gate import compare, error_lines, report_lines
 from .mmlu.live_runs import GENERATIVE, live_pairs, model_name, paired_marks, run_of, run_pair
 from .runs import MAX_FILE_LINES, RunFormatError, count_line_breaks, pair_runs, read_run, too_many_lines
 
@@ -366,7 +366,9 @@ def view(state: dict, context: dict) -> dict:
     except (RunFormatError, ValueError) as error:
         return error_view(str(error), state["width"])
     verdict = "investigate" if report["verdict"] == "investigate" else "ship"
-    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source, *report_lines(report, headline_given=True),
+    for_engineers = error_lines(report)  # behind the summary's fold for engineers
+    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source,
+               *[line for line in report_lines(report, headline_given=True) if line not in for_engineers],
                EXPLAIN[report["shape"]]]
     rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
             for r in report["subject_rows"]]
@@ -374,6 +376,7 @@ def view(state: dict, context: dict) -> dict:
     bands = band_widths(report, setting)
     return {
         "summary": summary,
+        "for_engineers": for_engineers,
         "figure": subject_delta_chart(report["subject_rows"], report["delta"], report["band"], multiple, verdict,
                                       state["width"], band_label(report), (setting, bands) if bands else None),
         "rows": rows,

@@ -175,6 +175,50 @@ class LedgerEntry:
     def kind(self) -> str:
         return "computed" if self.expr else "cited"
 
+    @property
+    def unchecked(self) -> bool:
+        """Known only from a secondary review, not found in the primary source (the ledger says "review only")."""
+        return "review only" in self.source
+
+
+ARXIV_ID = re.compile(r"arXiv:? ?(\d{4}\.\d{4,5})")
+PLACE_IN_OWN_WORK = ("§", "Table", "Figure", "Appendix", "Abstract")
+
+
+def works_named(meta: dict) -> dict[str, str]:
+    """The works a document's ledger cites by arXiv id, by the names a reader knows them by
+    ("Author et al. (year)"), from its Sources list; "" names the document's own paper."""
+    works = {"": f"{meta['cite_as']} ({meta['year']})", meta["arxiv"]: f"{meta['cite_as']} ({meta['year']})"}
+    for source in meta.get("sources", []):
+        named = re.match(r"(.+?\(\d{4}\))\. .*arXiv:(\d{4}\.\d{4,5})", source.get("title", ""))
+        if named:
+            works.setdefault(named[2], named[1])
+    return works
+
+
+def source_place(entry: LedgerEntry, works: dict[str, str]) -> str:
+    """Where a number comes from, in the few words of its popover's title: the work and the place in
+    it ("Wang et al. (2024), Table 2"), the data files, an illustration or this site's computation;
+    the entry itself (the popover's text, the appendix) gives the whole source."""
+    if entry.kind == "computed":
+        return "computed on this site (explainers)"
+    source = entry.source
+    while re.search(r"\([^()]*\)", source):  # asides, innermost first: the work and place are outside them
+        source = re.sub(r"\s*\([^()]*\)", "", source)
+    head = source.split(";")[0].split(": ")[0].strip()
+    if head.startswith("data"):
+        return "counted in the released data files"
+    if head.startswith("illustrative"):
+        return "an illustration, not a measurement"
+    if head.startswith("review only"):
+        return "a secondary review of the paper (unchecked)"
+    named = ARXIV_ID.sub(lambda m: works.get(m[1], m[0]), head).removeprefix("https://")
+    named = re.sub(r"(\(\d{4}\)) (?=[§A-Z])", r"\1, ", named)  # "Gema et al. (2024), Abstract"
+    named = re.sub(r"@([0-9a-f]{7})[0-9a-f]{33}", r"@\1", named)  # a commit by its short id
+    if named == head and head.startswith(PLACE_IN_OWN_WORK):
+        named = f"{works['']}, {head}"
+    return named + (" (unchecked: only a secondary review gives it)" if entry.unchecked else "")
+
 
 def ledger_entries(ledger: dict) -> list[LedgerEntry]:
     entries = [*ledger.get("cited", []), *ledger.get("computed", [])]
@@ -216,9 +260,10 @@ def tip_id(entries: list[LedgerEntry]) -> str:
     return "tip-number-" + "-".join(str(entry.number) for entry in entries)
 
 
-def mark_numbers(page_html: str, ledger: dict) -> NumberSources:
+def mark_numbers(page_html: str, ledger: dict, works: dict[str, str]) -> NumberSources:
     """Wrap every number the ledger backs in a mark that opens its entry (popovers.js): a link to the
-    entry in the appendix in prose, a focusable ``<mrow>`` round an equation's ``<mn>``."""
+    entry in the appendix in prose, a focusable ``<mrow>`` round an equation's ``<mn>``. A number only
+    a secondary review gives is marked unchecked as well. ``works``: works_named's."""
     entries = ledger_entries(ledger)
     edits: list[tuple[int, int, str, str]] = []
     tips: dict[str, Tip] = {}
@@ -228,10 +273,11 @@ def mark_numbers(page_html: str, ledger: dict) -> NumberSources:
             continue
         tip = tip_id(backing)
         tips.setdefault(tip, Tip(
-            tip, Markup("{0}: {1}").format(backing[0].value, " and ".join(f"{e.kind} entry {e.number}" for e in backing)),
+            tip, Markup("{0}: {1}").format(backing[0].value, " and ".join(source_place(e, works) for e in backing)),
             Markup("").join(entry_text(entry) for entry in backing), f"#number-{backing[0].number}",
             more=f"Entry {backing[0].number} in Sources of numbers"))
-        attrs = f'class="number-mark" data-tip="{tip}" aria-describedby="{tip}-text" data-entry="{backing[0].number}"'
+        unchecked = " number-unchecked" if all(entry.unchecked for entry in backing) else ""
+        attrs = f'class="number-mark{unchecked}" data-tip="{tip}" aria-describedby="{tip}-text" data-entry="{backing[0].number}"'
         if stated.wrap:  # MathML holds no <a>: the <mn> goes in a focusable row, as a symbol does
             name = html.escape(stated.spelled.removesuffix("%"))
             edits.append((*stated.wrap, f'<mrow {attrs} tabindex="0" aria-label="{name}">', "</mrow>"))
@@ -246,10 +292,10 @@ def mark_numbers(page_html: str, ledger: dict) -> NumberSources:
     return NumberSources("".join(parts), [entry for entry in entries if entry.number in used], list(tips.values()))
 
 
-def with_number_sources(page_html: str, ledger: dict) -> str:
+def with_number_sources(page_html: str, ledger: dict, works: dict[str, str]) -> str:
     """A document page with "show sources of numbers" on: its numbers marked, and after its article
     the appendix (printed at the end of the page) and the marks' popovers."""
-    marked = mark_numbers(page_html, ledger)
+    marked = mark_numbers(page_html, ledger, works)
     appendix = render_template("_number_sources.html", entries=marked.appendix, tips=marked.tips, entry_text=entry_text)
     return marked.html.replace(APPENDIX_SLOT, appendix, 1)
 

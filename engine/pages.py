@@ -5,7 +5,7 @@ from flask import Blueprint, abort, render_template, request
 
 from .caching import cached_page
 from .content import library
-from .numbers import QUERY_VALUES, with_number_sources
+from .numbers import QUERY_VALUES, with_number_sources, works_named
 from .widgets import fill_slots, paper_of
 
 bp = Blueprint("pages", __name__)
@@ -31,7 +31,7 @@ def paper(slug: str):
     folder = paper_of(slug)
     page = render_template("paper.html", paper=found, fill=lambda html: fill_slots(folder, html),
                            number_sources=QUERY_VALUES[shown])
-    return with_number_sources(page, library().numbers(slug)) if QUERY_VALUES[shown] else page
+    return with_number_sources(page, library().numbers(slug), works_named(found.meta)) if QUERY_VALUES[shown] else page
 
 
 @bp.get("/<slug>/glossary/")

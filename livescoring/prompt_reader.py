@@ -168,13 +168,22 @@ class PromptReader:
         whole = len(tokens) // b
         while len(blocks) < whole:
             start = len(blocks) * b
+            # Another request reading the same prompt between these passes (the site's read-ahead of a
+            # chain of thought and then the reader's own) may have read this block already: it is
+            # taken from the cache, the same numbers, so two readers of one prompt share its passes.
+            block = self.cache.blocks.get(tuple(tokens[:start + b]))
             with torch.inference_mode():
-                rows, own = self._pass(tokens[start:start + b], start, past, True)
-                block = self._block(tokens[:start + b], rows, own)
+                if block is None:
+                    rows, own = self._pass(tokens[start:start + b], start, past, True)
+                    block = self._block(tokens[:start + b], rows, own)
+                    self.cache.put(block)
+                    ran = True
+                else:
+                    ran = False
                 past = self._joined([past, block.layers]) if past else block.layers
-            self.cache.put(block)
             blocks.append(block)
-            yield None
+            if ran:
+                yield None
         start = whole * b
         with torch.inference_mode():
             chosen, ranks, top = [], [], []

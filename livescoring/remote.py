@@ -85,6 +85,17 @@ class RemoteModel:
         whose client closed it, and a batch is one request)."""
         return self.client.loglikelihood(requests, prefix_key=prefix_key(requests[0].shared) if requests else "")
 
+    def read_ahead(self, text: str, shared: str = "") -> None:
+        """Have the server read ``text`` into its prefix cache (a generation of one token, unread):
+        a prompt the reader will likely ask for next. Blocks until the server is done; a refusal or
+        a failure raises, for the caller to ignore."""
+        chunks = self.client.stream_completion(self.client.encode(text), 1, (), prefix_key(shared))
+        try:
+            for _ in chunks:
+                pass
+        finally:
+            chunks.close()
+
     def generation_steps(self, request: Generation) -> Iterator[dict | None]:
         """A generation's events as generate.greedy_steps gives them, from the server's stream: first
         {"reading": {"prompt_tokens", "cached_tokens"}}, then {"text": piece, "tokens": written so

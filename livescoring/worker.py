@@ -202,6 +202,7 @@ class ScoringService:
         # GENERATION_WINDOW_S, oldest first: one entry per job, and a client leaves when its last one is too old.
         self._model_spans: dict[object, collections.deque] = {}
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
+        self._reading_ahead = threading.Lock()  # held while a read_ahead runs
         # The worker thread waits for start(): the first request, or SCORER_LOAD_AT_START.
         self._go = threading.Event()
         self.worker = threading.Thread(target=self._when_started, name="scoring-worker", daemon=True)
@@ -632,6 +633,27 @@ class ScoringService:
         steps = greedy_steps(loaded, torch.tensor([ids], device=loaded.device), request.max_gen_toks, request.until,
                              *((self.scorer, request.shared) if reuse else ()))
         return self.stream_steps(steps, client, gone)
+
+    def read_ahead(self, text: str, shared: str = "") -> bool:
+        """Start reading ``text`` into the model server's prefix cache in the background (a prompt the
+        reader will likely ask for next), one such read at a time; whether one was started. Only with
+        a model server: its own queue interleaves the read with other work pass by pass, so it never
+        holds this service's worker (which waits on a remote generation's next chunk), and a reader's
+        request for the same prompt meanwhile shares its passes (prompt_reader.py). Nothing waits for
+        it: a refusal or failure is logged and forgotten."""
+        if not self.remote or self.state != READY or not self._reading_ahead.acquire(blocking=False):
+            return False
+
+        def read() -> None:
+            try:
+                self.scorer.read_ahead(text, shared)
+            except Exception as error:  # noqa: BLE001 - a read ahead is a hint; the reader's own request reads anyway
+                log.info("read-ahead of a %d-character prompt skipped: %s", len(text), error)
+            finally:
+                self._reading_ahead.release()
+
+        threading.Thread(target=read, name="read-ahead", daemon=True).start()
+        return True
 
     def stream_steps(self, steps: Iterator, client=None, gone: Callable[[], bool] | None = None) -> GenerationStream:
         """Queue any work in the generation lane (``steps``: an iterator doing one forward pass per

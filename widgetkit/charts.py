@@ -44,7 +44,7 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
     tick_values = [k * step for k in range(-round(extent / step), round(extent / step) + 1)]
     digits = 0 if step * 100 >= 1 - 1e-9 else 1
     tick_texts = [f"{tick * 100:+.{digits}f}".replace("-", "−") if abs(tick) > 1e-12 else "0" for tick in tick_values]
-    marks, top = legend([("line", "fig-ref fig-delta", f"delta {delta * 100:+.2f}"),
+    marks, top = legend([("line", "fig-ref fig-delta", f"delta {delta * 100:+.2f} points"),
                          ("box", "fig-band-gate", band_label)],
                         GAP, GAP, width - 2 * GAP)
     plot_top, plot_bottom = top + 10, top + 220

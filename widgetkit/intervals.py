@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from .settings import Param
 
-LEVELS = (("0.8", "80 %"), ("0.9", "90 %"), ("0.95", "95 %"), ("0.99", "99 %"))
+LEVELS = (("0.8", "80%"), ("0.9", "90%"), ("0.95", "95%"), ("0.99", "99%"))
 BANDS = (("normal", "normal (± z standard errors)"), ("wilson", "Wilson score interval"))
 
 

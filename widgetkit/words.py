@@ -51,21 +51,30 @@ def shown(value) -> str:
     return "{" + ", ".join(f"{k}: {shown(v)}" for k, v in value.items()) + "}"
 
 
+def few_subjects_words(gate: dict) -> list[str]:
+    """Below FEW_SUBJECTS subjects, the reader's caution: an error clustered by subject is unreliable,
+    so the gate widens its band (gate_error_words says how, for engineers); else nothing."""
+    if not gate["few_subjects"]:
+        return []
+    return [f"Only {plural(gate['subjects'], 'subject')}: an error clustered by subject is unreliable with fewer than "
+            f"{FEW_SUBJECTS} (Cameron & Miller 2015) and can come out far too small, even 0 when every subject moves "
+            f"alike, so the gate does not rest on it alone and its band is wider."]
+
+
 def gate_error_words(gate: dict, multiple: float) -> list[str]:
-    """What error and band a release gate's verdict rests on, and why, as plain sentences.
+    """What error and band a release gate's verdict rests on, and why, as plain sentences naming the
+    statistics (CR1, Student's t): the engineers' part; few_subjects_words is the reader's caution.
 
     ``gate``: explainers.gate_verdict's result (or a report with its keys); ``multiple``: the
-    gate's width on the normal curve. Below FEW_SUBJECTS subjects the first sentence says that a
-    subject-clustered error is unreliable and what the gate does instead; with enough subjects it
-    says so when the clustered error is the smaller one and the paired one is used.
+    gate's width on the normal curve. Below FEW_SUBJECTS subjects the first sentence says what the
+    gate does instead of resting on a subject-clustered error; with enough subjects it says so when
+    the clustered error is the smaller one and the paired one is used.
     """
-    subjects, df = gate["subjects"], gate["df"]
+    df = gate["df"]
     lines = []
     if gate["few_subjects"]:
         lines.append(
-            f"Only {plural(subjects, 'subject')}: an error clustered by subject is unreliable with fewer than "
-            f"{FEW_SUBJECTS} (Cameron & Miller 2015) and can come out far too small, even 0 when every subject moves "
-            f"alike. So the gate does not rest on it alone: it uses the larger of the clustered error (with the "
+            f"With fewer than {FEW_SUBJECTS} subjects the gate uses the larger of the clustered error (with the "
             f"small-sample factor G/(G − 1), CR1) and the paired one, and Student's t with {plural(df, 'degree')} "
             f"of freedom instead of the normal curve.")
     elif gate["gate_se_basis"] == "paired":

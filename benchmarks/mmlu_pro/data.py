@@ -7,11 +7,14 @@ authors' evaluation code drops those fillers, and so do we.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 LETTERS = "ABCDEFGHIJ"
 SPLITS = {"test": "test-00000-of-00001.parquet", "validation": "validation-00000-of-00001.parquet"}
 FILLER = "N/A"
+# The sources MMLU-Pro's ``src`` field names, as the paper and this page call them.
+ORIGINS = {"ori_mmlu": "MMLU", "stemez": "the STEM website", "theoremQA": "TheoremQA", "scibench": "SciBench"}
 COLUMNS = ("question_id", "question", "options", "answer", "answer_index", "cot_content", "category", "src")
 
 
@@ -40,6 +43,15 @@ class Question:
     def source(self) -> str:
         """Where the question came from: ori_mmlu, stemez, theoremQA, scibench (or cot_lib in validation)."""
         return self.src.split("-", 1)[0]
+
+    @property
+    def origin(self) -> str:
+        """Where the question came from, in a reader's words: "MMLU, abstract algebra" for
+        ori_mmlu-abstract_algebra, "the STEM website, physical chemistry" for stemez-PhysicalChemistry."""
+        source, _, part = self.src.partition("-")
+        part = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", part).replace("_", " ").lower()
+        name = ORIGINS.get(source, source)
+        return f"{name}, {part}" if part else name
 
 
 def clean_options(options) -> tuple[str, ...]:

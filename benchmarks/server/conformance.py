@@ -82,7 +82,7 @@ def report(result: dict, run_name: str, server: str, seconds: float, tolerance: 
     n, agree, max_dp = result["questions"], result["agree"], result["max_dp"]
     conforms = agree == n and (max_dp is None or max_dp <= tolerance)
     lines = [f"Server: {server}; run: {run_name}; {n} questions",
-             f"Prediction agreement: {agree}/{n} ({100 * agree / n:.1f} %)",
+             f"Prediction agreement: {agree}/{n} ({100 * agree / n:.1f}%)",
              "Max |dp| (largest difference in any letter's probability): "
              + (f"{max_dp:.2e}" if max_dp is not None else
                 f"none (a generative run); identical generated text {result['same_text']}/{n}"),

@@ -60,6 +60,12 @@ def generation(text: str, max_new_tokens: int, stop: tuple[str, ...], field: str
         raise service_failure(error) from None
 
 
+def read_ahead(text: str, shared: str = "") -> None:
+    """Have the model read a prompt the reader will likely ask for next, in the background (with a
+    model server only; see ScoringService.read_ahead): nothing waits for it, nothing is refused."""
+    service().read_ahead(text, shared)
+
+
 def written(events: Iterator[dict]) -> tuple[str, dict]:
     """A generation read to its end, for a page without JavaScript: (the text, its closing event).
     The reader leaving, or the server stopping, midway is the service's answer for it."""

@@ -55,10 +55,10 @@ def math_examples() -> list[tuple[str, dict, str]]:
     gpt3 = figures["table_1"]["rows"][0]
     return [
         ("standard_error", {"p": 0.25, "n": 100}, "§3: a guesser on a 100-question subject"),
-        ("chance_band", {"n": 100}, "§3: where 95 % of guessing runs land"),
+        ("chance_band", {"n": 100}, "§3: where 95% of guessing runs land"),
         ("chance_band", {"n": 100, "method": "exact"}, "the same band from the binomial distribution itself"),
         ("margin_of_error", {"p": gpt3["average"] / 100, "n": figures["splits"]["test"]},
-         "§3: GPT-3's 43.9 % on the whole test"),
+         "§3: GPT-3's 43.9% on the whole test"),
         ("confidence_interval", {"p": 0.3, "n": 100}, "the chance explorer's starting point"),
         ("confidence_interval", {"p": 0.3, "n": 100, "method": "wilson"}, "the same, Wilson interval"),
         ("is_distinguishable_from_chance", {"score": 0.3, "n": 1000}, "the explorer with 1,000 questions"),
@@ -71,13 +71,13 @@ def math_examples() -> list[tuple[str, dict, str]]:
         ("average_confidence", {"confidences": calibration["confidences"]}, "§4.2: the ten-answer example"),
         ("calibration_gap", calibration, "§4.2: claimed minus delivered"),
         ("rms_calibration_error", {**calibration, "bins": 2}, "§4.2: two confidence groups"),
-        ("margin_of_error", {"p": 0.85, "n": 14042}, "release gate: 85 % on 14,042 questions"),
+        ("margin_of_error", {"p": 0.85, "n": 14042}, "release gate: 85% on 14,042 questions"),
         ("gate_verdict", {"candidate": [1, 1, 0, 1, 0, 1, 1, 0], "baseline": [1, 0, 0, 1, 1, 0, 1, 0],
                           "clusters": ["law", "law", "law", "math", "math", "math", "art", "art"]},
          "release gate: eight questions, three subjects"),
         ("expected_score", {"known": 0.5}, "a model that knows half the answers"),
         ("simulate_contamination", {"accuracy": 0.45, "leaked_fraction": 0.1, "questions": 1000, "seed": 1},
-         "10 % of questions leaked"),
+         "10% of questions leaked"),
     ]
 
 

@@ -127,7 +127,10 @@ test('the Run button keeps the focus and says it is busy while the model works',
     status: document.querySelector('[data-ls-status]').textContent,
   }));
   assert.deepEqual(during, { focus: true, disabled: 'true',
-    status: 'Scoring: the model is reading the prompt. Its answer will appear below the form.' });
+    status: 'Scoring started; its answer will appear below the form.' });
+  // The wait says what it waits for and counts its seconds (issue 40).
+  assert.match(await page.textContent('[data-ls-progress-text]'), /^Scoring: the model is reading the prompt · \d+ s$/);
+  await page.waitForFunction(() => /· [1-9]\d* s$/.test(document.querySelector('[data-ls-progress-text]').textContent));
   await page.keyboard.press('Enter'); // a second press only says it is still running
   assert.match(await page.textContent('[data-ls-status]'), /^Still scoring the question before/);
   assert.equal(await page.evaluate(() => document.activeElement.dataset.lsRun !== undefined), true);
@@ -137,6 +140,58 @@ test('the Run button keeps the focus and says it is busy while the model works',
   assert.equal(await page.textContent('[data-ls-status]'), 'The question was not scored.');
   assert.deepEqual(problems, []);
   await close();
+});
+
+// Issue 40: on a phone the scoring button may sit at the bottom edge; the wait's line (what it waits
+// for, and the seconds) is brought on screen. MMLU-Pro's question says where it came from in words
+// and shows its key only when asked. The scoring request is held, as a slow model would hold it, then
+// dropped (these tests never run the model): the form says the question could not be scored.
+test('MMLU-Pro on a phone: the wait is on screen with its seconds; the key only when asked', { timeout: LIMIT_MS }, async () => {
+  for (const [width, height, scheme] of [[360, 780, 'light'], [1280, 800, 'dark']]) {
+    const { page, close, problems } = await newPage({ viewport: { width, height }, colorScheme: scheme,
+      hasTouch: width < 400, isMobile: width < 400 });
+    let release;
+    const held = new Promise((resolve) => { release = resolve; });
+    await page.route(/\/mmlu-pro\/run\?.*fragment=1/, async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      await held;
+      return route.abort();
+    });
+    await page.goto(`${BASE_URL}/mmlu-pro/run?category=math&number=1&shots=0`);
+    assert.equal(await page.textContent('#run-question-title'), 'math, question 1');
+    assert.match(await page.textContent('.run-origin'), /^Taken from (MMLU|the STEM website|TheoremQA|SciBench)(, [a-z ]+)?$/);
+    const key = page.locator('[data-key]');
+    assert.equal(await key.isVisible(), false, 'the key is folded away');
+    assert.doesNotMatch(await page.locator('.run-options').innerText(), /the key/);
+    await page.click('.run-key-fold > summary');
+    assert.match(await key.innerText(), /^The key is [A-J]: ./);
+    await page.click('.run-key-fold > summary');
+
+    // The button at the bottom edge of the screen, as a reader who scrolled to it finds it, and pressed
+    // there (from the keyboard: a click would first scroll the button into the middle).
+    const edge = await page.evaluate(() => {
+      const button = document.querySelector('[data-ls-run]');
+      window.scrollTo({ top: window.scrollY + button.getBoundingClientRect().bottom - window.innerHeight + 2, behavior: 'instant' });
+      button.focus({ preventScroll: true });
+      const progress = button.closest('.ls-actions').getBoundingClientRect();
+      return progress.bottom - window.innerHeight;
+    });
+    assert.ok(edge > 0, `the progress line's row ends below the screen before the press (${edge} px)`);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('[data-ls-progress]:not([hidden])');
+    // On screen, clear of the bottom edge (a smooth scroll may take a moment).
+    await page.waitForFunction(() => {
+      const box = document.querySelector('[data-ls-progress]').getBoundingClientRect();
+      return box.top >= 0 && box.bottom <= window.innerHeight - 48;
+    }, null, { timeout: 5000 });
+    assert.match(await page.textContent('[data-ls-progress-text]'), /^(Scoring: the model is reading the prompt|Warming up: the model is loading) · \d+ s$/);
+    await screenshot(page, `mmlu-pro-wait-${width}-${scheme}`);
+    release();
+    await page.waitForSelector('[data-ls-results] .ls-error[role="alert"]');
+    assert.equal(await page.locator('[data-ls-progress]').isHidden(), true);
+    assert.deepEqual(problems.filter((text) => !/^Failed to load resource/.test(text)), [], 'only the dropped request');
+    await close();
+  }
 });
 
 test('questions are numbered from 1, as in the prompt anatomy, and a number past the end is said beside the field', { timeout: LIMIT_MS }, async () => {
@@ -165,7 +220,7 @@ test('questions are numbered from 1, as in the prompt anatomy, and a number past
 
   // MMLU-Pro's question browser counts the same way, and says so beside a wrong number, in place.
   await page.goto(`${BASE_URL}/mmlu-pro/run?category=history&number=88&shots=0`);
-  assert.match(await page.textContent('#run-question-title'), /^history, question 88 /);
+  assert.match(await page.textContent('#run-question-title'), /^history, question 88$/);
   assert.match(await page.textContent('.run-question-text'), /first pharaohs/);
   await page.fill('#run-number', '0');
   await page.click('text=Show this question');

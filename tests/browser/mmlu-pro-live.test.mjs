@@ -5,7 +5,9 @@
 // seconds), then that it writes (tokens and seconds), streams its text in steps, and ends with the
 // paper's extraction and, in words, why it stopped (the reader's Stop too). The first token's time on
 // a warm server (the category's worked examples already read) is measured and printed. axe-core stays
-// clean. Screenshots at 360 and 1280 px, light and dark, mid-generation and after.
+// clean. The letters' wait shows what it waits for and its seconds; on a phone the text being written
+// is kept on screen, and a reader who scrolls away is left there (issue 40). Screenshots at 360 and
+// 1280 px, light and dark, mid-generation and after.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, screenshot, watchConsole } from './lib.mjs';
@@ -47,7 +49,9 @@ test('scoring answers in place; the chain of thought says what it does and why i
   await page.keyboard.press('Enter');
   assert.deepEqual(await page.evaluate(() => [document.activeElement.matches('[data-ls-run]'),
     document.querySelector('[data-ls-run]').getAttribute('aria-disabled')]), [true, 'true']);
-  assert.match(await page.locator('[data-ls-status]').innerText(), /^(Scoring: the model is reading the prompt|Warming up: the model is loading)/);
+  // The wait says what it waits for, with its seconds (issue 40).
+  assert.match(await page.locator('[data-ls-progress-text]').innerText(),
+    /^(Scoring: the model is reading the prompt|Warming up: the model is loading) · \d+ s$/);
   await page.waitForSelector('[data-ls-results] [data-ls-verdict]', { timeout: MODEL_WAIT_MS });
   assert.equal(loads, 0, 'scoring loaded no page');
   assert.ok(await page.evaluate(() => window.scrollY) >= scrolled, 'the page did not jump back to the top');
@@ -68,22 +72,29 @@ test('scoring answers in place; the chain of thought says what it does and why i
   if (first / (first + second) > 0.56 && shown.share > 50.1) assert.equal(shown.caution, '');
   assert.deepEqual(await axeViolations(page), []);
 
-  // -- the chain of thought, cold: it reads the worked examples first, then writes --
+  // -- the chain of thought, cold: it reads the worked examples first, then writes. On a phone, where
+  // the panel starts below the fold, the end of what is written is kept on screen (issue 40) --
+  await page.setViewportSize({ width: 360, height: 780 });
   await watchProgress(page);
   await page.focus('button[data-cot]');
   await page.keyboard.press('Enter');
+  const endOnScreen = () => page.evaluate(() => {
+    const box = document.querySelector('.run-cot-actions').getBoundingClientRect();
+    return box.bottom >= 0 && box.bottom <= window.innerHeight;
+  });
+  assert.ok(await endOnScreen(), 'the panel is brought on screen when the wait begins');
   // While it writes, the button keeps the focus and says it is busy (it is not disabled).
   assert.deepEqual(await page.evaluate(() => [document.activeElement.matches('button[data-cot]'),
     document.querySelector('button[data-cot]').getAttribute('aria-disabled')]), [true, 'true']);
   // Before its first token (the category's worked examples are read for the first time here).
   await page.waitForFunction(() => /^Reading /.test(document.querySelector('[data-cot-progress]').textContent),
     null, { timeout: MODEL_WAIT_MS, polling: 50 });
-  await page.locator('[data-reasoning]').scrollIntoViewIfNeeded();
-  await screenshot(page, 'mmlu-pro-cot-reading-1280-light');
+  await screenshot(page, 'mmlu-pro-cot-reading-360-light');
   // Its text being written (a picture only: this generation is left to run to its end).
   await page.waitForFunction(() => document.querySelector('[data-written]').textContent.length > 20
     || /stopped because/.test(document.querySelector('[data-verdict]').textContent), null, { timeout: MODEL_WAIT_MS, polling: 50 });
-  await screenshot(page, 'mmlu-pro-cot-writing-1280-light');
+  assert.ok(await endOnScreen(), 'the text being written is on screen');
+  await screenshot(page, 'mmlu-pro-cot-writing-360-light');
   await page.waitForFunction(() => /stopped because/.test(document.querySelector('[data-verdict]').textContent),
     null, { timeout: MODEL_WAIT_MS, polling: 100 });
   const seen = await page.evaluate(() => window.progressSeen);
@@ -101,17 +112,26 @@ test('scoring answers in place; the chain of thought says what it does and why i
   // grows in steps; then the reader stops it (one generation for all three: a whole one costs the
   // server seconds). This question's whole answer is about 21 tokens, so Stop is pressed as soon as
   // the text has grown in steps; the pictures are taken after --
+  // The reader scrolls back to the top as soon as the text starts: the page stays where they put it.
   const lengths = new Set();
   await page.click('button[data-cot]');
   const deadline = Date.now() + MODEL_WAIT_MS;
+  let scrolledAwayAt = null;
   for (let length = 0; Date.now() < deadline && (lengths.size < 3 || length <= 20); await page.waitForTimeout(30)) {
     let said;
     [length, said] = await page.evaluate(() => [document.querySelector('[data-written]').textContent.length,
       document.querySelector('[data-verdict]').textContent]);
     lengths.add(length);
     assert.doesNotMatch(said, /stopped because/, 'the warm generation ended before the reader could stop it');
+    if (length > 0 && scrolledAwayAt === null) {
+      scrolledAwayAt = length;
+      await page.evaluate(() => window.scrollTo({ top: 0, behavior: 'instant' }));
+    }
   }
   assert.ok(lengths.size >= 3, `the text did not grow in steps: ${[...lengths]}`);
+  assert.ok([...lengths].some((length) => length > scrolledAwayAt), 'the text grew after the reader scrolled away');
+  assert.equal(await page.evaluate(() => window.scrollY), 0, 'the reader who scrolled away is not pulled back');
+  await page.setViewportSize({ width: 1280, height: 900 });
   assert.match(await progressText(page), /^Writing: \d+ tokens? in [\d.]+ s$/);
   const firstToken = Number(await page.evaluate(() => document.querySelector('[data-ls-widget]').dataset.firstTokenS));
   console.log(`first chain-of-thought token on a warm server (worked examples cached): ${firstToken} s`);

@@ -103,3 +103,36 @@ test('a tap opens a number\'s entry and a second tap closes it; screenshots ligh
     }
   }
 });
+
+// Issue 40: MMLU-Pro says once, beside the switch, that some of its figures come only from a review
+// of the paper (unchecked); its prose no longer says so number by number; the switch marks each such
+// number with a dagger; a popover's title names the work and the place, not an entry's number.
+test('MMLU-Pro: unchecked figures are said once and marked; a popover names the work and the place', { timeout: 180000 }, async () => {
+  for (const [width, scheme] of [[360, 'dark'], [1280, 'light']]) {
+    const context = await browser.newContext({ viewport: { width, height: 800 }, colorScheme: scheme, hasTouch: width < 400, isMobile: width < 400 });
+    const page = await context.newPage();
+    await page.goto(`${BASE_URL}/mmlu-pro/?sources=on`);
+    const note = page.locator('#numbers-note');
+    assert.ok(await note.isVisible(), 'the note is shown beside the switch');
+    assert.match(await note.innerText(), /only through a secondary review of the paper[\s\S]*unchecked[\s\S]*dagger \(†\)/);
+    const prose = await page.$$eval('.section-body > p, .section-body > ul > li', (nodes) => nodes.map((n) => n.textContent).join('\n'));
+    assert.doesNotMatch(prose, /\ba review\b|review of the paper|could not be checked/i, 'the prose does not repeat it');
+    const unchecked = page.locator('.number-mark.number-unchecked');
+    assert.ok(await unchecked.count() > 10, `${await unchecked.count()} unchecked marks`);
+    assert.equal(await unchecked.first().evaluate((el) => getComputedStyle(el, '::after').content), '"†"');
+    const titles = await page.$$eval('[id^="tip-number-"] .tip-title', (nodes) => nodes.map((n) => n.textContent));
+    assert.ok(titles.length > 10);
+    assert.deepEqual(titles.filter((t) => /entry \d/.test(t)), [], 'no title names an entry by its number');
+    assert.ok(titles.includes('72.6: Wang et al. (2024), Table 2'), titles.slice(0, 5).join(' | '));
+    const mark = page.locator('.section-body a.number-mark.number-unchecked').first();
+    await mark.scrollIntoViewIfNeeded();
+    const tip = page.locator(`#${await mark.getAttribute('data-tip')}`);
+    if (width < 400) await mark.tap(); else await mark.hover();
+    await tip.waitFor({ state: 'visible' });
+    assert.match(await tip.locator('.tip-title').textContent(), /Wang et al\. \(2024\), .* \(unchecked: only a secondary review gives it\)$/);
+    await screenshot(page, `number-sources-unchecked-${width}-${scheme}`);
+    await page.locator('.paper > .title-block').scrollIntoViewIfNeeded();
+    await screenshot(page, `number-sources-note-${width}-${scheme}`);
+    await context.close();
+  }
+});

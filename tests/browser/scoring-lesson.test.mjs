@@ -59,6 +59,22 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   assert.equal(match.liveMarks, match.serverMarks);
   assert.deepEqual(match.liveSummary, match.serverSummary);
   assert.match(match.liveSummary.join(' '), /at the level of 4 on the normal curve/);
+  // Issue 40: the statistics' names (CR1, Student's t) are for engineers, in a fold of their own inside
+  // "More about this figure", after the redraw as the server drew them; the reader's lines do without.
+  const parts = await widget.locator('.widget-summary').evaluate((summary) => ({
+    reader: [...summary.querySelectorAll(':scope > p, [data-role="summary-more"] > p')].map((p) => p.textContent).join(' '),
+    engineers: [...summary.querySelectorAll('[data-role="summary-engineers"] > p')].map((p) => p.textContent).join(' '),
+    fold: summary.querySelector('[data-role="summary-engineers"] > summary').textContent,
+  }));
+  assert.doesNotMatch(parts.reader, /CR1|Student's t/);
+  assert.match(parts.reader, /paired delta [+−-][\d.]+ points/);
+  assert.match(parts.engineers, /CR1/);
+  assert.match(parts.engineers, /Student's t with \d+ degrees of freedom/);
+  assert.equal(parts.fold, 'For engineers: the statistics behind it');
+  await widget.locator('[data-role="summary-more"] > summary').click();
+  await widget.locator('[data-role="summary-engineers"] > summary').click();
+  await widget.locator('[data-role="summary-engineers"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'two-run-gate-engineers-fold');
 
   renders = Number(await widget.getAttribute('data-renders'));
   await page.setInputFiles(`#w-${name}-production`, files('production'));
@@ -81,7 +97,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   assert.match(await alert.innerText(), /broken\.jsonl line 1: no task: name the file samples_<task>_<date>\.jsonl as the harness does$/);
   assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 0);
   assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(), 0);
-  await widget.locator('details.for-engineers summary').click();
+  await widget.locator('.gate-load > details.for-engineers > summary').click();
   await alert.scrollIntoViewIfNeeded();
   await screenshot(page, 'two-run-gate-error');
   assert.deepEqual(await axeViolations(page), []);

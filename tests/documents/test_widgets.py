@@ -152,7 +152,8 @@ def test_release_gate_is_reproducible_and_loads_results(app):
     assert view["numbers"]["delta"] == verdict["delta"] and "loaded results (4 questions)" in view["summary"][1]
     # two subjects: the summary says the clustered error is unreliable and what the gate uses instead
     assert view["numbers"]["few_subjects"] and view["numbers"]["band"] == verdict["band"]
-    assert any(line.startswith("Only 2 subjects") and "Student's t" in line for line in view["summary"])
+    assert any(line.startswith("Only 2 subjects") for line in view["summary"])
+    assert any(line.startswith("With fewer than") and "Student's t" in line for line in view["for_engineers"])
     assert not first["numbers"]["few_subjects"] and not any("unreliable" in line for line in first["summary"])
 
 

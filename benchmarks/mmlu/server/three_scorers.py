@@ -23,6 +23,7 @@ from flask import Blueprint, current_app, redirect, request, url_for
 from benchmarks.server import budget, live_form
 from benchmarks.server.reading import why_it_stopped
 
+from ..live_runs import model_name
 from . import harness_tasks as harness
 from .harness_tasks import HarnessPrompt
 
@@ -198,7 +199,7 @@ def score_three_ways(values: dict) -> dict:
     summary = decisions(letter, continuation, generation)
     return {"subject": arguments["subject"], "index": index, "key": key, "question": arguments["question"],
             "choices": arguments["choices"], "shots_used": first["shots_used"], "shots_note": shots_note(first),
-            "model": first["model"]["name"], "sides": list(formats), "summary": summary,
+            "model": model_name(first["model"]["name"]), "sides": list(formats), "summary": summary,
             "right": sum(row[side] == key for row in summary for side in formats), "decided": len(summary) * len(formats),
             "letter": letter, "continuation": continuation, "generation": generation}
 

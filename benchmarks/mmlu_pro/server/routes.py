@@ -207,7 +207,18 @@ def score_question(category, index, shots) -> dict:
     check_budget(q, shots)  # before the queue: a request too costly to run never loads the model
     result = live.score(prompt_format=prompt, subject=q.category, question=q.question, choices=list(q.options),
                         shots=list(dataset().shots(q.category, shots)), method="letter", key=q.answer)
+    # The chain of thought shares nothing with the letter prompt (another instruction, worked examples
+    # with their reasoning): read its prompt now, while the reader reads the letters' result, so that
+    # "Let it reason first" finds it in the model's cache (issue 40; docs/performance.md).
+    live.read_ahead(*cot_prompt(q, shots))
     return result | {"question": question_json(q), **in_words(result)}
+
+
+def cot_prompt(q, shots: int) -> tuple[str, str]:
+    """The paper's chain-of-thought prompt of ``q`` with ``shots`` worked examples, and its leading
+    part (header and worked examples) that every question of the category shares."""
+    parts = prompt.cot_prompt_parts(q.category, q.question, q.options, dataset().shots(q.category, shots))
+    return "".join(part.text for part in parts), "".join(part.text for part in parts if part.kind in SHARED_PART_KINDS)
 
 
 @bp.post("/api/mmlu-pro/score")
@@ -246,11 +257,9 @@ def start_generation(category, index, shots, max_tokens, tokens_field: str | Non
         raise ScoreFailed(400, f"max_tokens must be a whole number from 1 to {MAX_NEW_TOKENS}", "max_tokens")
     check_budget(q, shots, max_tokens, tokens_field)  # before the model is loaded or queued
     for k in range(shots, -1, -1):
-        parts = prompt.cot_prompt_parts(q.category, q.question, q.options, dataset().shots(q.category, k))
         # The header and worked examples are the category's for every question: the model reads them
         # once and keeps them (the scorer's prefix cache), so a second question starts in a second.
-        shared = "".join(part.text for part in parts if part.kind in SHARED_PART_KINDS)
-        text = "".join(part.text for part in parts)
+        text, shared = cot_prompt(q, k)
         try:
             return q, text, k, live.generation(text, max_tokens, stop=(STOP,), shared=shared)
         except ScoreFailed as failure:

@@ -48,7 +48,7 @@ def view(state: dict, context: dict) -> dict:
     summary.append(f"On {name}, chain of thought helps {helped} of {len(gains)} models (Table 3).")
     summary.append("GPT-4o's MMLU-Pro pair and its MMLU chain-of-thought score are checked against the authors' "
                    "dataset card, and the MMLU-Pro chain-of-thought scores against their leaderboard and cached "
-                   "predictions; the other scores are a review's figures, not checked against the paper.")
+                   "predictions; the other scores are unchecked.")
     return {
         "summary": summary,
         "figure": figure(width, round(end + GAP), f"Direct answers against chain of thought on {name}, per model", marks,

@@ -36,8 +36,7 @@ def view(state: dict, context: dict) -> dict:
             label(min(x(share / 100) + 6, width - GAP - text_width(shown, "fig-point-label")), bar + 15, shown,
                   "fig-point-label", "start"),
         ]))
-    summary.append("These shares are §5.3's as a review of the paper reports them; they are not in the authors' "
-                   "dataset card or repository, so they could not be checked against the paper.")
+    summary.append("These shares are §5.3's, unchecked: only a secondary review of the paper gives them.")
     bottom = 12 + len(rows) * pitch
     marks += percent_axis_part(x, bottom + 4, 0, 50, 10)
     keys, end = legend([("box", "fig-bar-model-a", "other causes"),

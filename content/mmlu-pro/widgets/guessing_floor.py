@@ -55,7 +55,7 @@ def view(state: dict, context: dict) -> dict:
         ]
         summary.append(
             f"With {options} options, a pure guesser on {state['category']} ({count(n)} questions) lands between "
-            f"{pct(low)} and {pct(high)} in 95 % of runs (exact binomial); a reader who knows {pct(known, 0)} "
+            f"{pct(low)} and {pct(high)} in 95% of runs (exact binomial); a reader who knows {pct(known, 0)} "
             f"of the answers and guesses the rest expects {pct(expected)}.")
     lift = numbers["k4"]["expected"] - numbers["k10"]["expected"]
     summary.append(f"Six more options take {points(lift)} of lucky guesses away from that reader.")
@@ -74,6 +74,7 @@ def view(state: dict, context: dict) -> dict:
 WIDGET = Widget(
     name="guessing-floor",
     title="Guessing floor: four options against ten",
-    blurb="Where a pure guesser lands on a real MMLU-Pro category, and what a partly informed reader scores, as K changes.",
+    blurb=("Where a pure guesser lands on a real MMLU-Pro category, and what a partly informed reader scores, "
+           "with four options and with ten."),
     height=560, params=params, view=view, accepts={"category_sizes": sizes},
 )

@@ -42,7 +42,7 @@ def view(state: dict, context: dict) -> dict:
     marks += percent_axis_part(x, bottom, low_end, high_end, 10)
     summary.append(f"The widest spread §6.3 reports is {WIDEST_SPREAD['mmlu']:.2f} points on MMLU and "
                    f"{WIDEST_SPREAD['pro']:.2f} on MMLU-Pro; the ranges above are read off Figure 5. All of these "
-                   f"reached us through a review of the paper and could not be checked against it.")
+                   f"are unchecked: only a secondary review of the paper gives them.")
     words, end = caption((rows.x0 + rows.x1) / 2, bottom + 26, rows.x1 - rows.x0,
                          "score over the prompt styles, lowest to highest")
     marks += words

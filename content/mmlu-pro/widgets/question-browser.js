@@ -11,6 +11,8 @@
 // page, which shows the whole result when it is done.
 // While it streams the reasoning button keeps the focus: it is marked aria-disabled (a disabled
 // button would drop the focus to the page), and pressing it again only says the model still writes.
+// The end of what is being written is kept on the screen (on a phone the panel starts below the
+// fold) until the reader scrolls away; it is followed again once they bring it back on screen.
 import { liveForm, placeProblems, setText } from '/static/js/widgets/live-form.js';
 
 const root = document.querySelector('[data-ls-widget]');
@@ -25,9 +27,23 @@ const verdict = root?.querySelector('[data-verdict]');
 const stopButton = root?.querySelector('[data-cot-stop]');
 
 const WORDS = {
-  running: 'Scoring: the model is reading the prompt. Its answer will appear below.',
+  running: 'Scoring started; its answer will appear below.',
   busy: 'Still scoring this question; its answer will appear below.',
 };
+
+// Keeps ``end`` (the bottom of the panel) on the screen each time it is called, unless the reader has
+// scrolled since the last call (the page is no longer where this left it) and has not brought
+// ``end`` back on screen. Instant scrolls: a smooth one would still be moving at the next call.
+function follower(end) {
+  let leftAt = null;
+  return () => {
+    const box = end.getBoundingClientRect();
+    const onScreen = box.bottom >= 0 && box.bottom <= window.innerHeight;
+    if (leftAt !== null && Math.abs(window.scrollY - leftAt) > 1 && !onScreen) return;
+    if (!onScreen) window.scrollBy({ top: box.bottom - window.innerHeight + 8, behavior: 'instant' });
+    leftAt = window.scrollY;
+  };
+}
 
 const number = (n) => n.toLocaleString('en');
 const plural = (n, word) => `${number(n)} ${word}${n === 1 ? '' : 's'}`;
@@ -69,8 +85,10 @@ async function stream() {
   written.textContent = '';
   verdict.textContent = 'The model is reading the prompt.';
   show();
+  const follow = follower(stopButton.parentElement);
   button.setAttribute('aria-disabled', 'true');
   stopButton.hidden = false;
+  follow();
   const thisButton = button;
   stopButton.onclick = () => { stopper.abort(); thisButton.focus(); }; // the Stop button hides at the end
   try {
@@ -104,6 +122,7 @@ async function stream() {
           }
           state.tokens = event.tokens;
           written.textContent += event.text;
+          follow();
         } else if (event.done || event.error) {
           last = event;
         }
@@ -118,6 +137,7 @@ async function stream() {
   } finally {
     clearInterval(tick);
     show();
+    follow();
     stopButton.hidden = true;
     thisButton.setAttribute('aria-disabled', 'false');
   }

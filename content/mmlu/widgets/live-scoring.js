@@ -8,7 +8,7 @@ import { enableShareBox } from '/static/js/widgets/share.js';
 import { getJSON, liveForm, setText } from '/static/js/widgets/live-form.js';
 
 const WORDS = {
-  running: 'Scoring: the model is reading the prompt. Its answer will appear below the form.',
+  running: 'Scoring started; its answer will appear below the form.',
   busy: 'Still scoring the question before; its answer will appear below the form.',
 };
 

@@ -5,7 +5,8 @@ import { enableShareBox } from '/static/js/widgets/share.js';
 import { liveForm } from '/static/js/widgets/live-form.js';
 
 const WORDS = {
-  running: 'Scoring: the model reads the question six times and writes two answers, which can take a minute.',
+  running: 'Scoring started; it can take a minute, and every decision will appear below the form.',
+  waiting: 'Scoring: the model reads the question six times and writes two answers',
   busy: 'Still scoring this question; every decision will appear below the form.',
 };
 

@@ -3,9 +3,10 @@
 // Without JavaScript the form posts and the server renders the whole page with the result; with it,
 // the same POST is sent with ?fragment=1 and only the results panel comes back (always a 200: the
 // panel's data-status, data-state and data-retry-after carry the real answer), which replaces the
-// old one in place: no page load, no jump to the top. While the model works, a progress line counts
-// the seconds, the status line (role="status") says what is happening, and the model's warm-up is
-// followed. A failed run's panel lists its problems by field (data-problem-for); each is shown
+// old one in place: no page load, no jump to the top. While the model works, a progress line says
+// what the reader waits for and counts the seconds ("Scoring: the model is reading the prompt · 12 s";
+// it is brought on screen when it appears, as on a phone the button may sit at the bottom edge), the
+// status line (role="status") says once what is happening, and the model's warm-up is followed. A failed run's panel lists its problems by field (data-problem-for); each is shown
 // beside its field, which is marked invalid, and the first such field takes the focus (placeProblems,
 // also for a page's other forms that answer in place). The run
 // button keeps the focus while the model works: it is marked aria-disabled, not disabled (a
@@ -14,6 +15,8 @@
 
 const POLL_MS = 1500;
 export const WARMING = 'Warming up: the model is loading (the first start converts its weights and takes longer).';
+const WARMING_SHORT = 'Warming up: the model is loading';
+const WAITING = 'Scoring: the model is reading the prompt';
 
 export function setText(el, text) { if (el) el.textContent = text; }
 
@@ -27,7 +30,8 @@ export async function getJSON(url, options = {}) {
 // The parts are found in ``root`` by their data attributes: [data-ls-form] (or ``form``),
 // [data-ls-results], [data-ls-status], [data-ls-progress], [data-ls-progress-text], [data-ls-run];
 // ``root.dataset.apiModel`` / ``apiLoad`` are the model's state and warm-up URLs. ``words`` says
-// what the status line says while it runs ({ running, busy }).
+// what the status line says while it runs ({ running, busy }) and what the progress line says the
+// reader waits for ({ waiting }, before its seconds).
 export function liveForm(root, { form = root.querySelector('[data-ls-form]'), words } = {}) {
   const results = root.querySelector('[data-ls-results]');
   const status = root.querySelector('[data-ls-status]');
@@ -84,12 +88,14 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
     const started = performance.now();
     busy(true);
     setText(status, words.running);
-    const tick = setInterval(() => {
+    const show = () => {
       const seconds = ((performance.now() - started) / 1000).toFixed(0);
-      const what = root.dataset.state === 'loading' ? 'Warming up the model' : 'Scoring';
-      setText(progressText, `${what}… ${seconds} s`);
-    }, 500);
-    setText(progressText, 'Scoring…');
+      const what = root.dataset.state === 'loading' ? WARMING_SHORT : words.waiting || WAITING;
+      setText(progressText, `${what} · ${seconds} s`);
+    };
+    const tick = setInterval(show, 500);
+    show();
+    bringIntoView(progress);
     warmUp();
     try {
       for (;;) {
@@ -183,4 +189,14 @@ export function placeProblems(root, from) {
 function isVisible(el) {
   const top = el.getBoundingClientRect().top;
   return top >= 0 && top < window.innerHeight;
+}
+
+// Brings ``el`` on the screen when it is not, or sits at its bottom edge, with room below it for what
+// follows (it ends two thirds down); once, when a wait begins: a reader who scrolls away afterwards
+// is not followed.
+export function bringIntoView(el) {
+  const box = el.getBoundingClientRect();
+  const room = window.innerHeight / 3;
+  if (box.top < 0) window.scrollBy({ top: box.top - room });
+  else if (box.bottom > window.innerHeight - 48) window.scrollBy({ top: box.bottom - window.innerHeight + room });
 }

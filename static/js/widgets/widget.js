@@ -65,25 +65,33 @@ function drawFigure(svg, fig) {
   if (focused >= 0) points()[focused]?.focus({ preventScroll: true });
 }
 
-// The summary's sentences as shown: the headline, then those behind its "More about this figure".
+// The summary's sentences as shown: the headline, those behind its "More about this figure", then
+// those in its fold for engineers.
 function summarySentences(summary) {
   return [...summary.querySelectorAll('p')].map((node) => node.textContent);
 }
 
-// The headline (the first sentence) and the rest behind a disclosure, as the server draws them
-// (the shell macro in _macros.html); the disclosure keeps whether the reader opened it. The same
-// sentences are left as they are, so a redraw for a new width is not read out again.
-function showSummary(summary, sentences) {
+const paragraph = (text) => {
+  const node = document.createElement('p');
+  node.textContent = text;
+  return node;
+};
+
+// The headline (the first sentence) and the rest behind a disclosure, ending with the fold for
+// engineers, as the server draws them (summary_sentences in _macros.html); the disclosures keep
+// whether the reader opened them. The same sentences are left as they are, so a redraw for a new
+// width is not read out again.
+function showSummary(summary, sentences, forEngineers = []) {
   const shown = summarySentences(summary);
-  if (shown.length === sentences.length && shown.every((text, i) => text === sentences[i])) return;
+  const wanted = [...sentences, ...forEngineers];
+  if (shown.length === wanted.length && shown.every((text, i) => text === wanted[i])) return;
   summary.querySelector(':scope > p').textContent = sentences[0] || '';
   const more = summary.querySelector('[data-role="summary-more"]');
-  more.hidden = sentences.length < 2;
-  more.replaceChildren(more.querySelector('summary'), ...sentences.slice(1).map((text) => {
-    const node = document.createElement('p');
-    node.textContent = text;
-    return node;
-  }));
+  const fold = more.querySelector('[data-role="summary-engineers"]');
+  more.hidden = sentences.length < 2 && !forEngineers.length;
+  fold.hidden = !forEngineers.length;
+  fold.replaceChildren(fold.querySelector(':scope > summary'), ...forEngineers.map(paragraph));
+  more.replaceChildren(more.querySelector(':scope > summary'), ...sentences.slice(1).map(paragraph), fold);
 }
 
 function paragraphs(container, sentences, tag = 'p') {
@@ -261,7 +269,7 @@ class Widget {
     }
     this.drawnWidth = view.width;
     this.el.dataset.drawnWidth = String(view.width);
-    showSummary(this.summary, view.summary);
+    showSummary(this.summary, view.summary, view.for_engineers || []);
     if (view.messages.length) {
       const list = document.createElement('ul');
       paragraphs(list, view.messages, 'li');
