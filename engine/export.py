@@ -81,8 +81,8 @@ def file_for(app: Flask, url: str) -> str:
     """The file (relative to the folder) that answers a root-relative ``url`` on a static host:
     ``/x/`` is ``x/index.html``; a page without a suffix gets ``.html``, since static hosts choose
     the content type by the suffix (the JSON under /api/ keeps its address: its reader's ``fetch``
-    reads it whatever its type); a query is dropped, except a page's own variant (``/mmlu/?sources=on``
-    is ``mmlu/index.sources-on.html``)."""
+    reads it whatever its type); a query is dropped, except a page's own variant (``/<document>/?sources=on``
+    is ``<document>/index.sources-on.html``)."""
     parts = urlsplit(url)
     path = parts.path
     if path.endswith("/"):
