@@ -235,6 +235,19 @@ class _Export:
         self.written: list[str] = []
         self.live_pages: dict[str, str] = {}  # file -> the live site's address it stands for
 
+    def write_document_files(self) -> None:
+        """What each document adds (``DocumentHooks.static_files``), under its own folder."""
+        for slug, document in self.app.extensions["documents"].items():
+            if document.hooks.static_files is None:
+                continue
+            with self.app.app_context():
+                files = document.hooks.static_files(self.app)
+            for path, data in sorted(files.items()):
+                name = f"{slug}/{path}"
+                (self.folder / name).parent.mkdir(parents=True, exist_ok=True)
+                (self.folder / name).write_bytes(data)
+                self.seen.add(name)
+
     def add(self, url: str, named_by: str) -> None:
         name = file_for(self.app, url)
         if name in self.seen:
@@ -286,6 +299,7 @@ class _Export:
         # Every file under static/ too (scripts import one another, and the worker, by relative address).
         freezer = _Freezer(self.app, with_static_files=True, with_no_argument_rules=False, log_url_for=False)
         freezer.register_generator(self.followed)
+        self.write_document_files()
         with self.app.test_request_context(base_url=FREEZE_ORIGIN + "/"):
             for url in _seeds(self.app):
                 self.add(url, "the export's list of pages")

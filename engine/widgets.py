@@ -186,9 +186,17 @@ def live_site_url(paper: Document, widget: Widget) -> str | None:
 
 
 def render_live_elsewhere(paper: Document, widget: Widget, mode: str) -> Markup:
-    """A live widget in a static export: what it does, and that it needs the live site."""
-    return Markup(render_template("widgets/live_elsewhere.html", widget=widget, paper=paper, mode=mode,
-                                  live_url=live_site_url(paper, widget)))
+    """A live widget in a static export: its document's version for files (``static_live_widget``),
+    or else what it does and that it needs the live site."""
+    hook = paper.hooks.static_live_widget
+    found = hook(widget, mode) if hook else None
+    if found is None:
+        return Markup(render_template("widgets/live_elsewhere.html", widget=widget, paper=paper, mode=mode,
+                                      live_url=live_site_url(paper, widget)))
+    template, variables = found
+    return Markup(render_template(paper.template(template), widget=widget, paper=paper, mode=mode,
+                                  live_url=live_site_url(paper, widget), share=share_links(paper, widget, ""),
+                                  assets=widget_assets(paper, widget), **variables))
 
 
 def fill_live(body: str) -> str:

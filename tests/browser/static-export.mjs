@@ -107,6 +107,28 @@ describe('the static export, served from a sub-path by a file server', () => {
     assert.deepEqual(problems, []);
   });
 
+  test("the live-scoring widget answers a standard question with the published run's answer, named", async () => {
+    const expected = JSON.parse(process.env.PUBLISHED);
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.goto(`${EXPORT_URL}embed/mmlu/live-scoring.html`, { waitUntil: 'load' });
+    await page.waitForSelector('[data-published-answers][data-shown]');
+    await page.selectOption('#lsp-subject', expected.subject);
+    await page.locator('#lsp-number').fill(String(expected.number));
+    await page.selectOption('#lsp-run', expected.run);
+    await page.waitForFunction((shown) => document.querySelector('[data-shown]').dataset.shown === shown,
+      `${expected.subject}/${expected.number}/${expected.run}`);
+    const said = await page.locator('[data-role="answer"]').innerText();
+    assert.match(said, new RegExp(`The published run ${expected.run} \\(letter method, 0 examples;`));
+    assert.match(said, new RegExp(`answered ${expected.prediction}: ${expected.correct ? 'right' : 'wrong'}, the key is ${expected.key}\\.`));
+    assert.match(said, /Its probabilities for the next token: “ A” \d/);
+    // Every run's label fits the phone's form (a select is as wide as its longest option).
+    const widths = await page.locator('#lsp-run').evaluate((el) => [el.scrollWidth, el.closest('form').clientWidth]);
+    assert.ok(widths[0] <= widths[1], `the run's select is ${widths[0]} px in a form of ${widths[1]} px`);
+    await screenshot(page, 'static-export-published-answer-360');
+    assert.deepEqual(await axeViolations(page), []);
+    assert.deepEqual(wrong, []);
+  });
+
   test("a widget page reads its settings from its address; a live widget says it needs the live site", async () => {
     await page.setViewportSize({ width: 360, height: 800 });
     await page.goto(`${EXPORT_URL}mmlu/widgets/chance-explorer.html?n=500&score=0.4`, { waitUntil: 'load' });
@@ -119,7 +141,7 @@ describe('the static export, served from a sub-path by a file server', () => {
     assert.deepEqual(await axeViolations(page), []);
     await screenshot(page, 'static-export-widget-page-360');
 
-    await page.goto(`${EXPORT_URL}embed/mmlu/live-scoring.html`, { waitUntil: 'load' });
+    await page.goto(`${EXPORT_URL}embed/scoring-lesson/three-scorers.html`, { waitUntil: 'load' });
     assert.match(await page.locator('[data-live-elsewhere]').textContent(), /works on the live site only/);
     assert.deepEqual(await axeViolations(page), []);
     await page.goto(`${EXPORT_URL}mmlu/`, { waitUntil: 'load' });

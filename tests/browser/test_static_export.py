@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from benchmarks.server.runfile import read_rows
 from deploy.local import NGINX, running_nginx
 from engine.export import export
 from tools.launcher import free_port
@@ -141,6 +142,14 @@ def test_every_address_in_the_export_answers(site, served, tmp_path):
     assert any(url.endswith("/pyodide.asm.wasm") for url in statuses) and any(url.endswith(".whl") for url in statuses)
 
 
+def published_answer(subject: str, number: int, run: str) -> dict:
+    """What the published run file says for a test question (number from 1), for the page to show."""
+    rows = read_rows(REPO_ROOT / "benchmarks" / "mmlu" / "runs" / f"{run}.jsonl.gz")
+    row = next(r for r in rows if r["subject"] == subject and r["index"] == number - 1)
+    return {"subject": subject, "number": number, "run": run, "prediction": row["prediction"], "key": row["key"],
+            "correct": row["correct"]}
+
+
 @pytest.mark.browser
 def test_the_export_read_in_chromium(site):
     """static-export.mjs under Node's test runner (as test_browser.py runs the *.test.mjs files, which
@@ -150,7 +159,9 @@ def test_the_export_read_in_chromium(site):
         result = subprocess.run(
             [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
              str(REPO_ROOT / "tests" / "browser" / "static-export.mjs")],
-            cwd=REPO_ROOT, env=dict(os.environ, EXPORT_URL=origin + SUB_PATH), capture_output=True, text=True,
+            cwd=REPO_ROOT, capture_output=True, text=True, env=dict(
+                os.environ, EXPORT_URL=origin + SUB_PATH,
+                PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot"))),
             timeout=400)
     print(result.stdout[-20000:])
     assert result.returncode == 0, f"{result.stdout[-8000:]}\n{result.stderr[-3000:]}"
