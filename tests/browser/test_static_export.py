@@ -33,7 +33,7 @@ SUB_PATH = "/courses/ml/papers/"
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("static-export")]
 # A static host chooses the type by the suffix: these must be what the browser insists on.
 TYPES = {".html": "text/html", ".js": "javascript", ".mjs": "javascript", ".wasm": "application/wasm",
-         ".css": "text/css"}
+         ".css": "text/css", ".zip": "application/zip"}
 # Relative imports and the addresses scripts build from their own (new URL('…', import.meta.url)).
 _MODULE_ADDRESS = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|new URL\(\s*)(["'])(\.{1,2}/[^"'\s]+)\1""")
 
@@ -91,10 +91,10 @@ class _Addresses(HTMLParser):
                 self.found.append(value)
 
 
-def crawl(start: str) -> dict[str, int]:
-    """Every address reachable from ``start`` on its origin: {url: status}. Fails on a wrong type."""
-    origin = "{0.scheme}://{0.netloc}".format(urlsplit(start))
-    todo, statuses = [start], {}
+def crawl(starts: list[str]) -> dict[str, int]:
+    """Every address reachable from ``starts`` on their origin: {url: status}. Fails on a wrong type."""
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(starts[0]))
+    todo, statuses = list(starts), {}
     while todo:
         url = todo.pop()
         if url in statuses:
@@ -131,15 +131,17 @@ def test_every_address_in_the_export_answers(site, served, tmp_path):
     if served.startswith("nginx") and not Path(NGINX).exists():
         pytest.skip("nginx is not installed (tests/run.sh installs it)")
     host = nginx_serving(root, tmp_path) if served.startswith("nginx") else http_server(root if "sub-path" in served else folder)
+    pages = sorted(str(p.relative_to(folder)).removesuffix("index.html") for p in folder.rglob("*.html"))
     with host as origin:
-        start = origin + (SUB_PATH if "sub-path" in served else "/")
-        statuses = crawl(start)
+        base = origin + (SUB_PATH if "sub-path" in served else "/")
+        # Every page and all they name; and Pyodide's files, which its loader names at run time.
+        runtime = sorted(str(p.relative_to(folder)) for p in (folder / "pyodide").rglob("*") if p.is_file())
+        statuses = crawl([base + name for name in pages + runtime])
     missing = sorted(url for url, status in statuses.items() if status != 200)
     assert not missing, missing
-    pages = [url for url in statuses if url.endswith((".html", "/"))]
-    # the home page, 3 documents (and their sources-on copies), glossaries, galleries, 17 widget pages and embeds
-    assert len(pages) >= 50, len(pages)
-    assert any(url.endswith("/pyodide.asm.wasm") for url in statuses) and any(url.endswith(".whl") for url in statuses)
+    # the home page, the math core, each document (with sources shown), glossary, gallery, widget pages and embeds
+    assert len(pages) >= 48, pages
+    assert any(url.endswith("/pyodide.mjs") for url in statuses) and any(url.endswith(".whl") for url in statuses)
 
 
 def published_answer(subject: str, number: int, run: str) -> dict:
