@@ -36,7 +36,8 @@ def create_app(overrides: dict | None = None) -> Flask:
 
     @app.context_processor
     def site_papers():
-        return {"site_papers": list(documents.values())}
+        # static_export: set while engine/export.py writes the site as files (templates mark <html>).
+        return {"site_papers": list(documents.values()), "static_export": app.config.get("STATIC_EXPORT")}
 
     caching.init_app(app)  # first: the others index files and add page finishers to its caches
     errors.init_app(app)

@@ -76,6 +76,9 @@ def default_config() -> dict:
         "SERVER_CHANNEL_TIMEOUT_S": int(_env("SERVER_CHANNEL_TIMEOUT_S", "20")),
         # How long SIGTERM waits for requests in flight before the process exits.
         "SERVER_SHUTDOWN_GRACE_S": float(_env("SERVER_SHUTDOWN_GRACE_S", "30")),
+        # Set only by engine/export.py while it writes the site as static files: {"base_url": the
+        # export's own address or None, "live_server": the live site's address or None}.
+        "STATIC_EXPORT": None,
         # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
         "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
     }

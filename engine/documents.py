@@ -58,7 +58,11 @@ class DocumentHooks:
     address (``whole_page(variables)`` draws that page with the widget's template variables);
     ``math_examples() -> [(function, arguments, source)]`` its rows of ``/math-core``;
     ``commands`` its command lines; ``unavailable`` the errors that mean "its data is not here" (a
-    503 with their message; the rest of the site keeps working).
+    503 with their message; the rest of the site keeps working). For the static export
+    (engine/export.py): ``static_files(app) -> {path: bytes}`` the files it adds under its own folder
+    there, and ``static_live_widget(widget, mode) -> (template, variables) | None`` what a live
+    widget is there (a template in its folder), where no server answers; None: a note that it needs
+    the live site.
     """
 
     init_app: Callable | None = None
@@ -66,11 +70,14 @@ class DocumentHooks:
     live_widget: Callable | None = None
     live_widget_form: Callable | None = None
     math_examples: Callable | None = None
+    static_files: Callable | None = None
+    static_live_widget: Callable | None = None
     commands: dict[str, Command] = field(default_factory=dict)
     unavailable: tuple[type[Exception], ...] = ()
 
     def __post_init__(self):
-        for name in ("init_app", "widget_context", "live_widget", "live_widget_form", "math_examples"):
+        for name in ("init_app", "widget_context", "live_widget", "live_widget_form", "math_examples",
+                     "static_files", "static_live_widget"):
             value = getattr(self, name)
             if value is not None and not callable(value):
                 raise TypeError(f"DocumentHooks.{name} must be a function, not {type(value).__name__}")

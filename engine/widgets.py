@@ -154,7 +154,9 @@ def render_widget(paper: Document, widget: Widget, raw: dict, mode: str) -> Mark
         params={p["name"]: p for p in widget.param_dicts(context)},
         context=context if widget.driver == "worker" else None,
         share=share_links(paper, widget, view["query"]),
-        action=url_for("widgets.page", slug=paper.slug, name=widget.name),
+        # A widget drawn by the server, in a static export: its form goes to the live site, if named.
+        action=(widget.driver == "server" and live_site_url(paper, widget))
+        or url_for("widgets.page", slug=paper.slug, name=widget.name),
         assets=widget_assets(paper, widget),
     ))
 
@@ -175,11 +177,37 @@ def fill_slots(paper: Document, html: Markup) -> Markup:
     return fill_widget_slots(html, lambda name: render_widget(paper, paper.widgets[name], {}, "inline"))
 
 
+def live_site_url(paper: Document, widget: Widget) -> str | None:
+    """In a static export made with --live-server: the widget's page on the live site."""
+    live_server = (current_app.config["STATIC_EXPORT"] or {}).get("live_server")
+    if not live_server:
+        return None
+    return live_server.rstrip("/") + url_for("widgets.page", slug=paper.slug, name=widget.name)
+
+
+def render_live_elsewhere(paper: Document, widget: Widget, mode: str) -> Markup:
+    """A live widget in a static export: its document's version for files (``static_live_widget``),
+    or else what it does and that it needs the live site."""
+    hook = paper.hooks.static_live_widget
+    found = hook(widget, mode) if hook else None
+    if found is None:
+        return Markup(render_template("widgets/live_elsewhere.html", widget=widget, paper=paper, mode=mode,
+                                      live_url=live_site_url(paper, widget)))
+    template, variables = found
+    return Markup(render_template(paper.template(template), widget=widget, paper=paper, mode=mode,
+                                  live_url=live_site_url(paper, widget), share=share_links(paper, widget, ""),
+                                  assets=widget_assets(paper, widget), **variables))
+
+
 def fill_live(body: str) -> str:
-    """Replace live-widget markers in a served page with the widgets as they are now."""
+    """Replace live-widget markers in a served page with the widgets as they are now (in a static
+    export, with a note that they need the live site)."""
+    exporting = current_app.config["STATIC_EXPORT"]
+
     def live(match: re.Match) -> str:
         paper = papers()[match.group("slug")]
-        return str(render_live(paper, paper.widgets[match.group("name")], match.group("mode")))
+        widget, mode = paper.widgets[match.group("name")], match.group("mode")
+        return str(render_live_elsewhere(paper, widget, mode) if exporting else render_live(paper, widget, mode))
 
     return _LIVE.sub(live, body)
 
@@ -187,7 +215,13 @@ def fill_live(body: str) -> str:
 def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
     if mode == "embed":
         return render_template("embed.html", widget=widget, html=html, paper=paper)
-    oembed = url_for("widgets.oembed", url=canonical_url(), format="json", _external=True)
+    exporting = current_app.config["STATIC_EXPORT"]
+    if not exporting:
+        oembed = url_for("widgets.oembed", url=canonical_url(), format="json", _external=True)
+    elif exporting["base_url"]:  # written by engine/export.py beside the pages
+        oembed = f"{exporting['base_url']}oembed/{paper.slug}/{widget.name}.json"
+    else:  # no address to answer with: no oEmbed
+        oembed = None
     return render_template("widgets/page.html", widget=widget, html=html, oembed=oembed, paper=paper)
 
 

@@ -46,6 +46,23 @@ def live_widget(widget, mode: str) -> dict:
     return {"ls": context(default_values(mmlu.dataset()))}
 
 
+def static_files(app: Flask) -> dict[str, bytes]:
+    """The published runs' answers, by subject, for the static export's live-scoring widget."""
+    from benchmarks.mmlu.server import published_answers
+
+    return published_answers.static_files(app.extensions["mmlu_data"])
+
+
+def static_live_widget(widget, mode: str) -> tuple[str, dict] | None:
+    """The live-scoring widget in the static export: standard questions answered from the published runs."""
+    if widget.name != "live-scoring":
+        return None
+    data = mmlu.dataset()
+    return "widgets/live-scoring-published.html", {
+        "subjects": [(s.name, s.title, s.sizes["test"]) for s in data.subjects.values()],
+    }
+
+
 def math_examples() -> list[tuple[str, dict, str]]:
     """The page's worked examples as (function, keyword arguments, where it comes from); paper
     numbers come from figures.py, so they are written once."""
@@ -85,6 +102,8 @@ HOOKS = DocumentHooks(
     init_app=init_app,
     widget_context=widget_context,
     live_widget=live_widget,
+    static_files=static_files,
+    static_live_widget=static_live_widget,
     math_examples=math_examples,
     commands={
         "download": Command("benchmarks.mmlu.server.download", "fetch the official MMLU release into MMLU_DATA_DIR"),

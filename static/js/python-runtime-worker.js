@@ -104,15 +104,19 @@ async function fromSnapshot(loadPyodide, indexURL, key, wheel) {
 }
 
 async function loadRuntime() {
-  const urls = await (await fetchOk(new URL('../../api/python-runtime', import.meta.url))).json();
+  // The index's addresses are read relative to the index itself: a static export (engine/export.py)
+  // writes them relative, so that it works under any base path; the server writes them from the root.
+  const index = new URL('../../api/python-runtime', import.meta.url);
+  const urls = await (await fetchOk(index)).json();
   if (!urls.pyodide_module) throw new Error('this server has no Pyodide installed; use the JSON API');
-  const indexURL = new URL(urls.pyodide_index, self.location.href).href;
+  const resolve = (url) => new URL(url, index).href;
+  const indexURL = resolve(urls.pyodide_index);
   // The key names the format too: a gzip-compressed snapshot of an earlier version is never read as raw.
-  const snapshotKey = new URL(`${urls.wheel}.pyodide-${urls.pyodide_version}.memory`, self.location.href).href;
+  const snapshotKey = `${resolve(urls.wheel)}.pyodide-${urls.pyodide_version}.memory`;
   const canSnapshot = Boolean(self.caches);
   const [{ loadPyodide }, wheel] = await Promise.all([
-    import(urls.pyodide_module),
-    fetchOk(urls.wheel).then((r) => r.arrayBuffer()),
+    import(resolve(urls.pyodide_module)),
+    fetchOk(resolve(urls.wheel)).then((r) => r.arrayBuffer()),
   ]);
   timings.fetched_ms = performance.now() - workerStarted;
 

@@ -23,6 +23,9 @@
 import { enableHandles, replaceMarks } from './draggable-mark.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
+// A static export (engine/export.py): no server answers, so the worker computes every change, and
+// a widget's settings in the address (which a static host ignores) are read here.
+const STATIC_EXPORT = document.documentElement.hasAttribute('data-static-export');
 // The printed column (A4 less its margins is about 673 CSS px): a figure drawn wider than this is
 // drawn again for it, kept aside for print only, so printed chart text keeps its size (≥ 8 pt).
 const PRINT_WIDTH = 640;
@@ -159,11 +162,20 @@ class Widget {
     if (width === this.width) return; // only the height changed: the new picture itself
     this.width = width;
     this.el.dataset.shownWidth = String(width);
+    // In a static export only the worker draws: until a touch starts it, the server's picture stays.
+    if (STATIC_EXPORT && !this.workerStarted) return;
     if (width > 0 && width !== this.drawnWidth) this.request();
   }
 
   async start() {
-    if (this.el.dataset.script) this.extra = await import(this.el.dataset.script);
+    if (STATIC_EXPORT && this.el.dataset.driver === 'server') { // its view needs the server's data
+      this.engine.textContent = 'This copy of the page is a set of files: its first picture stays as it is. '
+        + 'Changing the settings works on the live site.';
+      for (const control of this.form.elements) control.disabled = true;
+      return;
+    }
+    // Relative to the page (a static export writes it so), not to this module.
+    if (this.el.dataset.script) this.extra = await import(new URL(this.el.dataset.script, document.baseURI).href);
     for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-role="js-only"]')) {
       node.hidden = false;
     }
@@ -175,6 +187,7 @@ class Widget {
     import('./share.js').then((share) => share.enableShareBox(this.el));
     if (this.extra && this.extra.setup) this.extra.setup(this);
     enableHandles(this); // marks in the figure that drag and key the form's settings
+    if (STATIC_EXPORT) this.fromAddress();
     new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
     if (this.el.dataset.driver === 'worker' && this.el.dataset.mode === 'page') this.startWorker();
@@ -183,6 +196,22 @@ class Widget {
       this.el.addEventListener('pointerdown', touched, { once: true, passive: true });
       this.form.addEventListener('focusin', touched, { once: true });
     }
+  }
+
+  // A static export's page or embed: the settings in its address (the server's first picture is
+  // the default state's) go into the form, and the worker draws them; the share box gets the
+  // export's own address.
+  fromAddress() {
+    if (this.ownsUrl && window.location.search) {
+      const settings = Object.fromEntries(new URLSearchParams(window.location.search));
+      for (const [name, value] of Object.entries(settings)) { // a set of checkboxes: "a,b" ticks a and b
+        const boxes = this.form.querySelectorAll(`input[type="checkbox"][name="${CSS.escape(name)}"]`);
+        for (const box of boxes) box.checked = value.split(',').includes(box.value);
+      }
+      this.showState(settings); // the other controls (the view then puts back what it made of them)
+      this.startWorker();
+    }
+    this.updateShare(this.el.dataset.query);
   }
 
   startWorker() {
@@ -201,6 +230,7 @@ class Widget {
   // The server can make this view only from the context it sent (a results file a reader loaded
   // into the page exists only here, so that view waits for the worker).
   serverCanAnswer() {
+    if (STATIC_EXPORT) return false;
     return this.el.dataset.driver === 'server' || this.workerFailed
       || (!this.workerReady && JSON.stringify(this.context) === JSON.stringify(this.serverContext && JSON.parse(this.serverContext)));
   }
@@ -357,8 +387,9 @@ class Widget {
 
   updateShare(query) {
     const suffix = query ? `?${query}` : '';
-    const page = this.el.dataset.pageUrl + suffix;
-    const embed = this.el.dataset.embedUrl + suffix;
+    // Absolute already from the server; relative in a static export, which knows no address of its own.
+    const page = new URL(this.el.dataset.pageUrl, window.location.href).href + suffix;
+    const embed = new URL(this.el.dataset.embedUrl, window.location.href).href + suffix;
     this.el.querySelector('[data-share="page"]').value = page;
     const open = this.el.querySelector('[data-share="open"]');
     if (open) open.href = page;

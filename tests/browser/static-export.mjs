@@ -1,0 +1,154 @@
+// The static export (engine/export.py) read in Chromium, served from a sub-path by a plain file
+// server (EXPORT_URL, given by tests/browser/test_static_export.py; no Flask running).
+//
+// At 360 and 1280 px each document answers with no failed request and none to another origin. At
+// 1280 every widget the worker draws on the three documents is changed once, as a reader does it
+// (a key on a number box, a choice in a list), and must be drawn again. axe checks the export's
+// own pages whole (the home page, a widget page, an embed) and, on the documents, what the export
+// draws differently from the live site (a live widget's note, a widget the server draws); the
+// documents' own accessibility is page.test.mjs's.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { axeViolations, launch, screenshot, watchConsole } from './lib.mjs';
+
+const EXPORT_URL = process.env.EXPORT_URL;
+const DOCUMENTS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
+
+// Every request the page makes: those that failed, and those to another origin.
+function watchRequests(page) {
+  const origin = new URL(EXPORT_URL).origin;
+  const wrong = [];
+  page.on('request', (request) => {
+    if (!request.url().startsWith(`${origin}/`) && !request.url().startsWith('data:') && !request.url().startsWith('blob:')) {
+      wrong.push(`another origin: ${request.url()}`);
+    }
+  });
+  page.on('response', (response) => { if (response.status() >= 400) wrong.push(`${response.status()} ${response.url()}`); });
+  page.on('requestfailed', (request) => wrong.push(`failed: ${request.url()} ${request.failure()?.errorText}`));
+  return wrong;
+}
+
+// Change the widget's first setting as a reader would; resolves once it has been drawn again.
+async function changeOnce(page, widget) {
+  const before = Number(await widget.getAttribute('data-renders') || 0);
+  const control = widget.locator('form.widget-controls :is(input[type="number"], select, input[type="checkbox"]):visible').first();
+  if (await control.evaluate((el) => el.type === 'checkbox')) {
+    await control.focus();
+    await page.keyboard.press('Space');
+  } else if (await control.evaluate((el) => el.tagName === 'SELECT')) {
+    const values = await control.locator('option').evaluateAll((options) => options.map((o) => o.value));
+    const current = await control.inputValue();
+    await control.selectOption(values.find((value) => value !== current));
+  } else {
+    await control.focus();
+    const atMax = await control.evaluate((el) => el.max !== '' && Number(el.value) >= Number(el.max));
+    await page.keyboard.press(atMax ? 'ArrowDown' : 'ArrowUp');
+  }
+  await page.waitForFunction(([el, n]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy'),
+    [await widget.elementHandle(), before], { timeout: 90_000 });
+}
+
+// One page for every test: the worker's memory snapshot, stored on the first document, starts
+// Python on the next ones (as it would for a reader going from one to the next).
+describe('the static export, served from a sub-path by a file server', () => {
+  let browser;
+  let context;
+  let page;
+  let wrong;
+  let problems;
+  before(async () => {
+    browser = await launch();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    wrong = watchRequests(page);
+    problems = watchConsole(page);
+  });
+  after(async () => { await browser?.close(); });
+
+  for (const width of [360, 1280]) {
+    test(`every document at ${width} px: no failed request, none to another origin`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      for (const slug of DOCUMENTS) {
+        const response = await page.goto(`${EXPORT_URL}${slug}/`, { waitUntil: 'load' });
+        assert.equal(response.status(), 200, slug);
+        assert.ok(await page.locator('html[data-static-export]').count(), `${slug} is the export's page`);
+        await screenshot(page, `static-export-${slug}-${width}`);
+      }
+      assert.deepEqual(wrong, []);
+      assert.deepEqual(problems, []);
+    });
+  }
+
+  test('every widget the worker draws, on each document, is drawn again on input', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    const redrawn = [];
+    for (const slug of DOCUMENTS) {
+      await page.goto(`${EXPORT_URL}${slug}/`, { waitUntil: 'load' });
+      const widgets = page.locator('section.widget[data-driver="worker"]');
+      const count = await widgets.count();
+      assert.ok(count > 0, `${slug} has widgets`);
+      for (let i = 0; i < count; i += 1) {
+        const widget = widgets.nth(i);
+        await widget.scrollIntoViewIfNeeded();
+        await changeOnce(page, widget);
+        assert.equal(await widget.getAttribute('data-worker'), 'ready', 'drawn by the worker, not a server');
+        redrawn.push(`${slug}/${await widget.getAttribute('data-widget')}`);
+      }
+      // A widget drawn by the server keeps its picture and says the live site changes it.
+      for (const fixed of await page.locator('section.widget[data-driver="server"]').all()) {
+        assert.match(await fixed.locator('[data-role="engine"]').textContent(), /works on the live site/);
+        assert.ok(await fixed.locator('form.widget-controls input:not([type="hidden"])').first().isDisabled());
+      }
+      if (slug === 'mmlu') await screenshot(page, 'static-export-mmlu-redrawn-1280');
+    }
+    console.log(`redrawn: ${redrawn.join(', ')}`);
+    assert.ok(redrawn.length >= 12, redrawn.join(', '));
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(problems, []);
+  });
+
+  test("the live-scoring widget answers a standard question with the published run's answer, named", async () => {
+    const expected = JSON.parse(process.env.PUBLISHED);
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.goto(`${EXPORT_URL}embed/mmlu/live-scoring.html`, { waitUntil: 'load' });
+    await page.waitForSelector('[data-published-answers][data-shown]');
+    await page.selectOption('#lsp-subject', expected.subject);
+    await page.locator('#lsp-number').fill(String(expected.number));
+    await page.selectOption('#lsp-run', expected.run);
+    await page.waitForFunction((shown) => document.querySelector('[data-shown]').dataset.shown === shown,
+      `${expected.subject}/${expected.number}/${expected.run}`);
+    const said = await page.locator('[data-role="answer"]').innerText();
+    assert.match(said, new RegExp(`The published run ${expected.run} \\(letter method, 0 examples;`));
+    assert.match(said, new RegExp(`answered ${expected.prediction}: ${expected.correct ? 'right' : 'wrong'}, the key is ${expected.key}\\.`));
+    assert.match(said, /Its probabilities for the next token: “ A” \d/);
+    // Every run's label fits the phone's form (a select is as wide as its longest option).
+    const widths = await page.locator('#lsp-run').evaluate((el) => [el.scrollWidth, el.closest('form').clientWidth]);
+    assert.ok(widths[0] <= widths[1], `the run's select is ${widths[0]} px in a form of ${widths[1]} px`);
+    await screenshot(page, 'static-export-published-answer-360');
+    assert.deepEqual(await axeViolations(page), []);
+    assert.deepEqual(wrong, []);
+  });
+
+  test("a widget page reads its settings from its address; a live widget says it needs the live site", async () => {
+    await page.setViewportSize({ width: 360, height: 800 });
+    await page.goto(`${EXPORT_URL}mmlu/widgets/chance-explorer.html?n=500&score=0.4`, { waitUntil: 'load' });
+    const widget = page.locator('section.widget[data-widget="chance-explorer"]');
+    await page.waitForFunction(() => document.querySelector('section.widget').dataset.query?.includes('n=500'), null, { timeout: 90_000 });
+    assert.equal(await widget.locator('input[name="n"]').inputValue(), '500');
+    assert.match(await widget.locator('.widget-summary').textContent(), /500/);
+    assert.equal(await widget.locator('[data-share="page"]').inputValue(),
+      `${EXPORT_URL}mmlu/widgets/chance-explorer.html?${await widget.getAttribute('data-query')}`);
+    assert.deepEqual(await axeViolations(page), []);
+    await screenshot(page, 'static-export-widget-page-360');
+
+    await page.goto(`${EXPORT_URL}embed/scoring-lesson/three-scorers.html`, { waitUntil: 'load' });
+    assert.match(await page.locator('[data-live-elsewhere]').textContent(), /works on the live site only/);
+    assert.deepEqual(await axeViolations(page), []);
+    await page.goto(`${EXPORT_URL}mmlu/`, { waitUntil: 'load' });
+    assert.deepEqual(await axeViolations(page, { within: ['[data-live-elsewhere]', 'section.widget[data-driver="server"]'] }), []);
+    await page.goto(EXPORT_URL, { waitUntil: 'load' });
+    assert.deepEqual(await axeViolations(page), []);
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(problems, []);
+  });
+});

@@ -1,0 +1,169 @@
+"""The real documents exported as static files (engine/export.py), once for this module, and served
+with no Flask running: under a sub-path (/courses/ml/papers/) by Python's http.server and by nginx
+serving files only, and at / by http.server.
+
+Every page and file the export names answers 200 with a type the browser accepts, under each of the
+three (a crawl of the links, the scripts' imports and the runtime's index); then
+tests/browser/static-export.mjs reads the sub-path copy in Chromium at 360 and 1280 px (no failed
+request, none to another origin, every widget redrawn by the worker, axe clean).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import urllib.request
+from contextlib import contextmanager
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.parse import urljoin, urlsplit
+
+import pytest
+
+from benchmarks.server.runfile import read_rows
+from deploy.local import NGINX, running_nginx
+from engine.export import export
+from tools.launcher import free_port
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SUB_PATH = "/courses/ml/papers/"
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("static-export")]
+# A static host chooses the type by the suffix: these must be what the browser insists on.
+TYPES = {".html": "text/html", ".js": "javascript", ".mjs": "javascript", ".wasm": "application/wasm",
+         ".css": "text/css", ".zip": "application/zip"}
+# Relative imports and the addresses scripts build from their own (new URL('…', import.meta.url)).
+_MODULE_ADDRESS = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|new URL\(\s*)(["'])(\.{1,2}/[^"'\s]+)\1""")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The export, laid out as a host's files: <root>/courses/ml/papers/ is the exported folder."""
+    root = tmp_path_factory.mktemp("static-host")
+    folder = root / SUB_PATH.strip("/")
+    report = export(folder)
+    print(report.line())
+    return root, folder
+
+
+@contextmanager
+def http_server(directory: Path):
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1",
+                                "--directory", str(directory)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                break
+            except OSError:
+                subprocess.run(["sleep", "0.05"])
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextmanager
+def nginx_serving(root: Path, tmp_path: Path):
+    """nginx serving ``root``'s files and nothing else. Debian's mime.types has no .mjs (Pyodide's
+    module): a host serving the export must type it as JavaScript, as docs/static-export.md says."""
+    port = free_port()
+    site = f"""server {{
+  listen 127.0.0.1:{port};
+  root {root};
+  location ~ \\.mjs$ {{ types {{ }} default_type text/javascript; }}
+}}"""
+    with running_nginx(site, port, tmp_path):
+        yield f"http://127.0.0.1:{port}"
+
+
+class _Addresses(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value and (name in ("href", "src", "action") or (name.startswith("data-") and name.endswith(("-url", "script")))):
+                self.found.append(value)
+
+
+def crawl(starts: list[str]) -> dict[str, int]:
+    """Every address reachable from ``starts`` on their origin: {url: status}. Fails on a wrong type."""
+    origin = "{0.scheme}://{0.netloc}".format(urlsplit(starts[0]))
+    todo, statuses = list(starts), {}
+    while todo:
+        url = todo.pop()
+        if url in statuses:
+            continue
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                body, kind, statuses[url] = response.read(), response.headers.get("Content-Type", ""), response.status
+        except HTTPError as error:
+            statuses[url] = error.code
+            continue
+        path = urlsplit(url).path
+        suffix = ".html" if path.endswith("/") else Path(path).suffix
+        assert TYPES.get(suffix, "") in kind, f"{url} is served as {kind!r}"
+        if suffix == ".html":
+            parser = _Addresses()
+            parser.feed(body.decode())
+            named = parser.found
+        elif suffix in (".js", ".mjs") and "/pyodide/" not in path:
+            named = [m.group(2) for m in _MODULE_ADDRESS.finditer(body.decode())]
+        elif path.endswith("/api/python-runtime"):
+            named = [v for v in json.loads(body).values() if isinstance(v, str) and "/" in v and not v.endswith("/")]
+        else:
+            named = []
+        for address in named:
+            target = urljoin(url, address).split("#")[0].split("?")[0]
+            if target.startswith(origin + "/") and target not in statuses:
+                todo.append(target)
+    return statuses
+
+
+@pytest.mark.parametrize("served", ["http.server at a sub-path", "nginx at a sub-path", "http.server at /"])
+def test_every_address_in_the_export_answers(site, served, tmp_path):
+    root, folder = site
+    if served.startswith("nginx") and not Path(NGINX).exists():
+        pytest.skip("nginx is not installed (tests/run.sh installs it)")
+    host = nginx_serving(root, tmp_path) if served.startswith("nginx") else http_server(root if "sub-path" in served else folder)
+    pages = sorted(str(p.relative_to(folder)).removesuffix("index.html") for p in folder.rglob("*.html"))
+    with host as origin:
+        base = origin + (SUB_PATH if "sub-path" in served else "/")
+        # Every page and all they name; and Pyodide's files, which its loader names at run time.
+        runtime = sorted(str(p.relative_to(folder)) for p in (folder / "pyodide").rglob("*") if p.is_file())
+        statuses = crawl([base + name for name in pages + runtime])
+    missing = sorted(url for url, status in statuses.items() if status != 200)
+    assert not missing, missing
+    # the home page, the math core, each document (with sources shown), glossary, gallery, widget pages and embeds
+    assert len(pages) >= 48, pages
+    assert any(url.endswith("/pyodide.mjs") for url in statuses) and any(url.endswith(".whl") for url in statuses)
+
+
+def published_answer(subject: str, number: int, run: str) -> dict:
+    """What the published run file says for a test question (number from 1), for the page to show."""
+    rows = read_rows(REPO_ROOT / "benchmarks" / "mmlu" / "runs" / f"{run}.jsonl.gz")
+    row = next(r for r in rows if r["subject"] == subject and r["index"] == number - 1)
+    return {"subject": subject, "number": number, "run": run, "prediction": row["prediction"], "key": row["key"],
+            "correct": row["correct"]}
+
+
+@pytest.mark.browser
+def test_the_export_read_in_chromium(site):
+    """static-export.mjs under Node's test runner (as test_browser.py runs the *.test.mjs files, which
+    get the live server instead), with Chromium's processes reaped with it."""
+    root, _ = site
+    with http_server(root) as origin:
+        result = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
+             str(REPO_ROOT / "tests" / "browser" / "static-export.mjs")],
+            cwd=REPO_ROOT, capture_output=True, text=True, env=dict(
+                os.environ, EXPORT_URL=origin + SUB_PATH,
+                PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot"))),
+            timeout=400)
+    print(result.stdout[-20000:])
+    assert result.returncode == 0, f"{result.stdout[-8000:]}\n{result.stderr[-3000:]}"
