@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from explainers import checks, stats, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
-from widgetkit.layout import GAP, Box
-from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, legend, mark, percent_axis_x, vline
+from widgetkit.layout import GAP, Box, text_width
+from widgetkit.scene import Linear, Rows, figure, handle, hwhisker, label, legend, mark, percent_axis_x, vline
 from widgetkit.words import listed, pct
 
 from ..figures import CATEGORY_SIZES, GPT4O_CATEGORIES, GPT4O_OVERALL
@@ -56,27 +56,45 @@ def params(context: dict) -> tuple[Param, ...]:
 
 @dataclass(frozen=True)
 class Grid:
-    """Where the category rows go: their names (beside or above each row) and the plot's x scale."""
+    """Where the category rows go: their names (beside each row, or on it) and the plot's x scale."""
     rows: Rows
     x: Linear
+    width: float
 
     def top(self, number: int) -> float:
-        # On a phone the names go above their rows, so the plot has the frame's whole width; each
-        # row is then only its name's line and the whisker's, so fourteen stay within a screen.
-        return 8 + number * (22 if self.rows.beside else self.rows.name_height + 16)
+        return 8 + number * 22
 
     def middle(self, number: int) -> float:
         """The height of row ``number``'s whisker."""
-        return self.top(number) + (12 if self.rows.beside else self.rows.name_height + 7)
+        return self.top(number) + 12
+
+    def name(self, number: int, name: str, n: int, low: float, high: float) -> dict:
+        """Row ``number``'s name and size: beside it in a column of names; on a phone (Rows above),
+        on the row's own line, in the plot, so the plot has the frame's whole width: left of the
+        row's marks (``low`` to ``high``) where it fits there, else right of them; the name alone
+        where neither has room for the size too (the row's description gives it)."""
+        words = f"{name} ({n:,})"
+        if self.rows.beside:
+            return self.rows.name(self.top(number) + 4, 16, words)
+        left, right = self.rows.x0, self.x(high) + 2 * GAP
+        for text in (words, name):
+            wide = text_width(text, "fig-tick")
+            fits = {left: left + wide + 2 * GAP <= self.x(low), right: right + wide + GAP <= self.width}
+            for start in (left, right):
+                if fits[start]:
+                    return label(start, self.middle(number) + 4, text, "fig-tick fig-halo fig-key", "start")
+        return label(left, self.middle(number) + 4, name, "fig-tick fig-halo fig-key", "start")
 
 
 def row(number: int, grid: Grid, name: str, n: int, centre: float, low: float, high: float, text: str,
-        beside: dict | None) -> dict:
-    """One category: its band as a whisker, its score as a dot, and the mark of the value beside it."""
+        beside: dict | None = None, chance: float | None = None) -> dict:
+    """One category: its band as a whisker, its score as a dot, its name, and the mark of a value
+    beside them (the chance rate, ``chance``)."""
     x, y = grid.x, grid.middle(number)
+    marked = [low, high] + ([chance] if chance is not None else [])
     children = [hwhisker(x(low), x(high), y, "fig-whisker"),
                 mark("circle", {"cx": x(centre), "cy": y, "r": 4, "class": "fig-dot"}),
-                grid.rows.name(grid.top(number) + 4, 16, f"{name} ({n:,})")]
+                grid.name(number, name, n, min(marked), max(marked))]
     return mark("g", {"class": "fig-point", "tabindex": "0", "role": "img", "aria-label": text},
                 children=children + ([beside] if beside else []))
 
@@ -100,7 +118,7 @@ def paper_rows(state: dict, ordered: list[tuple[str, int]], grid: Grid) -> tuple
         else:
             text = f"{name} ({n:,} questions): {pct(score)} would be known to ±{50 * (high - low):.1f} points"
         summary.append(text + ".")
-        marks.append(row(number, grid, name, n, score, low, high, text, None))
+        marks.append(row(number, grid, name, n, score, low, high, text))
     narrowest, widest = ordered[0][0], ordered[-1][0]
     half = {name: 50 * (bands[name][1] - bands[name][0]) for name in (narrowest, widest)}
     summary.insert(0, f"GPT-4o's {narrowest} score, {pct(scores[narrowest])}, is known to ±{half[narrowest]:.1f} "
@@ -133,7 +151,7 @@ def run_rows(state: dict, run: dict, ordered: list[tuple[str, int]], grid: Grid)
         x, y = grid.x, grid.middle(number)
         # Chance is a tick across the whisker rather than a square, so the dot never hides it.
         tick = mark("line", {"x1": x(chance), "x2": x(chance), "y1": y - 7, "y2": y + 7, "class": "chance-rate"})
-        marks.append(row(number, grid, name, n, accuracy, low, high, text, tick))
+        marks.append(row(number, grid, name, n, accuracy, low, high, text, tick, chance))
     counts = [run["categories"][name][1] for name, _ in scored]
     right = sum(run["categories"][name][0] for name, _ in scored)
     overall = right / sum(counts)
@@ -154,7 +172,7 @@ def view(state: dict, context: dict) -> dict:
     category_sizes = context.get("category_sizes") or CATEGORY_SIZES
     ordered = sorted(category_sizes.items(), key=lambda item: (-item[1], item[0]))
     rows = Rows.fit([f"{name} ({n:,})" for name, n in ordered], state["width"], share=0.6)
-    grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)))
+    grid = Grid(rows, Linear((0, 1), (rows.x0, rows.x1)), state["width"])
     run = context.get("live_run") if state["results"] == "run" else None
     if run and not set(run["categories"]) & set(category_sizes):
         run = None  # a run of none of these categories: show the paper's figures instead
@@ -190,8 +208,8 @@ def view(state: dict, context: dict) -> dict:
 WIDGET = Widget(
     name="category-bars",
     title="Category bars: how precisely each category's score is known",
-    blurb="GPT-4o's score in each category with its band, wide on history's 381 questions and narrow on "
-          "math's 1,351, against its overall score; or the live model's own run, category by category.",
+    blurb="GPT-4o's score in each category with its band: wide on history's 381 questions, narrow on "
+          "math's 1,351; or the live model's own run.",
     height=620, params=params, view=view, accepts={"category_sizes": sizes, "live_run": run_summary}, style=True,
     primary=1,  # fourteen rows of chart: the results chooser alone goes under them
 )
