@@ -224,7 +224,8 @@ def view(state: dict, context: dict) -> dict:
         + (", matched by subject and question text" if paired["matched_by"] == "text" else "") + ".",
         f"Net {counts['net']:+,} questions over {counts['n']:,}: a paired delta of {100 * counts['delta']:+.2f} "
         "points, the release gate's.",
-        f"{len(chosen):,} flipped {'question matches' if len(chosen) == 1 else 'questions match'} the filters; page {page} of {pages}.",
+        f"{len(chosen):,} flipped {'question matches' if len(chosen) == 1 else 'questions match'} the filters; "
+        f"page {page} of {pages}.",
     ]
     subjects = [{"subject": s.replace("_", " "), **t} for s, t in sorted(counts["subjects"].items())]
     settings = params(context)
@@ -249,7 +250,7 @@ def flips_widget(name: str) -> Widget:
         name=name, title="Which questions flipped between two runs",
         blurb="Two runs question by question: the ones that went right to wrong, wrong to right, or to another "
               "wrong letter, and the letter each run leans on.",
-        height=1400, params=params, view=view, driver="server", script=True, style=True,
+        height=1400, params=params, view=view, driver="server", script=True,
         accepts={"published_answers": server_object, "published_runs": published_list, "subject_groups": group_map,
                  "runs": loaded_runs},
     )

@@ -52,7 +52,8 @@ def widget_context(app: Flask) -> dict:
              for row in paper_figures()["table_1"]["rows"]]
     runs = published_runs.widget_context(data)
     answers = published_runs.PublishedAnswers(data)
-    return {"published_answers": answers, "published_runs": answers.runs,"live_pairs": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
+    return {"published_answers": answers, "published_runs": answers.runs,
+            "live_pairs": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
             "subject_groups": mmlu.subject_groups(app.config["MMLU_DATA_DIR"]), "table_1": table,
             "group_sizes": group_sizes}
 
