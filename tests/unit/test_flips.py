@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -168,3 +170,21 @@ def test_live_address_keeps_the_question():
     own = read_answers([("run.jsonl", json.dumps({"category": "law", "split": "test", "index": 4, "prediction": "C",
                                                    "key": "C", "correct": True, "shots": 5}) + "\n")])[1]
     assert live_address(next(iter(own.values()))) == "/mmlu-pro/run?category=law&number=5&shots=5"
+
+
+LEDGER_ENTRY = re.compile(r"^data: benchmarks/mmlu/runs/(?P<file>\S+\.jsonl\.gz), letter_lean (?P<key>\w+)")
+LEDGERS = [Path(__file__).resolve().parents[2] / "content" / slug / "numbers.toml" for slug in ("mmlu", "scoring-lesson")]
+
+
+@pytest.mark.parametrize("ledger", LEDGERS, ids=lambda path: path.parent.name)
+def test_the_ledgers_letter_numbers_are_recounted_from_the_run_files_they_name(ledger):
+    """Each ledger number whose source is a published run's letter_lean is that run's, recounted here
+    (a generative run the source names too gives the same number)."""
+    entries = [e for e in tomllib.loads(ledger.read_text())["cited"] if LEDGER_ENTRY.match(e["source"])]
+    assert {e["value"] for e in entries} == {"23.10", "22.95", "24.77", "25.51"}
+    for entry in entries:
+        found = LEDGER_ENTRY.match(entry["source"])
+        for name in {found["file"], *re.findall(r"benchmarks/mmlu/runs/(\S+\.jsonl\.gz)", entry["source"])}:
+            rows = rows_of(name)
+            lean = letter_lean([r["prediction"] for r in rows], [r["key"] for r in rows])
+            assert f"{100 * lean[found['key']]:.2f}" == entry["value"], (name, entry)
