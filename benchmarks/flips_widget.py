@@ -189,7 +189,8 @@ def error_view(message: str, width: int) -> dict:
     return {"summary": [text], "figure": figure(min(width, 560), 40, "No chart: the runs could not be compared",
                                                 [label(8, 24, "No chart: see the message above", "fig-caption", "start")]),
             "numbers": {"error": message}, "rows": [], "subjects": [], "lean": [], "error": text,
-            "pages": {"page": 1, "of": 1, "shown": 0, "first": 1}, "page_links": {}, "published_runs": []}
+            "pages": {"page": 1, "of": 1, "shown": 0, "first": 1}, "page_links": {}, "published_runs": [],
+            "subject_choices": []}
 
 
 def view(state: dict, context: dict) -> dict:
@@ -241,6 +242,8 @@ def view(state: dict, context: dict) -> dict:
         "pages": {"page": page, "of": pages, "shown": len(chosen), "first": (page - 1) * PAGE_SIZE + 1},
         "page_links": links,
         "published_runs": context.get("published_runs") or [],
+        # The subject setting's choices for these runs (a reader's files hold their own subjects).
+        "subject_choices": [list(choice) for choice in next(p for p in settings if p.name == "subject").choices],
     }
 
 

@@ -28,9 +28,27 @@ function useFiles(widget, runs) {
   widget.context = { published_runs: widget.published, runs };
   widget.el.dataset.driver = 'worker';
   widget.el.querySelector('[data-action="clear-results"]').hidden = false;
-  const page = widget.form.querySelector('[name="page"]');
-  if (page) page.value = '1';
+  // The published runs' filters may name what the reader's runs lack: start from all of them.
+  for (const name of ['page', 'subject', 'group']) {
+    const control = widget.form.querySelector(`[name="${name}"]`);
+    if (control) control.value = name === 'page' ? '1' : 'any';
+  }
   widget.request();
+}
+
+// The subject setting offers the subjects of the runs shown (a reader's files hold their own).
+function showSubjects(widget, choices) {
+  const select = widget.form.querySelector('select[name="subject"]');
+  if (!select || !choices.length) return;
+  const shown = [...select.options].map((option) => `${option.value}\t${option.textContent}`).join('\n');
+  if (shown === choices.map(([value, label]) => `${value}\t${label}`).join('\n')) return;
+  const chosen = select.value;
+  select.replaceChildren(...choices.map(([value, label]) => {
+    const option = element('option', label);
+    option.value = value;
+    return option;
+  }));
+  select.value = choices.some(([value]) => value === chosen) ? chosen : 'any';
 }
 
 export function setup(widget) {
@@ -151,6 +169,7 @@ function card(row) {
 
 // Each new view: its error, the letter tables, the subjects' counts, the page of questions and the page links.
 export function apply(widget, view) {
+  showSubjects(widget, view.subject_choices);
   const note = widget.el.querySelector('[data-role="flips-error"]');
   note.textContent = view.error || '';
   note.hidden = !view.error;
