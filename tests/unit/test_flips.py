@@ -188,3 +188,72 @@ def test_the_ledgers_letter_numbers_are_recounted_from_the_run_files_they_name(l
             rows = rows_of(name)
             lean = letter_lean([r["prediction"] for r in rows], [r["key"] for r in rows])
             assert f"{100 * lean[found['key']]:.2f}" == entry["value"], (name, entry)
+
+
+REFERENCE = Path(__file__).resolve().parents[1] / "fixtures" / "harness_reference"
+
+
+def log_samples(mmlu_data, shots: int, method: str, task: str = "mmlu_{}") -> list[tuple[str, str]]:
+    """lm-evaluation-harness 0.4.13 --log_samples files, one per subject, made of the harness's own
+    samples kept in tests/fixtures/harness_reference (doc_id, target, resps, filtered_resps and the
+    metric as it wrote them) with each line's ``doc`` as the harness writes it (cais/mmlu's row: the
+    question, subject, choices and answer, here from the MMLU test file the sample names)."""
+    samples = json.loads((REFERENCE / f"{shots}shot-plain.json").read_text())["samples"][method]
+    files: dict[str, list[str]] = {}
+    for sample in samples:
+        question = mmlu_data.question(sample["subject"], "test", sample["index"])
+        doc = {"question": question.question, "subject": sample["subject"], "choices": list(question.choices),
+               "answer": "ABCD".index(question.answer)}
+        line = {"doc_id": sample["doc_id"], "doc": doc, "target": sample["target"],
+                **{key: sample[key] for key in ("resps", "filtered_resps", "acc")}}
+        files.setdefault(sample["subject"], []).append(json.dumps(line))
+    return [(f"samples_{task.format(subject)}_2026-12-06T10-00-00.000000.jsonl", "\n".join(lines) + "\n")
+            for subject, lines in files.items()]
+
+
+def test_real_harness_logs_flip_counts_equal_the_gates(mmlu_data):
+    """lm_eval 0.4.13's own samples of the live model, 0-shot against 5-shot letter scoring: the net
+    flips over the paired questions are the gate's delta, overall and per subject."""
+    production, candidate = log_samples(mmlu_data, 0, "letter"), log_samples(mmlu_data, 5, "letter")
+    paired = pair_answers(read_answers(production), read_answers(candidate))
+    before, after = zip(*paired["pairs"], strict=True)
+    counts = question_flips([float(a.correct) for a in before], [float(b.correct) for b in after],
+                            [a.answer for a in before], [b.answer for b in after], [a.subject for a in before])
+    report = compare(pair_runs(read_run(production), read_run(candidate)))
+    assert (counts["n"], paired["dropped"]) == (report["n"], report["dropped"]) == (6, 2)
+    assert counts["delta"] == report["delta"] == 1 / 6
+    for row in report["subject_rows"]:
+        assert counts["subjects"][row["subject"]]["net"] / row["n"] == row["delta"]
+    # The harness's acc is whether the option with the highest log-likelihood is the key.
+    assert all(a.correct == (a.answer == a.key) for a in (*before, *after))
+
+
+def test_a_letter_task_against_a_continuation_task_is_matched_by_question_text(mmlu_data):
+    """The harness names a question by its task, so two tasks' logs share no question: the flips view
+    matches them by subject and text, where the gate finds nothing to pair."""
+    letter = log_samples(mmlu_data, 0, "letter")
+    option = log_samples(mmlu_data, 5, "option", task="mmlu_continuation_{}")
+    with pytest.raises(RunFormatError, match="share 0 question"):
+        pair_runs(read_run(letter), read_run(option))
+    paired = pair_answers(read_answers(letter), read_answers(option))
+    assert paired["matched_by"] == "text" and len(paired["pairs"]) == 6
+    reference = {(shots, method): {(s["subject"], s["index"]): s["acc"] for s in
+                                   json.loads((REFERENCE / f"{shots}shot-plain.json").read_text())["samples"][method]}
+                 for shots, method in ((0, "letter"), (5, "option"))}
+    for before, after in paired["pairs"]:  # each pair is one question, scored as each log says
+        assert before.question == after.question and before.subject == after.subject
+        index = [q.question for q in mmlu_data.questions(after.subject, "test")].index(after.question)
+        assert before.correct == (reference[(0, "letter")][(before.subject, index)] == 1.0)
+        assert after.correct == (reference[(5, "option")][(after.subject, index)] == 1.0)
+
+
+@pytest.mark.parametrize(("slug", "gate"), [("mmlu", "release-gate"), ("scoring-lesson", "two-run-gate")])
+def test_each_gate_links_to_its_documents_flips_view(real_app, slug, gate):
+    client = real_app.test_client()
+    for url in (f"/{slug}/widgets/{gate}", f"/{slug}/"):
+        page = client.get(url).get_data(as_text=True)
+        assert f'<p class="gate-flips-link"><a href="/{slug}/widgets/question-flips">' in page, url
+    flips = client.get(f"/{slug}/widgets/question-flips?kind=wrong_to_right&page=3")
+    assert flips.status_code == 200
+    html = flips.get_data(as_text=True)
+    assert html.count('class="flip-card flip-wrong_to_right"') == PAGE_SIZE and 'rel="prev"' in html
