@@ -73,7 +73,8 @@ def _letter(value: object, options: int) -> str | None:
     return None
 
 
-def _harness_answer(row: dict, subject: str, correct: bool) -> Answer:
+def harness_answer(row: dict, subject: str, correct: bool) -> Answer:
+    """One harness --log_samples line as an Answer (``correct``: the gate's reading of its metric)."""
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     choices = doc.get("choices") if isinstance(doc.get("choices"), list) else None
     options = len(choices) if choices else 4
@@ -113,7 +114,7 @@ def read_answers(files: list[tuple[str, str]]) -> tuple[str, dict]:
             if run.format == "harness":
                 task = row.get("task", file_task)
                 key = ("harness", task, row["doc_id"])
-                found[key] = _harness_answer(row, subject_of_task(task), run.scores[key] == 1.0)
+                found[key] = harness_answer(row, subject_of_task(task), run.scores[key] == 1.0)
             else:
                 group = next(field for field in GROUP_FIELDS if field in row)
                 key = ("evaluate", row[group], row.get("split", LEGACY_DEFAULTS["split"]), row["index"])

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.flips import pair_answers, read_answers
+from benchmarks.flips import harness_answer, pair_answers, read_answers
 from benchmarks.flips_widget import PAGE_SIZE, flips_widget, live_address
 from benchmarks.gate import compare
 from benchmarks.mmlu.live_runs import paired_marks
@@ -257,3 +257,12 @@ def test_each_gate_links_to_its_documents_flips_view(real_app, slug, gate):
     assert flips.status_code == 200
     html = flips.get_data(as_text=True)
     assert html.count('class="flip-card flip-wrong_to_right"') == PAGE_SIZE and 'rel="prev"' in html
+
+
+def test_a_generative_harness_line_is_read_as_its_filtered_letter():
+    """lm_eval 0.4.13's mmlu_generative sample: its target is the key's letter and its filtered
+    response the answer; it has no probabilities (the gate reads its exact_match)."""
+    sample = json.loads((REFERENCE / "5shot-plain.json").read_text())["samples"]["generative"][0]
+    answer = harness_answer({**sample, "doc": {"question": "q", "choices": ["a", "b", "c", "d"], "answer": 1}},
+                            sample["subject"], sample["exact_match"] == 1.0)
+    assert (answer.key, answer.answer, answer.probabilities, answer.correct) == ("B", "C", None, False)
