@@ -169,8 +169,21 @@ def _lean(answers: list[Answer]) -> dict:
                              for x in lean["letters"]]}
 
 
-def _chart(counts: dict, width: int) -> dict:
-    """One bar per kind of flip, and the net."""
+def _scope(state: dict, counts: dict, groups: dict) -> tuple[str | None, dict]:
+    """The subject or group the filters name (None: the whole pair) and its tallies of each kind."""
+    if state["subject"] != ANY:
+        name, subjects = state["subject"].replace("_", " "), [state["subject"]]
+    elif state["group"] != ANY:
+        name, subjects = f"the {state['group']} group", [s for s in counts["subjects"] if groups.get(s) == state["group"]]
+    else:
+        return None, counts
+    tallies = [counts["subjects"][s] for s in subjects if s in counts["subjects"]]
+    found = {key: sum(t[key] for t in tallies) for key in ("n", *KINDS, "net")}
+    return name, {**found, "delta": found["net"] / found["n"] if found["n"] else 0.0}
+
+
+def _chart(counts: dict, width: int, scope: str | None = None) -> dict:
+    """One bar per kind of flip (in the subject or group the filters name, if any)."""
     width = min(width, 560)
     largest = max(1, *(counts[k] for k in KINDS))
     x = Linear((0, largest), (8, width - 70))
@@ -181,7 +194,7 @@ def _chart(counts: dict, width: int) -> dict:
         marks.append(rect(x(0), max(x(counts[kind]), x(0) + 1), top + 20, top + 38, BAR_CLASSES[kind],
                           f"{KIND_WORDS[kind]}: {counts[kind]:,}"))
         marks.append(label(max(x(counts[kind]), x(0) + 1) + 6, top + 34, f"{counts[kind]:,}", "fig-tick", "start"))
-    return figure(width, 8 + 3 * 46 + 4, "How many questions flipped, by kind", marks)
+    return figure(width, 8 + 3 * 46 + 4, f"How many questions flipped{f' in {scope}' if scope else ''}, by kind", marks)
 
 
 def error_view(message: str, width: int) -> dict:
@@ -217,10 +230,17 @@ def view(state: dict, context: dict) -> dict:
     pages = max(1, -(-len(chosen) // PAGE_SIZE))
     page = min(state["page"], pages)
     shown = [_row(a, b, kind) for a, b, kind in chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]]
-    flipped = sum(counts[k] for k in KINDS)
+    scope, scoped = _scope(state, counts, groups)
+
+    def flipped(tally: dict, where: str = "") -> str:
+        return (f"{sum(tally[k] for k in KINDS):,} of {tally['n']:,} questions{where} flipped: "
+                f"{tally['right_to_wrong']:,} right to wrong, {tally['wrong_to_right']:,} wrong to right, "
+                f"{tally['other_wrong']:,} wrong in both with another answer.")
+
     summary = [
-        f"{flipped:,} of {counts['n']:,} questions flipped: {counts['right_to_wrong']:,} right to wrong, "
-        f"{counts['wrong_to_right']:,} wrong to right, {counts['other_wrong']:,} wrong in both with another answer.",
+        *([flipped(scoped, f" in {scope}"), f"In {scope}: net {scoped['net']:+,} questions over {scoped['n']:,}, a "
+           f"change of {100 * scoped['delta']:+.2f} points, the gate's for these subjects."] if scope else []),
+        flipped(counts) if not scope else f"Over all the questions: {flipped(counts)}",
         f"From {source}" + (f", {paired['dropped']:,} questions in only one run left out" if paired["dropped"] else "")
         + (", matched by subject and question text" if paired["matched_by"] == "text" else "") + ".",
         f"Net {counts['net']:+,} questions over {counts['n']:,}: a paired delta of {100 * counts['delta']:+.2f} "
@@ -234,7 +254,7 @@ def view(state: dict, context: dict) -> dict:
              for name, number in (("previous", page - 1), ("next", page + 1)) if 1 <= number <= pages}
     return {
         "summary": summary,
-        "figure": _chart(counts, state["width"]),
+        "figure": _chart(scoped, state["width"], scope),
         "numbers": {key: counts[key] for key in ("n", *KINDS, "net", "delta")},
         "rows": shown,
         "subjects": subjects,

@@ -216,6 +216,7 @@ test('flips view: from the gate at 360 and 1280 px, filtered, a question to the 
     assert.ok(await cards.count() > 0);
     assert.equal(await widget.locator('.flip-card:not(.flip-right_to_wrong)').count(), 0);
     for (const where of await widget.locator('.flip-where').allInnerTexts()) assert.match(where, /high school mathematics/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /of 270 questions in high school mathematics flipped/);
     assert.deepEqual(await axeViolations(page), [], `axe at ${width} px`);
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, `no sideways scroll at ${width} px`);
     await screenshot(page, `question-flips-${width}`);

@@ -160,6 +160,16 @@ def test_published_view_filters_sorts_pages_and_links(real_app):
         assert all(r["kind"] == "right_to_wrong" and "C" in {x["answer"] for x in r["runs"]}
                    and groups[r["subject"].replace(" ", "_")] == "STEM" for r in lost["rows"])
         assert lost["page_links"]["previous"].startswith("?") and "page=" not in lost["page_links"]["previous"]
+        # A subject or group chosen: the chart and the first sentences are its own, its change the gate's for it.
+        gate = compare(paired_marks(published_runs.widget_context(None)["live_pairs"], "0-shot", "5-shot"),
+                       {s: g for s, g in context["subject_groups"].items()})
+        mathematics = run_view(WIDGET, {"subject": "high_school_mathematics"}, context)
+        delta = next(r["delta"] for r in gate["subject_rows"] if r["subject"] == "high_school_mathematics")
+        assert f"a change of {100 * delta:+.2f} points" in mathematics["summary"][1]
+        assert mathematics["figure"]["label"] == "How many questions flipped in high school mathematics, by kind"
+        stem = run_view(WIDGET, {"group": "STEM"}, context)
+        group = next(g for g in gate["groups"] if g["group"] == "STEM")
+        assert f"over {group['n']:,}, a change of {100 * group['delta']:+.2f} points" in stem["summary"][1]
         same = run_view(WIDGET, {"production": "5-shot", "candidate": "5-shot"}, context)
         assert "a run has no flips against itself" in same["error"]
         bad = run_view(WIDGET, {"kind": "<script>", "page": "-3"}, context)
