@@ -185,7 +185,7 @@ test('one product at 360 px: the lesson is a lesson, its own credits, no interna
   await phone.close();
 });
 
-test('flips view: from the gate at 360 and 1280 px, filtered, a question to the live form and back; harness files; axe clean', async () => {
+test('flips view: from the gate at 360 and 1280 px, filtered, paged, a question to the live form and back; harness files; axe clean', async () => {
   const name = 'question-flips';
   for (const width of [360, 1280]) {
     const page = await browser.newPage({ viewport: { width, height: 900 } });
@@ -221,7 +221,15 @@ test('flips view: from the gate at 360 and 1280 px, filtered, a question to the 
     assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, `no sideways scroll at ${width} px`);
     await screenshot(page, `question-flips-${width}`);
 
-    // "Run it live": the live form with that question in it; back: the same filtered list.
+    // The next page, by keyboard: its address, its numbering, and the focus on the list's heading.
+    await page.locator('.flips-pages a[rel="next"]').focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('.flips-heading').textContent.includes('page 2 of'));
+    assert.match(page.url(), /page=2/);
+    assert.equal(await widget.locator('ol.flips-list').getAttribute('start'), '21');
+    assert.equal(await page.evaluate(() => document.activeElement.className), 'flips-heading');
+
+    // "Run it live": the live form with that question in it; back: the same filtered page.
     const question = await cards.first().locator('.flip-question').innerText();
     await cards.first().locator('a', { hasText: 'Run it live' }).click();
     await page.waitForURL(/\/mmlu\/run\?subject=high_school_mathematics&split=test&number=\d+/);
@@ -229,7 +237,7 @@ test('flips view: from the gate at 360 and 1280 px, filtered, a question to the 
     await screenshot(page, `question-flips-live-form-${width}`);
     await page.goBack();
     await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`);
-    assert.match(page.url(), /kind=right_to_wrong/);
+    assert.match(page.url(), /kind=right_to_wrong.*page=2/);
     assert.equal(await widget.locator('.flip-card').first().locator('.flip-question').innerText(), question);
     if (width === 1280) {
       // A reader's harness logs, read in the page: the same counts as the gate's on the same files (6 questions).
