@@ -188,12 +188,14 @@ test('one product at 360 px: the lesson is a lesson, its own credits, no interna
 test('flips view: from the gate at 360 and 1280 px, filtered, paged, a question to the live form and back; harness files; axe clean', async () => {
   const name = 'question-flips';
   for (const width of [360, 1280]) {
-    const page = await browser.newPage({ viewport: { width, height: 900 } });
+    const page = await context.newPage(); // the context's stored Pyodide snapshot starts the harness part sooner
+    await page.setViewportSize({ width, height: 900 });
     const problems = watchConsole(page);
-    await page.goto(`${BASE_URL}/scoring-lesson/widgets/two-run-gate`);
-    const gateDelta = (await page.locator('section.widget[data-widget="two-run-gate"] .widget-summary').evaluate(summaryText))
-      .match(/paired delta ([+−-][\d.]+) points/)[1];
-    await page.locator('.gate-flips-link a').click();
+    // The gate where a reader meets it, in the lesson (which starts no Pyodide until it is touched).
+    await page.goto(`${BASE_URL}/scoring-lesson/`);
+    const gate = page.locator('section.widget[data-widget="two-run-gate"]');
+    const gateDelta = (await gate.locator('.widget-summary').evaluate(summaryText)).match(/paired delta ([+−-][\d.]+) points/)[1];
+    await gate.locator('.gate-flips-link a').click();
     await page.waitForURL(/\/scoring-lesson\/widgets\/question-flips$/);
     await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`);
     const widget = widgetOf(page, name);
