@@ -62,23 +62,35 @@ def group_map(name: str, value: object) -> dict:
 
 # -- settings --------------------------------------------------------------------------------
 
+# The last pair of a reader's files, read: each filter or page asks the view again with the same files
+# (in the page's worker; the server is never sent them), and reading 14,042 harness lines each time
+# would make every click wait. One entry, replaced by the next pair of files.
+_LAST_LOADED: dict = {}
+
+
+def _fingerprint(runs: dict) -> tuple:
+    return tuple((role, name, len(text), hash(text)) for role in ("production", "candidate")
+                 for name, text in runs.get(role) or ())
+
+
 def _loaded(context: dict) -> tuple[dict | None, str | None]:
-    """The reader's files paired, or the error that says why they cannot be (None, None: none loaded).
-    Made once per context: the settings and the view of one call read the same files."""
+    """The reader's files paired, or the error that says why they cannot be (None, None: none loaded)."""
     runs = context.get("runs")
     if not runs:
         return None, None
-    memo = context.setdefault("_paired", {})
-    if "found" not in memo:
+    key = _fingerprint(runs)
+    if key not in _LAST_LOADED:
         try:
             if not runs.get("production") or not runs.get("candidate"):
                 raise RunFormatError("load a production run and a candidate run")
             production = read_answers([tuple(f) for f in runs["production"]])
             candidate = read_answers([tuple(f) for f in runs["candidate"]])
-            memo["found"] = (pair_answers(production, candidate), None)
+            found = (pair_answers(production, candidate), None)
         except (RunFormatError, ValueError) as error:
-            memo["found"] = (None, str(error))
-    return memo["found"]
+            found = (None, str(error))
+        _LAST_LOADED.clear()
+        _LAST_LOADED[key] = found
+    return _LAST_LOADED[key]
 
 
 def _subjects(context: dict) -> list[str]:
