@@ -25,12 +25,15 @@ def init_app(app: Flask, document) -> None:
 
 def widget_context(app: Flask) -> dict:
     """What the widgets may declare: subjects with their test sizes, sizes by subject and by group,
-    the live model's published runs (published_runs.py), and (for widgets drawn by the server) the
+    the live model's published runs (published_runs.py; for the flips view, every answer with its
+    question's text), and (for widgets drawn by the server) the
     dataset itself."""
     data = app.extensions["mmlu_data"]
     subjects = data.subjects
+    answers = published_runs.PublishedAnswers(data)
     return {
         **published_runs.widget_context(data),
+        "published_answers": answers, "published_runs": answers.runs,
         "subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in subjects.items()},
         "subject_sizes": {name: s.sizes["test"] for name, s in subjects.items()},
         "group_sizes": data.group_sizes("test"),

@@ -207,3 +207,82 @@ test('one product at 360 px: the lesson is a lesson, its own credits, no interna
   await screenshot(page, 'overlap-360-matches');
   await phone.close();
 });
+
+test('flips view: from the gate at 360 and 1280 px, filtered, paged, a question to the live form and back; harness files; axe clean', async () => {
+  const name = 'question-flips';
+  for (const width of [360, 1280]) {
+    const page = await context.newPage(); // the context's stored Pyodide snapshot starts the harness part sooner
+    await page.setViewportSize({ width, height: 900 });
+    const problems = watchConsole(page);
+    // The gate where a reader meets it, in the lesson (which starts no Pyodide until it is touched).
+    await page.goto(`${BASE_URL}/scoring-lesson/`);
+    const gate = page.locator('section.widget[data-widget="two-run-gate"]');
+    const gateDelta = (await gate.locator('.widget-summary').evaluate(summaryText)).match(/paired delta ([+−-][\d.]+) points/)[1];
+    await gate.locator('.gate-flips-link a').click();
+    await page.waitForURL(/\/scoring-lesson\/widgets\/question-flips$/);
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`);
+    const widget = widgetOf(page, name);
+    // The counts are the gate's: the net flips over the questions are its paired delta.
+    const summary = await widget.locator('.widget-summary').evaluate(summaryText);
+    assert.match(summary, /9,670 of 14,042 questions flipped: 2,245 right to wrong, 2,479 wrong to right/);
+    assert.match(summary, new RegExp(`Net \\+234 questions over 14,042: a paired delta of \\${gateDelta} points`));
+    assert.equal(await widget.locator('.flip-card').count(), 20);
+
+    // Filter with the keyboard: the right-to-wrong flips of one subject, redrawn and put in the address.
+    let renders = await tabTo(page, `#w-${name}-kind`);
+    await page.selectOption(`#w-${name}-kind`, 'right_to_wrong');
+    await settle(page, name, renders);
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.selectOption(`#w-${name}-subject`, 'high_school_mathematics');
+    await settle(page, name, renders);
+    assert.match(page.url(), /kind=right_to_wrong/);
+    assert.match(page.url(), /subject=high_school_mathematics/);
+    const cards = widget.locator('.flip-card');
+    assert.ok(await cards.count() > 0);
+    assert.equal(await widget.locator('.flip-card:not(.flip-right_to_wrong)').count(), 0);
+    for (const where of await widget.locator('.flip-where').allInnerTexts()) assert.match(where, /high school mathematics/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /of 270 questions in high school mathematics flipped/);
+    assert.deepEqual(await axeViolations(page), [], `axe at ${width} px`);
+    assert.ok(await page.evaluate(() => document.documentElement.scrollWidth) <= width, `no sideways scroll at ${width} px`);
+    await screenshot(page, `question-flips-${width}`);
+
+    // The next page, by keyboard: its address, its numbering, and the focus on the list's heading.
+    await page.locator('.flips-pages a[rel="next"]').focus();
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('.flips-heading').textContent.includes('page 2 of'));
+    assert.match(page.url(), /page=2/);
+    assert.equal(await widget.locator('ol.flips-list').getAttribute('start'), '21');
+    assert.equal(await page.evaluate(() => document.activeElement.className), 'flips-heading');
+
+    // "Run it live": the live form with that question in it; back: the same filtered page.
+    const question = await cards.first().locator('.flip-question').innerText();
+    await cards.first().locator('a', { hasText: 'Run it live' }).click();
+    await page.waitForURL(/\/mmlu\/run\?subject=high_school_mathematics&split=test&number=\d+/);
+    assert.equal((await page.locator('.ls-preview-q').innerText()).trim(), question.trim());
+    await screenshot(page, `question-flips-live-form-${width}`);
+    await page.goBack();
+    await page.waitForSelector(`section.widget[data-widget="${name}"][data-ready="true"]`);
+    assert.match(page.url(), /kind=right_to_wrong.*page=2/);
+    assert.equal(await widget.locator('.flip-card').first().locator('.flip-question').innerText(), question);
+    if (width === 1280) {
+      // A reader's harness logs, read in the page: the same counts as the gate's on the same files (6 questions).
+      const renders = Number(await widget.getAttribute('data-renders') || 0);
+      await widget.locator('details.widget-data summary').click();
+      await page.setInputFiles(`#w-${name}-production-files`, files('production'));
+      await page.setInputFiles(`#w-${name}-candidate-files`, files('candidate'));
+      await page.click('[data-action="compare-runs"]');
+      await settle(page, name, renders);
+      const loaded = await widget.locator('.widget-summary').evaluate(summaryText);
+      assert.match(loaded, /of 6 questions flipped/);
+      assert.match(loaded, /From your loaded runs\./);
+      // The subject filter offers the files' subjects now, and the published view's subject was let go.
+      assert.deepEqual(await page.$$eval(`#w-${name}-subject option`, (os) => os.map((o) => o.value)), ['any', 'abstract_algebra', 'astronomy']);
+      assert.equal(await widget.locator('.widget-messages li').count(), 0);
+      assert.match(await widget.locator('.flip-card a').first().getAttribute('href'), /^\/mmlu\/run\?subject=\w+&source=own&question=/);
+      await screenshot(page, 'question-flips-harness');
+      assert.deepEqual(await axeViolations(page), [], 'axe on a harness comparison');
+    }
+    assert.deepEqual(problems, []);
+    await page.close();
+  }
+});

@@ -51,6 +51,10 @@ CACHES = {
     "benchmarks/mmlu/server/data_checks.py:_test_questions": "settings: the data folder",
     "benchmarks/mmlu/server/data_checks.py:split_counts": "settings: the data folder",
     "benchmarks/mmlu/server/published_runs.py:_answers": "files: the published runs",
+    "benchmarks/flips_widget.py:_LAST_LOADED": "request (a reader's files, in the browser's worker: the server's "
+                                                "flips view is never sent them): the last pair only",
+    "benchmarks/mmlu/server/published_runs.py:_published_answers": "files: a published run and the data folder, "
+                                                                   "4 at most",
     "benchmarks/mmlu/server/published_runs.py:_summaries": "files: the published runs",
     "benchmarks/mmlu/server/published_runs.py:_summarised": "files: the published runs and the data folder",
     "benchmarks/mmlu/server/reader.py:_read_subjects": "settings: the data folder",

@@ -506,3 +506,35 @@ def test_numbers_too_large_to_add_up_are_refused_in_words():
     # Found by the schema-driven fuzzer: math.fsum overflows on values near the float limit.
     for values in ([1e308, 1e308], [10**400], [-1e16]):
         assert "at most" in error_message(ex.plain_mean, values), values
+
+
+def test_question_flips_counts_each_kind_and_nets_to_the_paired_delta():
+    from explainers.flips import question_flips
+
+    baseline = [1, 1, 0, 0, 0, 1, 0]
+    candidate = [0, 1, 1, 0, 0, 0, 1]
+    before = ["A", "B", "C", "D", None, "A", "B"]
+    after = ["C", "B", "A", "D", "A", "B", "D"]
+    subjects = ["law", "law", "law", "art", "art", "art", "art"]
+    found = question_flips(baseline, candidate, before, after, subjects)
+    assert found["kinds"] == ["right_to_wrong", None, "wrong_to_right", None, "other_wrong", "right_to_wrong",
+                              "wrong_to_right"]
+    assert (found["right_to_wrong"], found["wrong_to_right"], found["other_wrong"], found["net"]) == (2, 2, 1, 0)
+    assert found["delta"] == ex.paired_delta(candidate, baseline) == 0
+    for subject, tally in found["subjects"].items():
+        rows = [i for i, s in enumerate(subjects) if s == subject]
+        assert tally["delta"] == ex.paired_delta([candidate[i] for i in rows], [baseline[i] for i in rows])
+    assert "one answer per question" in error_message(question_flips, baseline, candidate, before[:3], after, subjects)
+    assert "0 or 1" in error_message(question_flips, [0.5] * 7, candidate, before, after, subjects)
+
+
+def test_letter_lean_sets_the_favourite_letter_against_the_keys():
+    from explainers.flips import letter_lean
+
+    lean = letter_lean(["A", "A", "A", "B", None], ["A", "B", "C", "B", "D"])
+    assert lean["favourite"] == "A" and lean["favourite_accuracy"] == 1 / 5
+    assert lean["accuracy"] == 2 / 5 and lean["no_answer"] == 1 / 5
+    assert lean["predicted"] == {"A": 3 / 5, "B": 1 / 5, "C": 0.0, "D": 0.0}
+    assert lean["keys"] == {"A": 1 / 5, "B": 2 / 5, "C": 1 / 5, "D": 1 / 5}
+    assert letter_lean(["B", "A"], ["A", "B"])["favourite"] == "A"  # a tie: the first letter
+    assert "no letter at all" in error_message(letter_lean, [None, None], ["A", "B"])

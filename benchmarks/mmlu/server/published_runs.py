@@ -19,6 +19,7 @@ import logging
 from functools import lru_cache
 from pathlib import Path
 
+from benchmarks.flips import answer_of_row, pair_answers
 from benchmarks.server.runfile import first_row, read_rows
 from explainers import calibration
 
@@ -189,3 +190,42 @@ def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int],
               if first and first.get("method", LETTER) == LETTER]
     fewest = read_rows(min(letter)[1]) if letter else []
     return {(row["subject"], row["index"]): row for row in fewest if row["split"] == "test"}
+
+
+class PublishedAnswers:
+    """Every published run's answers with each question's text, for the flips view
+    (benchmarks/flips_widget.py): ``runs`` lists [key, label] fewest shots first, letter runs first;
+    :meth:`paired` pairs two of them as the gate does. A server object: it never leaves the server."""
+
+    def __init__(self, data: MMLUData | None, folder: Path = RUNS_DIR):
+        self.data = data
+        self.files = tuple(sorted(folder.glob(FILE_PATTERN))) if folder.is_dir() else ()
+        firsts = [(path, first_row(path)) for path in self.files]
+        found = sorted(((run_key(first["shots"], first.get("method", LETTER)), path, first) for path, first in firsts
+                        if first), key=lambda item: (item[2].get("method", LETTER) != LETTER, item[2]["shots"]))
+        self.paths = {key: path for key, path, _ in found}
+        self.runs = [[key, f"our {key} run"] for key in self.paths]
+
+    def answers(self, key: str) -> dict:
+        """{("evaluate", subject, split, index): Answer} of the published run ``key``."""
+        signature = tuple((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in self.files)
+        return _published_answers(self.paths[key], signature, self.data.root if self.data is not None else None)
+
+    def paired(self, production: str, candidate: str) -> dict:
+        return pair_answers(("evaluate", self.answers(production)), ("evaluate", self.answers(candidate)))
+
+
+@lru_cache(maxsize=4)
+def _published_answers(path: Path, signature: tuple, root: Path | None) -> dict:
+    data = MMLUData(root) if root is not None else None
+    found = {}
+    for row in read_rows(path):
+        question = None
+        if data is not None:
+            try:
+                question = data.question(row["subject"], row["split"], row["index"])
+            except (DataMissing, KeyError, IndexError):
+                question = None
+        answer = answer_of_row(row, question.question if question else None, question.choices if question else None)
+        found[("evaluate", row["subject"], row["split"], row["index"])] = answer
+    return found

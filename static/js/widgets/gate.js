@@ -14,7 +14,7 @@ async function fileText(file) {
   }
 }
 
-async function readFiles(input) {
+export async function readFiles(input) {
   return Promise.all([...input.files].map(fileText));
 }
 
