@@ -48,7 +48,9 @@ def rotation_metrics(answers: list[list[str]], keys: list[str]) -> dict:
     * ``accuracy_all_rotations``: the share answered right in every rotation (a question counts only
       when its answer does not depend on where the options stand);
     * ``accuracy_first_rotation``: the plain accuracy (the options as published);
-    * ``accuracy_mean``: the accuracy averaged over the rotations.
+    * ``accuracy_mean``: the accuracy averaged over the rotations;
+    * and the counts behind them: ``consistent_count``, ``all_rotations_count``,
+      ``first_rotation_count`` (questions) and ``right_count`` (right answers in all rotations).
     """
     keys = checks.labels("keys", keys)
     if not isinstance(answers, list) or len(answers) != len(keys):
@@ -64,7 +66,8 @@ def rotation_metrics(answers: list[list[str]], keys: list[str]) -> dict:
     right = sum(1 for a, key in zip(answers, keys, strict=True) for x in a if x == key)
     return {"questions": n, "rotations": k, "consistent": consistent / n, "consistent_count": consistent,
             "accuracy_all_rotations": all_right / n, "all_rotations_count": all_right,
-            "accuracy_first_rotation": first_right / n, "accuracy_mean": right / (n * k)}
+            "accuracy_first_rotation": first_right / n, "first_rotation_count": first_right,
+            "accuracy_mean": right / (n * k), "right_count": right}
 
 
 def _index(letter: str, options: int) -> int:

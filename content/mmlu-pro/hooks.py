@@ -39,6 +39,8 @@ HOOKS = DocumentHooks(
     init_app=init_app,
     widget_context=widget_context,
     commands={"evaluate": Command("benchmarks.mmlu_pro.server.evaluate",
-                                  "score real MMLU-Pro test questions with the live-scoring model; write JSONL")},
+                                  "score real MMLU-Pro test questions with the live-scoring model; write JSONL"),
+              "conformance": Command("benchmarks.mmlu_pro.server.conformance",
+                                     "check a model server against the published run: prediction agreement, max |dp|")},
     unavailable=(DataMissing,),
 )

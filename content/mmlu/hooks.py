@@ -12,7 +12,7 @@ from flask import Flask
 from benchmarks.mmlu import server as mmlu
 from benchmarks.mmlu.data import DataMissing
 from benchmarks.mmlu.figures import paper_figures
-from benchmarks.mmlu.server import published_runs
+from benchmarks.mmlu.server import published_runs, rotation_runs
 from engine.documents import Command, DocumentHooks
 
 
@@ -26,7 +26,7 @@ def init_app(app: Flask, document) -> None:
 def widget_context(app: Flask) -> dict:
     """What the widgets may declare: subjects with their test sizes, sizes by subject and by group,
     the live model's published runs (published_runs.py; for the flips view, every answer with its
-    question's text), and (for widgets drawn by the server) the
+    question's text) and rotation checks (rotation_runs.py), and (for widgets drawn by the server) the
     dataset itself."""
     data = app.extensions["mmlu_data"]
     subjects = data.subjects
@@ -34,6 +34,7 @@ def widget_context(app: Flask) -> dict:
     return {
         **published_runs.widget_context(data),
         "published_answers": answers, "published_runs": answers.runs,
+        **rotation_runs.widget_context({name: s.sizes["test"] for name, s in subjects.items()}),
         "subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in subjects.items()},
         "subject_sizes": {name: s.sizes["test"] for name, s in subjects.items()},
         "group_sizes": data.group_sizes("test"),

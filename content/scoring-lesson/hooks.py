@@ -13,7 +13,7 @@ from flask import Flask
 from benchmarks.mmlu import server as mmlu
 from benchmarks.mmlu.data import DataMissing
 from benchmarks.mmlu.figures import paper_figures
-from benchmarks.mmlu.server import published_runs
+from benchmarks.mmlu.server import published_runs, rotation_runs
 from engine.documents import Command, DocumentHooks
 
 
@@ -42,7 +42,8 @@ def live_widget_form(widget, mode: str, whole_page):
 def widget_context(app: Flask) -> dict:
     """Table 1, MMLU's group sizes and subject groups, and the live model's published runs
     (benchmarks/mmlu/runs/): per subject, question by question for the gate's example, and every
-    answer with its question's text for the flips view."""
+    answer with its question's text for the flips view; and its rotation checks
+    (benchmarks/mmlu/runs/rotations/)."""
     data = app.extensions["mmlu_data"]
     try:
         group_sizes = data.group_sizes("test")
@@ -52,7 +53,8 @@ def widget_context(app: Flask) -> dict:
              for row in paper_figures()["table_1"]["rows"]]
     runs = published_runs.widget_context(data)
     answers = published_runs.PublishedAnswers(data)
-    return {"published_answers": answers, "published_runs": answers.runs,
+    test_sizes = {name: s.sizes["test"] for name, s in data.subjects.items()} if data is not None else None
+    return {**rotation_runs.widget_context(test_sizes), "published_answers": answers, "published_runs": answers.runs,
             "live_pairs": runs.get("live_pairs"), "live_scores": runs.get("live_scores"),
             "subject_groups": mmlu.subject_groups(app.config["MMLU_DATA_DIR"]), "table_1": table,
             "group_sizes": group_sizes}

@@ -40,6 +40,9 @@ OWN = {"subject": "astronomy", "question": "Which planet is largest?", "choices"
     ({**OWN, "choices": ["a", "b", "c", "d" * 1001]}, "choices[3] (D)", "the limit is 1,000"),
     ({**OWN, "answer": "E"}, "answer", "must be one of A, B, C, D"),
     ({**OWN, "index": 0}, "question", "not both"),
+    ({**REAL, "rotation": 4}, "rotation", "rotation must be from 0 to 3"),
+    ({**REAL, "rotation": "one"}, "rotation", "rotation must be a whole number"),
+    ({**OWN, "rotation": 1}, "rotation", "rotation moves a real question's options"),
 ])
 def test_bad_fields_get_a_400_naming_the_field(client, body, field, words):
     response = client.post("/api/score", json=body)

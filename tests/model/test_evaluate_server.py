@@ -116,11 +116,13 @@ def test_a_run_whose_servers_stop_is_saved_and_resumes(model_server, in_process_
 @pytest.mark.model
 @pytest.mark.slow  # the model server process, and the published run read whole
 @pytest.mark.xdist_group("model_server")
-def test_conformance_of_our_server_against_a_published_run(model_server, capsys):
-    assert cli_main(["mmlu", "conformance", "--server", model_server, "--run", "smollm2-135m-instruct-0shot",
-                     "--questions", "4", "--no-progress", "--workers", "1"]) == 0
+@pytest.mark.parametrize("benchmark, run", [("mmlu", "smollm2-135m-instruct-0shot"),
+                                            ("mmlu-pro", "smollm2-0shot-first100")])
+def test_conformance_of_our_server_against_a_published_run(model_server, capsys, benchmark, run):
+    assert cli_main([benchmark, "conformance", "--server", model_server, "--run", run,
+                     "--questions", "3", "--no-progress", "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert "Prediction agreement: 4/4 (100.0 %)" in out and "Conforms" in out
+    assert "Prediction agreement: 3/3 (100.0 %)" in out and "Conforms" in out
     assert float(re.search(r"Max \|dp\| .*: (\S+)", out).group(1)) <= TOLERANCE
 
 

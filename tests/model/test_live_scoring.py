@@ -197,6 +197,24 @@ def test_the_form_works_without_javascript(scoring_app):
     assert "Why is the sky blue?" in html and "test split, question 3</dd>" in html  # numbered from 1, as the form
 
 
+def test_a_rotated_question_moves_its_options_and_key_and_the_form_says_so(scoring_app):
+    """The live form's "order of the options" (issue 38's rotation check, one question): the options
+    move one place down, the key with its text, in the API and on the page without JavaScript."""
+    client = scoring_app.test_client()
+    plain = client.post("/api/score", json={"subject": "astronomy", "split": "test", "index": 2, "shots": 0}).get_json()
+    moved = client.post("/api/score", json={"subject": "astronomy", "split": "test", "index": 2, "shots": 0,
+                                            "rotation": 1}).get_json()
+    options = [o["choice"] for o in plain["options"]]
+    assert [o["choice"] for o in moved["options"]] == [options[3], *options[:3]]
+    assert (plain["key"], moved["key"], moved["rotation"]) == ("C", "D", 1)
+    assert moved["prompt"]["text"].endswith(f"A. {options[3]}\nB. {options[0]}\nC. {options[1]}\nD. {options[2]}\nAnswer:")
+    html = client.post("/mmlu/run", data={
+        **run_form_token(client), "subject": "astronomy", "source": "real", "split": "test", "number": "3", "shots": "0",
+        "method": "letter", "rotation": "1"}).get_data(as_text=True)
+    assert "data-ls-rotation-note" in html and "it is <strong>D</strong> here" in html
+    assert '<option value="1" selected>rotated 1 place (A to B)</option>' in html
+
+
 def test_a_full_queue_answers_429_with_retry_after(scoring_app):
     """Queue size is 1: of several requests sent at once, the ones that find it full get 429."""
     client_statuses, headers = [], []

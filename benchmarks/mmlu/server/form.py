@@ -27,7 +27,8 @@ DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
 # The control each field of the checks (validation.py) belongs to: its problems are shown there.
 CONTROLS = {"subject": "ls-subject", "split": "ls-split", "index": "ls-number", "shots": "ls-shots",
-            "method": "ls-method", "question": "ls-question", "answer": "ls-answer", "choices": "ls-choice-a",
+            "method": "ls-method", "rotation": "ls-rotation", "question": "ls-question", "answer": "ls-answer",
+            "choices": "ls-choice-a",
             **{choice_field(i): f"ls-choice-{letter.lower()}" for i, letter in enumerate(LETTERS)}}
 
 
@@ -37,13 +38,13 @@ def default_values(data: MMLUData) -> dict:
     usable = (name for name in (DEFAULT_SUBJECT, *subjects) if name in subjects and data.usable(name))
     subject = next(usable, next(iter(subjects)))
     return {"subject": subject, "source": "real", "split": "test", "number": "1", "question": "",
-            "choices": ["", "", "", ""], "answer": "", "shots": "0", "method": "letter"}
+            "choices": ["", "", "", ""], "answer": "", "shots": "0", "method": "letter", "rotation": "0"}
 
 
 def values_from(source, data: MMLUData) -> dict:
     """The form's values as typed (still unchecked); "random" picks a question number here."""
     values = default_values(data)
-    for name in ("subject", "source", "split", "number", "question", "answer", "shots", "method"):
+    for name in ("subject", "source", "split", "number", "question", "answer", "shots", "method", "rotation"):
         if name in source:
             values[name] = source.get(name, "")
     values["choices"] = [source.get(name, "") for name in CHOICE_FIELDS]
@@ -70,6 +71,8 @@ def request_body(values: dict) -> dict:
         body.update(question=values["question"], choices=values["choices"], answer=values["answer"])
     else:
         body.update(split=values["split"], index=question_index(values["number"]))
+        if values["rotation"] != "0":
+            body["rotation"] = values["rotation"]
     return body
 
 
@@ -95,7 +98,7 @@ def _example(values: dict, question) -> dict | None:
     """The published run's answer to the question the form shows, as the widget prints it in place
     of a live result: {"shots", "model", "prediction", "key", "correct", "options": [{"letter",
     "choice", "probability"}]}; None for the reader's own question or where no run is published."""
-    if question is None or values["source"] != "real" or values["split"] != "test":
+    if question is None or values["source"] != "real" or values["split"] != "test" or values["rotation"] != "0":
         return None
     row = published_answer(values["subject"], question_index(values["number"]))
     if row is None:

@@ -69,7 +69,8 @@ def openapi() -> dict:
               "method": {"enum": list(METHODS)}}
     text = {**_TEXT, "pattern": r"\S"}  # not only spaces
     real = {"type": "object", "required": ["subject", "index"],
-            "properties": {**common, "split": {"enum": list(QUESTION_SPLITS)}, "index": index}}
+            "properties": {**common, "split": {"enum": list(QUESTION_SPLITS)}, "index": index,
+                           "rotation": {"type": "integer", "minimum": 0, "maximum": 3}}}
     own = {"type": "object", "required": ["subject", "question", "choices"], "properties": {
         **common, "question": {**text, "maxLength": MAX_QUESTION_CHARS},
         "choices": {"type": "array", "minItems": 4, "maxItems": 4, "items": {**text, "maxLength": MAX_CHOICE_CHARS}},
@@ -121,9 +122,10 @@ def run_score(body) -> dict:
         raise ScoreFailed(400, str(error), problems=error.problems) from None
     except DataMissing as error:
         raise ScoreFailed(503, str(error)) from None
-    split, index = arguments.pop("split"), arguments.pop("index")
+    split, index, rotation = arguments.pop("split"), arguments.pop("index"), arguments.pop("rotation")
     result = live.score(words=TOO_LONG_FOR_THE_MODEL, **arguments)
-    result.update(split=split, index=index, **in_words(result), ms=round((time.perf_counter() - started) * 1000, 1))
+    result.update(split=split, index=index, rotation=rotation, **in_words(result),
+                  ms=round((time.perf_counter() - started) * 1000, 1))
     return result
 
 

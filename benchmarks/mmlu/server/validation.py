@@ -7,6 +7,7 @@ options are checked together, so the form can mark every empty or overlong one a
 """
 from __future__ import annotations
 
+import explainers
 from benchmarks.server import budget
 from benchmarks.server.failures import Problem
 from benchmarks.server.multiple_choice import METHODS, continuations
@@ -129,7 +130,9 @@ def score_arguments(body, data: MMLUData) -> dict:
     """Checked keyword arguments for ScoringService.score, plus "split"/"index" for real questions.
 
     ``body`` is {subject, shots, method} with either {split, index} (a real question; its key is
-    then known) or {question, choices: [four strings]} (the reader's own question).
+    then known), optionally ``rotation`` (0 to 3: its options moved that many places down, the key
+    with its text, as ``evaluate --rotations`` asks them), or {question, choices: [four strings]}
+    (the reader's own question).
     """
     if not isinstance(body, dict):
         raise InvalidRequest(Problem(
@@ -150,6 +153,9 @@ def score_arguments(body, data: MMLUData) -> dict:
                                      "Choose a scoring method from the list."))
     own = "question" in body or "choices" in body
     real = "index" in body or "split" in body
+    if own and "rotation" in body:
+        raise InvalidRequest(Problem("rotation", "rotation moves a real question's options; order your own as you like",
+                                     "Moving the options applies to a real question; reorder your own options instead."))
     if own and real:
         raise InvalidRequest(Problem("question", "give either split and index (a real question) "
                                                  "or question and choices (your own), not both",
@@ -170,9 +176,12 @@ def score_arguments(body, data: MMLUData) -> dict:
         index = _whole_number("index", body.get("index"), 0, count - 1,
                               f"Type a question number from 1 to {count:,}: {title} has {count:,} "
                               f"questions in its {split} split.")
+        rotation = _whole_number("rotation", body.get("rotation", 0), 0, len(LETTERS) - 1,
+                                 "Choose how many places to move the options, 0 to 3.")
         question = data.question(subject, split, index)
-        arguments.update(question=question.question, choices=list(question.choices), key=question.answer)
-        return {**arguments, "split": split, "index": index}
+        arguments.update(question=question.question, choices=explainers.rotate_options(list(question.choices), rotation),
+                         key=explainers.rotated_letter(question.answer, rotation, len(LETTERS)))
+        return {**arguments, "split": split, "index": index, "rotation": rotation}
     choices = body.get("choices")
     if not isinstance(choices, list) or len(choices) != len(LETTERS):
         raise InvalidRequest(Problem("choices", "choices must be a list of exactly four answers (A, B, C, D)",
@@ -183,4 +192,4 @@ def score_arguments(body, data: MMLUData) -> dict:
         raise InvalidRequest(Problem("answer", "answer, if given, must be one of A, B, C, D",
                                      "Choose the correct answer from A to D, or “not given”."))
     arguments.update(question=question, choices=choices, key=answer or None)
-    return {**arguments, "split": None, "index": None}
+    return {**arguments, "split": None, "index": None, "rotation": 0}

@@ -1,0 +1,23 @@
+"""``python -m engine mmlu-pro conformance --server URL --run NAME``: score a sample of the published
+MMLU-Pro run (benchmarks/mmlu_pro/runs/) through a model server and print prediction agreement, the
+largest letter-probability difference (max |dp|) and the wall time against the run; a server
+without prompt log-probabilities is refused (exit 2). The command is the shared one
+(benchmarks/server/conformance.py); this module gives it MMLU-Pro's task and runs.
+"""
+from __future__ import annotations
+
+import argparse
+
+from benchmarks.server import conformance as shared
+
+from ..data import DataMissing
+from . import RUNS_DIR
+from .evaluate import MMLUProTask
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    shared.add_arguments(parser, RUNS_DIR)
+
+
+def run(args: argparse.Namespace) -> int:
+    return shared.run(args, MMLUProTask, RUNS_DIR, (DataMissing,))
