@@ -21,6 +21,7 @@ class FakeServer(ThreadingHTTPServer):
     def __init__(self, echo: bool = True, dies_after: int | None = None):
         super().__init__(("127.0.0.1", 0), FakeHandler)
         self.echo, self.dies_after, self.keys, self.completions = echo, dies_after, [], 0
+        self.bodies: list[dict] = []  # every completions request, as sent
         self.lock = threading.Lock()
         threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
 
@@ -57,6 +58,7 @@ class FakeHandler(BaseHTTPRequestHandler):
             server.completions += 1
             dying = server.dies_after is not None and server.completions > server.dies_after
             server.keys.append(self.headers.get(PREFIX_KEY_HEADER))
+            server.bodies.append(body)
         if dying:  # killed while answering: the headers and part of the body, then the connection closes
             self.send_response(200)
             self.send_header("Content-Length", "1000")

@@ -171,7 +171,7 @@ test('the MMLU-Pro page', async (t) => {
     const scrolled = await page.evaluate(() => window.scrollY);
     assert.ok(scrolled > 0, 'the page scrolls');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => /question 5 /.test(document.querySelector('#run-question-title')?.textContent ?? ''));
+    await page.waitForFunction(() => /question 5$/.test(document.querySelector('#run-question-title')?.textContent ?? ''));
     assert.equal(await page.locator('[data-shown-status]').innerText(), 'Showing history, question 5, with 5 worked examples.');
     assert.match(page.url(), /\/mmlu-pro\/run\?category=history&number=5&shots=5$/);
     assert.ok(await page.evaluate(() => document.activeElement.matches('button[data-show]')), 'the focus stays on the button');

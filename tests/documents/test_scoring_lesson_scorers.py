@@ -383,6 +383,9 @@ def test_the_embed_answers_its_form_in_the_frame(live_app):
     assert html.count("&lt;|im_start|&gt;system") == 3  # a chat prompt per scorer, escaped like any text
     assert ('<h2 class="ls-results-title" id="ts-results-title">'
             "Decisions for astronomy question 1 (answer key: ") in html  # numbered from 1, as the form numbers it
+    # In a student's words (issue 40): the model by its name, not its file; each scorer's harness task and score.
+    assert "<p>Scored by SmolLM2-135M-Instruct with 0 worked examples." in html and "GGUF" not in html
+    assert "Letter log-likelihood <span class=\"ts-how\">the <code>mmlu</code> task's <code>acc</code></span>" in html
     tally = re.search(r"data-ls-verdict><strong>(\d) of the 8 decisions are the key's letter</strong>", html)
     decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*\((right|wrong)\)', html)
     assert tally and int(tally.group(1)) == sum(verdict == "right" for _, verdict in decided)

@@ -8,6 +8,8 @@
   Retry-After saying the model is restarting, and it comes back: the next question is scored); a
   server that cannot be reached at start; a server that never answers (the site says it timed out);
   a server without prompt log-probabilities (refused, never scored).
+* An MMLU-Pro letter score has the server read that question's chain-of-thought prompt ahead (issue
+  40): one request for one token, after the score's own, with the prompt's shared part as its key.
 """
 from __future__ import annotations
 
@@ -185,3 +187,30 @@ def test_a_server_without_prompt_logprobs_is_refused_not_scored():
         fake.stop()
     assert status == 503 and "prompt log-probabilities" in body["error"], body
     assert "probabilities" not in body
+
+
+def test_a_letter_score_has_the_server_read_the_chain_of_thought_ahead():
+    from benchmarks.mmlu_pro import prompt
+    from benchmarks.mmlu_pro.server.reader import MMLUProData
+    from livescoring.remote import prefix_key
+
+    fake = FakeServer()
+    try:
+        app = create_app({"TESTING": True, "MODEL_SERVER_URL": fake.url, "PAGE_RENDER_BUDGET_S": 0})
+        answer = app.test_client().post("/api/mmlu-pro/score", json={"category": "history", "index": 0, "shots": 2},
+                                        headers=ORIGIN)
+        assert answer.status_code == 200, answer.get_json()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not any(body.get("stream") for body in fake.bodies):
+            time.sleep(0.05)
+        ahead = [(body, key) for body, key in zip(fake.bodies, fake.keys, strict=True) if body.get("stream")]
+    finally:
+        fake.stop()
+    data = MMLUProData(REPO_ROOT.parent / "shared" / "data" / "mmlu-pro")
+    q = data.in_category("history", "test")[0]
+    parts = prompt.cot_prompt_parts(q.category, q.question, q.options, data.shots("history", 2))
+    assert len(ahead) == 1, fake.bodies
+    body, key = ahead[0]
+    assert bytes(body["prompt"][0]).decode() == "".join(part.text for part in parts)  # the fake's tokens are bytes
+    assert body["max_tokens"] == 1
+    assert key == prefix_key("".join(part.text for part in parts if part.kind in ("header", "shot")))
