@@ -9,9 +9,12 @@
 // documents' own accessibility is page.test.mjs's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { axeViolations, launch, screenshot, watchConsole } from './lib.mjs';
 
 const EXPORT_URL = process.env.EXPORT_URL;
+const EXPORT_DIR = process.env.EXPORT_DIR; // the served folder: the version-change step rewrites its service worker
 const DOCUMENTS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 
 // Every request the page makes: those that failed, and those to another origin.
@@ -105,6 +108,53 @@ describe('the static export, served from a sub-path by a file server', () => {
     assert.ok(redrawn.length >= 12, redrawn.join(', '));
     assert.deepEqual(wrong, []);
     assert.deepEqual(problems, []);
+  });
+
+  test('offline: after one visit a document reads, redraws and runs a snippet; a new version replaces the cache', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${EXPORT_URL}scoring-lesson/`, { waitUntil: 'load' });
+    const note = page.locator('#offline-note');
+    await note.waitFor({ state: 'visible', timeout: 90_000 });
+    assert.match(await note.textContent(), /^Saved for reading offline on \d+ \w+ \d{4}.*needs the network\.$/);
+    const version = await note.getAttribute('data-version');
+
+    await context.setOffline(true);
+    await page.reload({ waitUntil: 'load' });
+    assert.ok(await page.locator('h1').first().isVisible());
+    await note.waitFor({ state: 'visible' });
+    const widget = page.locator('section.widget[data-driver="worker"]').first();
+    await widget.scrollIntoViewIfNeeded();
+    const started = performance.now();
+    await changeOnce(page, widget);
+    console.log(`offline: first redrawn chart ${Math.round(performance.now() - started)} ms after the key`);
+    const snippet = page.locator('.snippet:not([data-runs="server"])').first();
+    await snippet.getByRole('button', { name: 'Edit and run' }).click();
+    await snippet.locator('.cm-content').waitFor({ timeout: 30_000 });
+    await snippet.getByRole('button', { name: 'Run', exact: true }).click();
+    await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout: 60_000 });
+    assert.match(await snippet.locator('.snippet-verdict').textContent(), /^Same as the page/);
+    await screenshot(page, 'static-export-offline-1280');
+    await context.setOffline(false);
+
+    // A new export (here: its service worker with another version) replaces the whole saved copy.
+    const file = path.join(EXPORT_DIR, 'service-worker.js');
+    const source = readFileSync(file, 'utf8');
+    writeFileSync(file, source.replace(`'${version}'`, `'${version}-next'`));
+    try {
+      await page.reload({ waitUntil: 'load' });
+      const names = await page.evaluate(async (next) => {
+        for (let tries = 0; tries < 600; tries += 1) {
+          const found = (await caches.keys()).filter((name) => name.startsWith('papers-offline-'));
+          if (found.length === 1 && found[0].endsWith(next)) return found;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return caches.keys();
+      }, `${version}-next`);
+      assert.deepEqual(names, [`papers-offline-${version}-next`]);
+    } finally {
+      writeFileSync(file, source);
+    }
+    assert.deepEqual(wrong.filter((line) => !line.startsWith('failed:')), []);
   });
 
   test("the live-scoring widget answers a standard question with the published run's answer, named", async () => {
