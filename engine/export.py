@@ -39,6 +39,8 @@ from flask_frozen import Freezer, MissingURLGeneratorWarning
 from werkzeug.exceptions import HTTPException
 
 from . import create_app
+from .packages import MARKER as PACKAGES_MARKER
+from .packages import write_packages
 from .python_runtime import _FILES as PYODIDE_FILES
 
 # The origin the test client renders absolute URLs for; rewritten away in every file.
@@ -326,6 +328,30 @@ class _Export:
                 path = self.folder / name
                 path.write_text(rewrite(self.app, name, path.read_text(encoding="utf-8"), self.base_url),
                                 encoding="utf-8")
+        self.write_packages()
+
+    def write_packages(self) -> None:
+        """Each widget's packages (engine/packages.py), from the rewritten files; then the links to
+        them in the share boxes, where the pages left their markers."""
+        widgets = {slug: [(name, widget.title) for name, widget in document.widgets.items() if widget.driver == "worker"]
+                   for slug, document in self.app.extensions["documents"].items()}
+        made = write_packages(self.folder, widgets)
+        for name in self.written:
+            if not name.endswith(".html"):
+                continue
+            path = self.folder / name
+            text = path.read_text(encoding="utf-8")
+            if "<!--packages:" not in text:
+                continue
+            root = "../" * len(PurePosixPath(name).parent.parts)
+            for (slug, widget), files in made.items():
+                marker = PACKAGES_MARKER.format(slug=slug, name=widget)
+                if marker in text:
+                    with self.app.app_context():
+                        links = render_template("widgets/_packages.html", **{
+                            kind: (root + file, size) for kind, (file, size) in files.items()})
+                    text = text.replace(marker, links)
+            path.write_text(text, encoding="utf-8")
 
 
 def export(folder: Path, base_url: str | None = None, live_server: str | None = None,

@@ -32,7 +32,8 @@ function watchRequests(page) {
 }
 
 // Change the widget's first setting as a reader would; resolves once it has been drawn again.
-async function changeOnce(page, widget) {
+// `frame`: the frame the widget is in (a package inside a learning platform's page).
+async function changeOnce(page, widget, frame = page) {
   const before = Number(await widget.getAttribute('data-renders') || 0);
   const control = widget.locator('form.widget-controls :is(input[type="number"], select, input[type="checkbox"]):visible').first();
   if (await control.evaluate((el) => el.type === 'checkbox')) {
@@ -47,7 +48,7 @@ async function changeOnce(page, widget) {
     const atMax = await control.evaluate((el) => el.max !== '' && Number(el.value) >= Number(el.max));
     await page.keyboard.press(atMax ? 'ArrowDown' : 'ArrowUp');
   }
-  await page.waitForFunction(([el, n]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy'),
+  await frame.waitForFunction(([el, n]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy'),
     [await widget.elementHandle(), before], { timeout: 90_000 });
 }
 
@@ -155,6 +156,37 @@ describe('the static export, served from a sub-path by a file server', () => {
       writeFileSync(file, source);
     }
     assert.deepEqual(wrong.filter((line) => !line.startsWith('failed:')), []);
+  });
+
+  test("a widget's SCORM 1.2 package in a platform with scorm-again: initialised, completed after a change, finished", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${process.env.LMS_URL}index.html`, { waitUntil: 'load' });
+    await page.addScriptTag({ url: `${process.env.LMS_URL}scorm12.min.js` });
+    await page.evaluate((launch) => {
+      window.API = new window.Scorm12API({ autocommit: false, logLevel: 5 });
+      window.calls = [];
+      for (const name of ['LMSInitialize', 'LMSSetValue.cmi.core.lesson_status', 'LMSCommit', 'LMSFinish']) {
+        window.API.on(name, (...args) => window.calls.push([name, ...args.map(String)]));
+      }
+      const frame = document.createElement('iframe');
+      frame.title = 'The widget';
+      frame.style.cssText = 'width: 900px; height: 860px; border: 0';
+      frame.src = launch;
+      document.querySelector('main').append(frame);
+    }, process.env.SCORM_LAUNCH);
+    await page.waitForFunction(() => window.calls.some(([name]) => name === 'LMSInitialize'), null, { timeout: 30_000 });
+    assert.equal(await page.evaluate(() => window.API.cmi.core.lesson_status), 'not attempted');
+    const frame = page.frames().find((f) => f.url().includes(process.env.SCORM_LAUNCH));
+    const widget = frame.locator('section.widget');
+    await widget.waitFor();
+    await changeOnce(page, widget, frame);
+    await page.waitForFunction(() => window.API.cmi.core.lesson_status === 'completed', null, { timeout: 30_000 });
+    await screenshot(page, 'static-export-scorm-1280');
+    await page.evaluate(() => document.querySelector('iframe').remove()); // the learner leaves: pagehide
+    await page.waitForFunction(() => window.calls.some(([name]) => name === 'LMSFinish'), null, { timeout: 30_000 });
+    const calls = await page.evaluate(() => window.calls.map(([name, ...args]) => `${name}${args.length ? ` ${args.join(' ')}` : ''}`));
+    assert.deepEqual(calls.map((call) => call.split(' ')[0]), ['LMSInitialize', 'LMSSetValue.cmi.core.lesson_status', 'LMSCommit', 'LMSFinish']);
+    assert.match(calls[1], /completed/);
   });
 
   test("the live-scoring widget answers a standard question with the published run's answer, named", async () => {
