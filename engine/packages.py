@@ -41,7 +41,19 @@ class _Entry:
     method: int  # 8 deflate, 0 stored
 
 
+# Entries compressed so far, by (name, CRC-32, size): Pyodide's files are compressed once per
+# process, however many exports it makes (the tests make several).
+_COMPRESSED: dict[tuple[str, int, int], _Entry] = {}
+
+
 def _entry(name: str, data: bytes) -> _Entry:
+    key = (name, zlib.crc32(data), len(data))
+    if key not in _COMPRESSED:
+        _COMPRESSED[key] = _compressed(name, data)
+    return _COMPRESSED[key]
+
+
+def _compressed(name: str, data: bytes) -> _Entry:
     packer = zlib.compressobj(6, zlib.DEFLATED, -15)
     packed = packer.compress(data) + packer.flush()
     if len(packed) < len(data):
