@@ -335,7 +335,7 @@ class _Export:
         them in the share boxes, where the pages left their markers."""
         widgets = {slug: [(name, widget.title) for name, widget in document.widgets.items() if widget.driver == "worker"]
                    for slug, document in self.app.extensions["documents"].items()}
-        made = write_packages(self.folder, widgets)
+        made = write_packages(self.folder, widgets, self.base_url)
         for name in self.written:
             if not name.endswith(".html"):
                 continue

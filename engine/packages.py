@@ -17,6 +17,8 @@ package, and every entry has the same fixed time, so the same export gives the s
 """
 from __future__ import annotations
 
+import posixpath
+import re
 import struct
 import zlib
 from dataclasses import dataclass
@@ -30,6 +32,10 @@ MARKER = "<!--packages:{slug}/{name}-->"
 _SCHEMAS = ("http://www.imsproject.org/xsd/imscp_rootv1p1p2 imscp_rootv1p1p2.xsd "
             "http://www.imsglobal.org/xsd/imsmd_rootv1p2p1 imsmd_rootv1p2p1.xsd "
             "http://www.adlnet.org/xsd/adlcp_rootv1p2 adlcp_rootv1p2.xsd")
+
+
+_ADDRESS = re.compile(r"""(\s(?:href|src|action|data-[a-z-]+-url)=")([^"]*)(")""")
+_TO_THE_DOCUMENT = re.compile(r"""<p class="(?:widget-print-link|embed-credit)">.*?</p>\n?""", re.S)
 
 
 @dataclass(frozen=True)
@@ -119,9 +125,32 @@ def _manifest(slug: str, name: str, title: str, launch: str, files: list[str]) -
 """.encode()
 
 
-def write_packages(folder: Path, widgets: dict[str, list[tuple[str, str]]]) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
+def _self_contained(page: str, embed: str, inside: set[str], base_url: str | None) -> str:
+    """The embed page as its package holds it: an address of a page the package does not hold (the
+    widget's page in the document: links, the settings form's action) names the export's own copy where its address is known
+    (``base_url``), else this page itself; the two paragraphs that send the reader to that page
+    (the printed link, "Open this view in the document") are left out without an address."""
+    here = posixpath.dirname(embed)
+
+    def outside(match: re.Match) -> str:
+        value = match.group(2)
+        target = posixpath.normpath(posixpath.join(here, value.split("#")[0].split("?")[0]))
+        if "://" in value or not target.endswith(".html") or target in inside:
+            return match.group(0)
+        replaced = base_url + target if base_url else posixpath.basename(embed)
+        return match.group(1) + replaced + value[len(value.split("?")[0].split("#")[0]):] + match.group(3)
+
+    page = _ADDRESS.sub(outside, page)
+    if not base_url:
+        page = _TO_THE_DOCUMENT.sub("", page)
+    return page
+
+
+def write_packages(folder: Path, widgets: dict[str, list[tuple[str, str]]],
+                   base_url: str | None = None) -> dict[tuple[str, str], dict[str, tuple[str, int]]]:
     """Write both packages of each widget (``widgets``: {document: [(name, title)]}) from the
-    exported ``folder``; returns {(document, name): {"zip"|"scorm": (file in the folder, bytes)}}."""
+    exported ``folder`` (whose address is ``base_url``, if known); returns {(document, name):
+    {"zip"|"scorm": (file in the folder, bytes)}}."""
     shared_names = sorted(str(p.relative_to(folder)) for top in ("static", "pyodide", "wheels")
                           for p in (folder / top).rglob("*") if p.is_file())
     shared = [_entry(name, (folder / name).read_bytes()) for name in [*shared_names, "api/python-runtime"]]
@@ -132,6 +161,7 @@ def write_packages(folder: Path, widgets: dict[str, list[tuple[str, str]]]) -> d
         for name, title in names:
             embed = f"embed/{slug}/{name}.html"
             page = (folder / embed).read_text(encoding="utf-8").replace(MARKER.format(slug=slug, name=name), "")
+            page = _self_contained(page, embed, {embed, "index.html"}, base_url)
             scorm_page = page.replace("</body>", f'<script type="module" src="../../{SCORM_SCRIPT}"></script>\n</body>')
             common = [*shared, *assets, _entry("index.html", _launcher(embed, title))]
             plain = sorted([*common, _entry(embed, page.encode())], key=lambda e: e.name)

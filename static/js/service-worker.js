@@ -4,8 +4,8 @@
 //
 // Its cache is named for the site's version. Installing saves the files any page may need (the
 // index /api/offline lists them), and in a static export also Pyodide and the wheel; the page then
-// asks it to save itself and everything it loaded (offline.js). Pages are fetched from the network
-// first, and from the cache when that fails; every other file of the site from the cache first.
+// asks it to save itself and everything it loaded (offline.js). Pages (and the runtime's index) are
+// fetched from the network first, and from the cache when that fails; files from the cache first.
 // The site's JSON answers (/api/…, but the runtime's index) and anything posted are never cached:
 // what asks the live model needs the network. A new version installs beside the old one and, once
 // active, deletes the older caches: the pages and files of two versions never mix.
@@ -60,6 +60,8 @@ self.addEventListener('message', (event) => {
     .then(() => event.source?.postMessage({ saved: urls.length })));
 });
 
+// A page shown offline may stand for the same page with other settings in its address (a widget
+// page: its script reads them); a page fetched by a script must be the very one asked for.
 async function fromNetworkFirst(request) {
   const cache = await caches.open(CACHE);
   try {
@@ -67,7 +69,7 @@ async function fromNetworkFirst(request) {
     if (response.ok) await cache.put(request, response.clone());
     return response;
   } catch (error) {
-    const kept = await cache.match(request) || await cache.match(request, { ignoreSearch: true });
+    const kept = await cache.match(request) || (request.mode === 'navigate' && await cache.match(request, { ignoreSearch: true }));
     if (kept) return kept;
     return new Response('This page was not saved for reading offline, and the network is off.',
       { status: 503, headers: { 'Content-Type': 'text/plain; charset=utf-8' } });
@@ -84,9 +86,15 @@ async function fromCacheFirst(request) {
   return response;
 }
 
+// A file (a script, a style sheet, Pyodide's, the wheel) rather than a page or an answer.
+function isFile(url) {
+  const last = url.pathname.split('/').pop();
+  return last.includes('.') && !last.endsWith('.html');
+}
+
 self.addEventListener('fetch', (event) => {
   const { request } = event;
   const url = new URL(request.url);
   if (request.method !== 'GET' || !cacheable(url)) return;
-  event.respondWith(request.mode === 'navigate' ? fromNetworkFirst(request) : fromCacheFirst(request));
+  event.respondWith(request.mode !== 'navigate' && isFile(url) ? fromCacheFirst(request) : fromNetworkFirst(request));
 });

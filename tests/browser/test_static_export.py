@@ -201,6 +201,7 @@ def test_the_export_read_in_chromium(site):
     """static-export.mjs under Node's test runner (as test_browser.py runs the *.test.mjs files, which
     get the live server instead), with Chromium's processes reaped with it."""
     root, _ = site
+    assert (root / "lms" / "scorm12.min.js").exists(), f"no scorm-again in {SCORM_AGAIN} (npm ci: a devDependency)"
     with http_server(root) as origin:
         result = subprocess.run(
             [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
