@@ -35,7 +35,7 @@ _SCHEMAS = ("http://www.imsproject.org/xsd/imscp_rootv1p1p2 imscp_rootv1p1p2.xsd
 
 
 _ADDRESS = re.compile(r"""(\s(?:href|src|action|data-[a-z-]+-url)=")([^"]*)(")""")
-_TO_THE_DOCUMENT = re.compile(r"""<p class="(?:widget-print-link|embed-credit)">.*?</p>\n?""", re.S)
+_TO_THE_DOCUMENT = re.compile(r"""<p class="embed-credit">.*?</p>\n?""", re.S)
 
 
 @dataclass(frozen=True)
@@ -128,8 +128,8 @@ def _manifest(slug: str, name: str, title: str, launch: str, files: list[str]) -
 def _self_contained(page: str, embed: str, inside: set[str], base_url: str | None) -> str:
     """The embed page as its package holds it: an address of a page the package does not hold (the
     widget's page in the document: links, the settings form's action) names the export's own copy where its address is known
-    (``base_url``), else this page itself; the two paragraphs that send the reader to that page
-    (the printed link, "Open this view in the document") are left out without an address."""
+    (``base_url``), else this page itself; the paragraph that sends the reader to the document
+    ("Open this view in the document") is left out without an address."""
     here = posixpath.dirname(embed)
 
     def outside(match: re.Match) -> str:

@@ -187,6 +187,8 @@ describe('the static export, served from a sub-path by a file server', () => {
     const calls = await page.evaluate(() => window.calls.map(([name, ...args]) => `${name}${args.length ? ` ${args.join(' ')}` : ''}`));
     assert.deepEqual(calls.map((call) => call.split(' ')[0]), ['LMSInitialize', 'LMSSetValue.cmi.core.lesson_status', 'LMSCommit', 'LMSFinish']);
     assert.match(calls[1], /completed/);
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(problems, []);
   });
 
   test("the live-scoring widget answers a standard question with the published run's answer, named", async () => {

@@ -63,7 +63,8 @@ def site(tmp_path_factory):
     if (SCORM_AGAIN / "dist" / "scorm12.min.js").exists():
         shutil.copy(SCORM_AGAIN / "dist" / "scorm12.min.js", root / "lms" / "scorm12.min.js")
     (root / "lms" / "index.html").write_text("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-                                             "<title>A learning platform</title></head><body><main></main></body></html>")
+                                             "<link rel=\"icon\" href=\"data:,\"><title>A learning platform</title></head>"
+                                             "<body><main></main></body></html>")
     return root, folder
 
 
