@@ -39,6 +39,8 @@ from flask_frozen import Freezer, MissingURLGeneratorWarning
 from werkzeug.exceptions import HTTPException
 
 from . import create_app
+from .packages import MARKER as PACKAGES_MARKER
+from .packages import write_packages
 from .python_runtime import _FILES as PYODIDE_FILES
 
 # The origin the test client renders absolute URLs for; rewritten away in every file.
@@ -52,6 +54,7 @@ STATIC_ENDPOINTS = {
     "pages.index", "pages.paper", "pages.glossary", "widgets.gallery", "widgets.page", "widgets.embed",
     "widgets.asset", "static", "vendor.editor_entry", "vendor.vendor_file", "python_runtime.runtime_index",
     "python_runtime.pyodide_file", "python_runtime.wheel_file", "math_core_page.math_core", "explainers_api.index",
+    "offline.offline_index", "offline.service_worker", "offline.manifest",
 }
 # Everything else with a query (a paper with ?sources=on) is a page of its own, written beside.
 _ATTRIBUTE = re.compile(r"""(\s(?:href|src|action|poster|data-[a-z-]+)=")([^"]*)(")""")
@@ -117,7 +120,8 @@ def _seeds(app: Flask) -> list[str]:
                  url_for("pages.glossary", slug=slug), url_for("widgets.gallery", slug=slug)]
         for name in document.widgets:
             urls += [url_for("widgets.page", slug=slug, name=name), url_for("widgets.embed", slug=slug, name=name)]
-    urls.append(url_for("python_runtime.runtime_index"))
+    urls += [url_for("python_runtime.runtime_index"), url_for("offline.offline_index"),
+             url_for("offline.service_worker"), url_for("offline.manifest")]
     version = app.extensions["pyodide_version"]
     if version:
         urls += [url_for("python_runtime.pyodide_file", version=version, filename=name) for name in PYODIDE_FILES]
@@ -212,7 +216,12 @@ def rewrite(app: Flask, source_file: str, text: str, base_url: str | None) -> st
         text = _ROOT_IMPORT.sub(lambda m: m.group(1) + m.group(2) + internal(m.group(3)) + m.group(2), text)
     elif source_file.startswith("api/"):
         data = json.loads(text)
-        data = {key: internal(value) or value if isinstance(value, str) else value for key, value in data.items()}
+        def addresses(value):
+            if isinstance(value, list):
+                return [addresses(item) for item in value]
+            return internal(value) or value if isinstance(value, str) else value
+
+        data = {key: addresses(value) for key, value in data.items()}
         text = json.dumps(data, sort_keys=True)
     # What is left names the origin in text a reader copies (a share box's link and snippet): the
     # export's own address, else the path from this file (the page's script puts its address there).
@@ -319,6 +328,30 @@ class _Export:
                 path = self.folder / name
                 path.write_text(rewrite(self.app, name, path.read_text(encoding="utf-8"), self.base_url),
                                 encoding="utf-8")
+        self.write_packages()
+
+    def write_packages(self) -> None:
+        """Each widget's packages (engine/packages.py), from the rewritten files; then the links to
+        them in the share boxes, where the pages left their markers."""
+        widgets = {slug: [(name, widget.title) for name, widget in document.widgets.items() if widget.driver == "worker"]
+                   for slug, document in self.app.extensions["documents"].items()}
+        made = write_packages(self.folder, widgets, self.base_url)
+        for name in self.written:
+            if not name.endswith(".html"):
+                continue
+            path = self.folder / name
+            text = path.read_text(encoding="utf-8")
+            if "<!--packages:" not in text:
+                continue
+            root = "../" * len(PurePosixPath(name).parent.parts)
+            for (slug, widget), files in made.items():
+                marker = PACKAGES_MARKER.format(slug=slug, name=widget)
+                if marker in text:
+                    with self.app.app_context():
+                        links = render_template("widgets/_packages.html", **{
+                            kind: (root + file, size) for kind, (file, size) in files.items()})
+                    text = text.replace(marker, links)
+            path.write_text(text, encoding="utf-8")
 
 
 def export(folder: Path, base_url: str | None = None, live_server: str | None = None,

@@ -50,6 +50,7 @@ from widgetkit.settings import LOG_STEP
 from .caching import ONE_YEAR, cached_page, canonical_url, static_version
 from .documents import Document
 from .markdown_ext import fill_widget_slots
+from .packages import MARKER as PACKAGES_MARKER
 from .security import require_same_origin
 
 bp = Blueprint("widgets", __name__)
@@ -137,6 +138,9 @@ def share_links(paper: Document, widget: Widget, query: str, width: str = "100%"
         "iframe": str(iframe_snippet(embed, widget.title, width, height or widget.height, max_height)),
         "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height, max_height)),
         "script": f'<script src="{script}" async></script>',
+        # In a static export: where engine/export.py puts the links to the widget's packages.
+        "packages": (PACKAGES_MARKER.format(slug=paper.slug, name=widget.name)
+                     if current_app.config["STATIC_EXPORT"] and widget.driver == "worker" else ""),
     }
 
 

@@ -186,3 +186,8 @@ initCopyButtons();
 markScrollers();
 let resizeTimer;
 window.addEventListener('resize', () => { clearTimeout(resizeTimer); resizeTimer = setTimeout(markScrollers, 150); });
+// Reading offline: after the page has loaded, so the worker's first saving never delays it.
+window.addEventListener('load', () => {
+  const note = document.getElementById('offline-note');
+  if (note) import('./offline.js').then((offline) => offline.saveForOffline(note)).catch(() => {});
+}, { once: true });

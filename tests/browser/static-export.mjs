@@ -9,9 +9,12 @@
 // documents' own accessibility is page.test.mjs's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { axeViolations, launch, screenshot, watchConsole } from './lib.mjs';
 
 const EXPORT_URL = process.env.EXPORT_URL;
+const EXPORT_DIR = process.env.EXPORT_DIR; // the served folder: the version-change step rewrites its service worker
 const DOCUMENTS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 
 // Every request the page makes: those that failed, and those to another origin.
@@ -29,7 +32,8 @@ function watchRequests(page) {
 }
 
 // Change the widget's first setting as a reader would; resolves once it has been drawn again.
-async function changeOnce(page, widget) {
+// `frame`: the frame the widget is in (a package inside a learning platform's page).
+async function changeOnce(page, widget, frame = page) {
   const before = Number(await widget.getAttribute('data-renders') || 0);
   const control = widget.locator('form.widget-controls :is(input[type="number"], select, input[type="checkbox"]):visible').first();
   if (await control.evaluate((el) => el.type === 'checkbox')) {
@@ -44,7 +48,7 @@ async function changeOnce(page, widget) {
     const atMax = await control.evaluate((el) => el.max !== '' && Number(el.value) >= Number(el.max));
     await page.keyboard.press(atMax ? 'ArrowDown' : 'ArrowUp');
   }
-  await page.waitForFunction(([el, n]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy'),
+  await frame.waitForFunction(([el, n]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy'),
     [await widget.elementHandle(), before], { timeout: 90_000 });
 }
 
@@ -103,6 +107,86 @@ describe('the static export, served from a sub-path by a file server', () => {
     }
     console.log(`redrawn: ${redrawn.join(', ')}`);
     assert.ok(redrawn.length >= 12, redrawn.join(', '));
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(problems, []);
+  });
+
+  test('offline: after one visit a document reads, redraws and runs a snippet; a new version replaces the cache', async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${EXPORT_URL}scoring-lesson/`, { waitUntil: 'load' });
+    const note = page.locator('#offline-note');
+    await note.waitFor({ state: 'visible', timeout: 90_000 });
+    assert.match(await note.textContent(), /^Saved for reading offline on \d+ \w+ \d{4}.*needs the network\.$/);
+    const version = await note.getAttribute('data-version');
+
+    await context.setOffline(true);
+    await page.reload({ waitUntil: 'load' });
+    assert.ok(await page.locator('h1').first().isVisible());
+    await note.waitFor({ state: 'visible' });
+    const widget = page.locator('section.widget[data-driver="worker"]').first();
+    await widget.scrollIntoViewIfNeeded();
+    const started = performance.now();
+    await changeOnce(page, widget);
+    console.log(`offline: first redrawn chart ${Math.round(performance.now() - started)} ms after the key`);
+    const snippet = page.locator('.snippet:not([data-runs="server"])').first();
+    await snippet.getByRole('button', { name: 'Edit and run' }).click();
+    await snippet.locator('.cm-content').waitFor({ timeout: 30_000 });
+    await snippet.getByRole('button', { name: 'Run', exact: true }).click();
+    await snippet.locator('.snippet-run:not([disabled])').waitFor({ timeout: 60_000 });
+    assert.match(await snippet.locator('.snippet-verdict').textContent(), /^Same as the page/);
+    await screenshot(page, 'static-export-offline-1280');
+    await context.setOffline(false);
+
+    // A new export (here: its service worker with another version) replaces the whole saved copy.
+    const file = path.join(EXPORT_DIR, 'service-worker.js');
+    const source = readFileSync(file, 'utf8');
+    writeFileSync(file, source.replace(`'${version}'`, `'${version}-next'`));
+    try {
+      await page.reload({ waitUntil: 'load' });
+      const names = await page.evaluate(async (next) => {
+        for (let tries = 0; tries < 600; tries += 1) {
+          const found = (await caches.keys()).filter((name) => name.startsWith('papers-offline-'));
+          if (found.length === 1 && found[0].endsWith(next)) return found;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return caches.keys();
+      }, `${version}-next`);
+      assert.deepEqual(names, [`papers-offline-${version}-next`]);
+    } finally {
+      writeFileSync(file, source);
+    }
+    assert.deepEqual(wrong.filter((line) => !line.startsWith('failed:')), []);
+  });
+
+  test("a widget's SCORM 1.2 package in a platform with scorm-again: initialised, completed after a change, finished", async () => {
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.goto(`${process.env.LMS_URL}index.html`, { waitUntil: 'load' });
+    await page.addScriptTag({ url: `${process.env.LMS_URL}scorm12.min.js` });
+    await page.evaluate((launch) => {
+      window.API = new window.Scorm12API({ autocommit: false, logLevel: 5 });
+      window.calls = [];
+      for (const name of ['LMSInitialize', 'LMSSetValue.cmi.core.lesson_status', 'LMSCommit', 'LMSFinish']) {
+        window.API.on(name, (...args) => window.calls.push([name, ...args.map(String)]));
+      }
+      const frame = document.createElement('iframe');
+      frame.title = 'The widget';
+      frame.style.cssText = 'width: 900px; height: 860px; border: 0';
+      frame.src = launch;
+      document.querySelector('main').append(frame);
+    }, process.env.SCORM_LAUNCH);
+    await page.waitForFunction(() => window.calls.some(([name]) => name === 'LMSInitialize'), null, { timeout: 30_000 });
+    assert.equal(await page.evaluate(() => window.API.cmi.core.lesson_status), 'not attempted');
+    const frame = page.frames().find((f) => f.url().includes(process.env.SCORM_LAUNCH));
+    const widget = frame.locator('section.widget');
+    await widget.waitFor();
+    await changeOnce(page, widget, frame);
+    await page.waitForFunction(() => window.API.cmi.core.lesson_status === 'completed', null, { timeout: 30_000 });
+    await screenshot(page, 'static-export-scorm-1280');
+    await page.evaluate(() => document.querySelector('iframe').remove()); // the learner leaves: pagehide
+    await page.waitForFunction(() => window.calls.some(([name]) => name === 'LMSFinish'), null, { timeout: 30_000 });
+    const calls = await page.evaluate(() => window.calls.map(([name, ...args]) => `${name}${args.length ? ` ${args.join(' ')}` : ''}`));
+    assert.deepEqual(calls.map((call) => call.split(' ')[0]), ['LMSInitialize', 'LMSSetValue.cmi.core.lesson_status', 'LMSCommit', 'LMSFinish']);
+    assert.match(calls[1], /completed/);
     assert.deepEqual(wrong, []);
     assert.deepEqual(problems, []);
   });

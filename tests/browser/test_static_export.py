@@ -12,14 +12,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import urllib.request
+import zipfile
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.error import HTTPError
 from urllib.parse import urljoin, urlsplit
+from xml.etree import ElementTree
 
 import pytest
 
@@ -38,14 +41,56 @@ TYPES = {".html": "text/html", ".js": "javascript", ".mjs": "javascript", ".wasm
 _MODULE_ADDRESS = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(\s*|new URL\(\s*)(["'])(\.{1,2}/[^"'\s]+)\1""")
 
 
+# The LMS side of the SCORM test: the scorm-again npm package (its SCORM 1.2 run-time API).
+SCORM_AGAIN = Path(os.environ.get("SCORM_AGAIN_DIR", REPO_ROOT / "node_modules" / "scorm-again"))
+PACKAGED = ("mmlu", "chance-explorer")
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """The export, laid out as a host's files: <root>/courses/ml/papers/ is the exported folder."""
+    """The export, laid out as a host's files: <root>/courses/ml/papers/ is the exported folder;
+    beside it a widget's plain package unzipped in <root>/plain/, and its SCORM package in
+    <root>/lms/scorm/ with scorm-again's script in <root>/lms/, as a learning platform would serve them."""
     root = tmp_path_factory.mktemp("static-host")
     folder = root / SUB_PATH.strip("/")
     report = export(folder)
     print(report.line())
+    slug, name = PACKAGED
+    with zipfile.ZipFile(folder / "packages" / slug / f"{name}.zip") as plain:
+        plain.extractall(root / "plain")
+    with zipfile.ZipFile(folder / "packages" / slug / f"{name}-scorm12.zip") as scorm:
+        scorm.extractall(root / "lms" / "scorm")
+    if (SCORM_AGAIN / "dist" / "scorm12.min.js").exists():
+        shutil.copy(SCORM_AGAIN / "dist" / "scorm12.min.js", root / "lms" / "scorm12.min.js")
+    (root / "lms" / "index.html").write_text("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+                                             "<link rel=\"icon\" href=\"data:,\"><title>A learning platform</title></head>"
+                                             "<body><main></main></body></html>")
     return root, folder
+
+
+def test_a_widgets_packages_hold_what_they_run_on(site):
+    """Both packages are valid zips of the same widget; the SCORM one has a SCORM 1.2 manifest
+    whose launch page and files are in it; the plain one, served from a folder, answers every
+    address its pages name (a crawl, as for the whole export)."""
+    root, folder = site
+    slug, name = PACKAGED
+    launch = f"embed/{slug}/{name}.html"
+    with zipfile.ZipFile(folder / "packages" / slug / f"{name}-scorm12.zip") as scorm:
+        assert scorm.testzip() is None
+        manifest = ElementTree.fromstring(scorm.read("imsmanifest.xml"))
+        names = set(scorm.namelist())
+    ns = {"cp": "http://www.imsproject.org/xsd/imscp_rootv1p1p2", "adlcp": "http://www.adlnet.org/xsd/adlcp_rootv1p2"}
+    assert manifest.findtext("cp:metadata/cp:schemaversion", namespaces=ns) == "1.2"
+    resource = manifest.find("cp:resources/cp:resource", ns)
+    assert resource.get("href") == launch and resource.get(f"{{{ns['adlcp']}}}scormtype") == "sco"
+    assert {f.get("href") for f in resource.findall("cp:file", ns)} == names - {"imsmanifest.xml"}
+    assert "static/js/widgets/scorm.js" in (root / "lms" / "scorm" / launch).read_text()
+    assert "scorm.js" not in (root / "plain" / launch).read_text()
+    with http_server(root / "plain") as origin:
+        runtime = sorted(str(p.relative_to(root / "plain")) for p in (root / "plain" / "pyodide").rglob("*") if p.is_file())
+        statuses = crawl([f"{origin}/", f"{origin}/{launch}", *(f"{origin}/{n}" for n in runtime)])
+    assert sorted(url for url, status in statuses.items() if status != 200) == []
+    assert any(url.endswith(".whl") for url in statuses)
 
 
 @contextmanager
@@ -157,12 +202,14 @@ def test_the_export_read_in_chromium(site):
     """static-export.mjs under Node's test runner (as test_browser.py runs the *.test.mjs files, which
     get the live server instead), with Chromium's processes reaped with it."""
     root, _ = site
+    assert (root / "lms" / "scorm12.min.js").exists(), f"no scorm-again in {SCORM_AGAIN} (npm ci: a devDependency)"
     with http_server(root) as origin:
         result = subprocess.run(
             [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
              str(REPO_ROOT / "tests" / "browser" / "static-export.mjs")],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(
-                os.environ, EXPORT_URL=origin + SUB_PATH,
+                os.environ, EXPORT_URL=origin + SUB_PATH, EXPORT_DIR=str(root / SUB_PATH.strip("/")),
+                LMS_URL=f"{origin}/lms/", SCORM_LAUNCH=f"scorm/embed/{PACKAGED[0]}/{PACKAGED[1]}.html",
                 PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot"))),
             timeout=400)
     print(result.stdout[-20000:])
