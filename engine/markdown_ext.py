@@ -525,6 +525,11 @@ def widget_slot(name: str) -> str:
     return f"<!--widget:{name}-->"
 
 
+def widget_names(html: str) -> list[str]:
+    """The widgets whose slots ``html`` holds, in the order they appear."""
+    return [match.group("name") for match in _SLOT.finditer(str(html))]
+
+
 def fill_widget_slots(html: str, render) -> Markup:
     """Replace every widget marker in ``html`` with ``render(name)`` (the widget's HTML now)."""
     return Markup(_SLOT.sub(lambda m: str(render(m.group("name"))), str(html)))

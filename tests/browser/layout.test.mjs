@@ -10,7 +10,9 @@
 //   sentence and its first two controls) is at most 780 px tall, at most two controls show before
 //   "More settings" (a live widget's form is the question it scores: it is measured, not counted), and no data editor (a text box for answers or runs, a file chooser) shows
 //   until asked for;
-// - at 360 px, /mmlu/ is at most 70,000 px tall (still open: a to-do, below).
+// - at 360 px, /mmlu/ is at most 70,000 px tall (still open: a to-do, below);
+// - from the contents, a keyboard reader reaches each section's first figure control in at most
+//   20 Tab stops (a link to the section's figures comes first), at 1280 px light and 360 px dark.
 //
 // The worker is kept from starting (Pyodide's files are refused): redraws come from the server, the
 // same Python (widgets.test.mjs checks they agree). Screenshots of every widget go to
@@ -21,6 +23,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS, BASE_URL, launch } from './lib.mjs';
 import { everyWidgetDrawnForItsWidth } from './widget-helpers.mjs';
+import { tabsToFirstControl } from './keyboard.mjs';
 
 const PAPERS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 const FIRST_VIEW_MAX = 780;
@@ -183,6 +186,30 @@ for (const paper of PAPERS) {
     assert.deepEqual(crowded, [], 'more than two controls before "More settings"');
     const editing = views.filter((v) => v.editors.length).map((v) => `${v.name}: ${v.editors.join(', ')}`);
     assert.deepEqual(editing, [], 'data editors shown before they are asked for');
+  });
+}
+
+// A keyboard reader who follows the contents to a section reaches its first figure's first control
+// in at most 20 Tab presses: every glossary term, symbol and citation of the text before it is a tab
+// stop (as many as 48 of them: bench/keyboard_stops.mjs counts them), so the section's first stop is a
+// link to each of its figures, shown while focused.
+const TAB_STOPS_MAX = 20;
+for (const paper of PAPERS) {
+  test(`/${paper}/: from the contents, each section's first figure control within ${TAB_STOPS_MAX} Tab stops`, async () => {
+    for (const [width, scheme] of [[1280, 'light'], [360, 'dark']]) {
+      const page = await open(paper, width, scheme);
+      const sections = await page.$$eval('section.paper-section', (all) => all.map((s) => ({
+        id: s.id, figure: s.querySelector('section.widget[id^="w-"]')?.id ?? null,
+        skip: s.querySelector('.figure-skip')?.hash.slice(1) ?? null })).filter((s) => s.figure));
+      assert.ok(sections.length >= 3, `/${paper}/ has sections with figures`);
+      for (const [n, { id, figure, skip }] of sections.entries()) {
+        assert.equal(skip, figure, `§${id} links first to its first figure`);
+        const reached = await tabsToFirstControl(page, id, { skip: true, shot: n === 0 && `layout/keyboard-skip-${paper}-${width}-${scheme}` });
+        console.log(`  ${paper} §${id} at ${width} px: ${reached.stops} Tab stops to ${figure}'s first control`);
+        assert.equal(reached.widget, figure, `§${id}: the first control reached is ${figure}'s`);
+        assert.ok(reached.stops <= TAB_STOPS_MAX, `§${id} at ${width} px: ${reached.stops} Tab stops`);
+      }
+    }
   });
 }
 
