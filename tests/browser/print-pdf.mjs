@@ -46,6 +46,7 @@ function markFigures() {
     const mark = document.createElementNS('http://www.w3.org/2000/svg', 'text');
     mark.textContent = text;
     mark.setAttribute('aria-hidden', 'true');
+    mark.dataset.pdfmark = text.replace(/^PDFMARK-[SE]-/, '');
     mark.setAttribute('fill', '#fff');
     mark.setAttribute('font-size', '4');
     mark.setAttribute('x', corner === 'S' ? box.x : box.x + box.width);
@@ -53,7 +54,21 @@ function markFigures() {
     if (corner === 'E') mark.setAttribute('text-anchor', 'end');
     return mark;
   };
+  // A widget may still draw its chart again after this (for its frame's width, or a copy for the
+  // printed column that print shows instead), as a reader who prints at once may catch it: the marks
+  // of a figure whose shown drawings hold none move to the drawing now shown.
+  const marked = new Map(); // figure → the number of its first picture
+  new MutationObserver(() => {
+    for (const [figure, n] of marked) {
+      const drawings = [...figure.querySelectorAll('svg')].filter((el) => !el.parentElement.closest('svg')
+        && getComputedStyle(el).display !== 'none');
+      if (!drawings.length || drawings.some((el) => el.textContent.includes('PDFMARK-'))) continue;
+      for (const old of figure.querySelectorAll(`text[data-pdfmark="${n}"]`)) old.remove();
+      drawings[0].append(svgMark(drawings[0], `PDFMARK-S-${n}`, 'S'), svgMark(drawings[0], `PDFMARK-E-${n}`, 'E'));
+    }
+  }).observe(document.querySelector('main'), { childList: true, subtree: true, attributes: true });
   return pictures.map(({ figure, figureNumber, picture }, n) => {
+    if (!marked.has(figure)) marked.set(figure, n);
     const svgTexts = picture === figure ? 0 : picture.querySelectorAll('text').length;
     if (picture === figure) {
       if (getComputedStyle(figure).position === 'static') figure.style.position = 'relative';
@@ -86,8 +101,8 @@ try {
     // The words of each fold's summary that prints (a <details> prints open), to find them in the PDF.
     const summaries = await page.$$eval('main details > summary', (all) => [...new Set(all
       .filter((summary) => summary.getClientRects().length > 0).map((summary) => summary.textContent.trim()))]);
-    await page.emulateMedia({ media: null });
     await page.pdf({ path: path.join(outDir, `${slug}.pdf`), format: 'A4' });
+    await page.emulateMedia({ media: null });
     writeFileSync(path.join(outDir, `${slug}.json`), JSON.stringify({ url: `${BASE_URL}/${slug}/`, figures, summaries }, null, 1));
   }
   await context.close();
