@@ -29,7 +29,7 @@ from flask import Flask, current_app
 from markupsafe import Markup
 
 from .documents import KINDS, Document, read_toml
-from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown
+from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown, widget_names
 
 SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
 SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link", "quote_by"}
@@ -50,6 +50,12 @@ class Section:
     source: Path
     quote_by: str = ""  # who wrote the quote, when not the document's cite_as (year)
     quote_cite: int = 0  # the number of the quote's source in the Sources list (0: none)
+
+    @property
+    def widgets(self) -> list[str]:
+        """The names of the widgets the section shows, in order (the page links to each from the
+        section's start, so a keyboard reader can skip the terms and citations before it)."""
+        return widget_names(self.html)
 
 
 @dataclass(frozen=True)

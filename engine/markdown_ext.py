@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import markdown
+from markdown import util
 from markdown.blockprocessors import BlockProcessor
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
@@ -489,6 +490,90 @@ class StepTreeprocessor(Treeprocessor):
                 h3.set("class", f"rung rung-{slugify(rung)}")
 
 
+# -- what a first reading can skip, folded on a phone -------------------------------------------
+class PhoneFoldTreeprocessor(Treeprocessor):
+    """What a first reading can skip folds on a phone: each "The math" rung (everything under its
+    heading up to the next heading, widgets and diagrams excepted); elsewhere, each run of equations,
+    their "In words" and "With the numbers" and Python snippets (a run with an equation or a snippet
+    in it); and, one by one, each "Reading it" and "Try it" paragraph (the guide to a figure) and each
+    note. A heading stays outside its fold, so a screen reader still finds it.
+
+    A fold is a ``<details class="phone-fold" data-fold-narrow>``, closed in the HTML, so a phone
+    shows it folded with or without JavaScript and nothing moves once the page has drawn; on a wider
+    screen site.css shows what it holds and hides its summary, and print.css prints it open. A link
+    into a fold opens it (site.js)."""
+
+    # Folded one by one, each under these words: the guide to a figure, what to try with it, a note.
+    ASIDES = {"reading-it": "How to read the figure", "try-it": "What to try with the figure", "note": "A note"}
+
+    def _kind(self, element: etree.Element) -> str:
+        """'equation', 'snippet', 'in-words', 'with-numbers', 'reading-it', 'try-it', 'note', 'figure'
+        (a widget or a diagram) or ''."""
+        css = element.get("class", "")
+        if element.tag == "figure" or "widget-wrap" in css:
+            return "figure"
+        if element.tag == "p" and "step" in css.split():
+            return next((kind for kind in ("in-words", "with-numbers", "reading-it", "try-it") if kind in css.split()), "")
+        if element.tag == "aside" and "margin-note" in css:
+            return "note"
+        stashed = util.HTML_PLACEHOLDER_RE.fullmatch((element.text or "").strip())
+        if element.tag == "p" and len(element) == 0 and stashed:  # a block of raw HTML, put in after
+            raw = self.md.htmlStash.rawHtmlBlocks[int(stashed[1])]
+            for prefix, kind in (('<div class="equation"', "equation"), ('<div class="snippet', "snippet")):
+                if str(raw).startswith(prefix):
+                    return kind
+        return ""
+
+    @staticmethod
+    def _summary(kinds: list[str]) -> str:
+        """A fold's words, one short line on a phone: Python alone, or the math."""
+        return "Show it in Python" if set(kinds) == {"snippet"} else "Show the math"
+
+    @staticmethod
+    def _fold(parent: etree.Element, at: int, elements: list[etree.Element], words: str) -> None:
+        details = etree.Element("details", {"class": "phone-fold", "data-fold-narrow": ""})
+        summary = etree.SubElement(details, "summary")
+        summary.text = words
+        for element in elements:
+            parent.remove(element)
+            details.append(element)
+        parent.insert(at, details)
+
+    def run(self, root: etree.Element) -> None:
+        children = list(root)
+        groups: list[tuple[list[etree.Element], str]] = []  # (elements, the fold's summary)
+        run: list[etree.Element] = []
+        in_rung = False
+
+        def close_run() -> None:
+            nonlocal run
+            kinds = {self._kind(e) for e in run}
+            if run and kinds & {"equation", "snippet"}:
+                groups.append((run, self._summary([self._kind(e) for e in run])))
+            run = []
+
+        for child in children:
+            if child.tag in ("h2", "h3"):
+                close_run()
+                in_rung = "rung-the-math" in child.get("class", "")
+                continue
+            kind = self._kind(child)
+            if kind == "figure":
+                close_run()
+                continue
+            if kind in self.ASIDES:
+                close_run()
+                groups.append(([child], self.ASIDES[kind]))
+                continue
+            if in_rung or kind in ("equation", "snippet", "in-words", "with-numbers"):
+                run.append(child)
+            else:
+                close_run()
+        close_run()
+        for elements, words in groups:
+            self._fold(root, list(root).index(elements[0]), elements, words)
+
+
 class AnnotationExtension(Extension):
     """Register every piece above, bound to one page's :class:`PageRefs`."""
 
@@ -508,6 +593,7 @@ class AnnotationExtension(Extension):
         md.parser.blockprocessors.register(EmbedProcessor(md.parser, refs), "embeds", 75)
         # After inline processing (20), so labels see the final text.
         md.treeprocessors.register(StepTreeprocessor(md, refs), "steps", 15)
+        md.treeprocessors.register(PhoneFoldTreeprocessor(md), "phone_folds", 14)
 
 
 def render_markdown(text: str, refs: PageRefs) -> Markup:
@@ -523,6 +609,11 @@ _SLOT = re.compile(r"<!--widget:(?P<name>[a-z0-9-]+)-->")
 def widget_slot(name: str) -> str:
     """The marker a ``[[widget name]]`` line leaves in rendered HTML."""
     return f"<!--widget:{name}-->"
+
+
+def widget_names(html: str) -> list[str]:
+    """The widgets whose slots ``html`` holds, in the order they appear."""
+    return [match.group("name") for match in _SLOT.finditer(str(html))]
 
 
 def fill_widget_slots(html: str, render) -> Markup:

@@ -26,7 +26,7 @@ from markupsafe import Markup
 from .markdown_ext import Tip
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
-SKIPPED_CLASSES = {"tips", "toc", "widget-wrap", "venue", "citation", "section-tools", "back-links",
+SKIPPED_CLASSES = {"tips", "toc", "figure-skips", "widget-wrap", "venue", "citation", "section-tools", "back-links",
                    "paper-quote", "kicker", "authors", "sec-num", "paper-sources"}
 VOID_TAGS = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "area", "col", "embed", "mspace"}
 NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)")

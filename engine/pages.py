@@ -30,7 +30,7 @@ def paper(slug: str):
         abort(400, description="'sources' is 'on' (show where each number comes from) or 'off'.")
     folder = paper_of(slug)
     page = render_template("paper.html", paper=found, fill=lambda html: fill_slots(folder, html),
-                           number_sources=QUERY_VALUES[shown])
+                           widget_title=lambda name: folder.widgets[name].title, number_sources=QUERY_VALUES[shown])
     return with_number_sources(page, library().numbers(slug), works_named(found.meta)) if QUERY_VALUES[shown] else page
 
 

@@ -6,18 +6,23 @@
 const BLOCKS = '.paper > .title-block, .paper .section-body';
 const hasMarks = (el) => el.querySelector('.number-mark') !== null;
 
+// A fold a phone shows closed (details.phone-fold) holds blocks too, snippets among them: its blocks
+// are swapped one by one, so the fold stays as the reader left it and the snippets keep their state.
+function swapChildren(container, next) {
+  const children = [...container.children];
+  const nextChildren = [...next.children];
+  if (children.length !== nextChildren.length) return;
+  children.forEach((child, j) => {
+    if (child.matches('details.phone-fold')) swapChildren(child, nextChildren[j]);
+    else if (hasMarks(child) || hasMarks(nextChildren[j])) child.replaceWith(document.importNode(nextChildren[j], true));
+  });
+}
+
 function swapBlocks(fresh) {
   const live = document.querySelectorAll(BLOCKS);
   const next = fresh.querySelectorAll(BLOCKS);
   if (live.length !== next.length) return false;
-  live.forEach((container, i) => {
-    const children = [...container.children];
-    const nextChildren = [...next[i].children];
-    if (children.length !== nextChildren.length) return;
-    children.forEach((child, j) => {
-      if (hasMarks(child) || hasMarks(nextChildren[j])) child.replaceWith(document.importNode(nextChildren[j], true));
-    });
-  });
+  live.forEach((container, i) => swapChildren(container, next[i]));
   return true;
 }
 

@@ -90,6 +90,8 @@ test('a tap opens a citation preview without leaving the page; a second tap clos
   const page = await context.newPage();
   await page.goto(`${BASE_URL}/mmlu/`);
   const cite = page.locator('.section-body a.cite').first();
+  // On a phone it waits in a fold (the math, a note): the reader opens that first.
+  await cite.locator('xpath=ancestor::details[contains(@class, "phone-fold")]').locator(':scope > summary').tap();
   await cite.scrollIntoViewIfNeeded();
   await cite.tap();
   const tip = page.locator(`#${await cite.getAttribute('data-tip')}`);

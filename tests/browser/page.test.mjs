@@ -120,6 +120,9 @@ for (const kind of ['term', 'symbol']) {
     const { page, problems } = await onPage(PAPER, readers.touch);
     const trigger = page.locator(selector).first();
     const tip = await tipFor(page, trigger);
+    // On a phone an equation waits in its section's "Show the math" fold: the reader opens it first.
+    const fold = trigger.locator('xpath=ancestor::details[contains(@class, "phone-fold")]');
+    if (await fold.count() && !(await fold.evaluate((details) => details.open))) await fold.locator(':scope > summary').tap();
     await trigger.scrollIntoViewIfNeeded();
     await trigger.tap();
     await tip.waitFor({ state: 'visible' });

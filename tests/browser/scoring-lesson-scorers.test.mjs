@@ -4,7 +4,8 @@
 // scroll kept, a status line and the seconds so far): each scorer's decision with the prompt as plain
 // text and in the chat template (letter log-likelihood, full answer summed and per character,
 // generated and parsed, with why each generation stopped in words), each side's prompt, the result
-// announced and focused, the frame resized to fit, and at 360 px each row a card. Without JavaScript the embed's form
+// announced and focused, the frame resized to fit, and at 360 px one table that fits, each scorer's workings
+// folded, under 2,500 px. Without JavaScript the embed's form
 // posts to the embed itself, and the answer (here a refusal, at its field) stays in the frame. The
 // widget's page and the lesson's copy: a refusal tied to its field, by keyboard; the share box; axe
 // in light and dark; no sideways scrolling at 320 and 360 px; screenshots at 360 and 1280 px.
@@ -140,12 +141,12 @@ test('embedded on another origin: one question scored by keyboard with the real 
       assert.equal(prompts[0].endsWith('<|im_start|>assistant\n'), side === 'chat');
 
       // Each side's heading says the same decision the table does.
-      const letterHeading = await frame.locator(`.ts-side[data-scorer="letter"][data-side="${side}"] h4`).innerText();
+      const letterHeading = (await frame.locator(`.ts-side[data-scorer="letter"][data-side="${side}"] h4`).textContent()).trim();
       assert.ok(letterHeading.endsWith(`: ${decisions[0]}`), letterHeading);
-      const parsed = await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dd`).last().innerText();
+      const parsed = (await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dd`).last().textContent()).trim();
       assert.equal(parsed, decisions[3]);
       // Why it stopped, in the words MMLU-Pro's chain of thought uses (benchmarks/server/reading.py).
-      const stopped = await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dt:text-is("It stopped because") + dd`).innerText();
+      const stopped = (await frame.locator(`.ts-side[data-scorer="generation"][data-side="${side}"] dt:text-is("It stopped because") + dd`).textContent()).trim();
       assert.match(stopped, /^(it wrote a stop sequence \(a line break or “<\/s>”\), where the protocol ends the answer|it ended its answer \(the model's end-of-text token\)|it reached the cap of 32 new tokens \(this widget's; the harness allows 256\))$/);
     }
 
@@ -156,19 +157,36 @@ test('embedded on another origin: one question scored by keyboard with the real 
     assert.equal(await frame.evaluate(() => document.activeElement.className), 'ts-decisions');
     await lightThenNarrowDark(page, frame, 'three-scorers-embed');
 
-    // On a phone the results are comparable cards: each scorer a card with its plain and chat decision.
-    const cards = await frame.evaluate(() => [...document.querySelectorAll('.ts-decisions tbody tr')].map((tr) => {
-      const box = tr.getBoundingClientRect();
-      const sides = [...tr.querySelectorAll('td')].map((td) => td.getBoundingClientRect());
-      return { display: getComputedStyle(tr).display, width: box.width, stacked: sides.length === 2 && sides[1].top >= sides[0].bottom - 1 };
-    }));
-    assert.equal(cards.length, 4);
-    for (const card of cards) assert.ok(card.display === 'block' && card.width <= 360 && card.stacked, JSON.stringify(card));
+    // On a phone the result is one comparison table that fits the screen (a row per scorer, its plain
+    // and chat decisions side by side, nothing scrolled sideways) and is under 2,500 px tall, where the
+    // tables and prompts of every scorer once made 7,158: how each scorer decided is one fold each,
+    // closed until asked for, and opens on a tap.
+    const table = await frame.evaluate(() => {
+      const decisions = document.querySelector('.ts-decisions');
+      const rows = [...decisions.querySelectorAll('tbody tr')].map((tr) => {
+        const cells = [...tr.children].map((cell) => cell.getBoundingClientRect());
+        return cells.length === 3 && cells.every((cell) => Math.abs(cell.top - cells[0].top) < 1);
+      });
+      return { display: getComputedStyle(decisions).display, right: decisions.getBoundingClientRect().right,
+        overflow: decisions.scrollWidth - decisions.clientWidth, rows, width: innerWidth,
+        results: Math.round(document.getElementById('ts-results').getBoundingClientRect().height),
+        folds: [...document.querySelectorAll('#ts-results details.ts-scorer')].map((d) => d.open) };
+    });
+    console.log(`  three scorers' result at ${table.width} px (in the frame, on a 360 px screen): ${table.results} px tall`);
+    assert.equal(table.display, 'table');
+    assert.ok(table.right <= table.width && table.overflow <= 0, `the decisions table fits: ${JSON.stringify(table)}`);
+    assert.deepEqual(table.rows, [true, true, true, true], 'each scorer one row, its two decisions beside its name');
+    assert.ok(table.results < 2500, `the result is ${table.results} px tall at 360 px`);
+    assert.deepEqual(table.folds, [false, false, false], 'how each scorer decided waits behind its fold');
     for (const scheme of ['light', 'dark']) {
       await page.emulateMedia({ colorScheme: scheme });
       await frame.locator('.ts-decisions').scrollIntoViewIfNeeded();
-      await page.screenshot({ path: path.join(ARTIFACTS, `three-scorers-embed-cards-360-${scheme}.png`) });
+      await page.screenshot({ path: path.join(ARTIFACTS, `three-scorers-embed-table-360-${scheme}.png`) });
     }
+    const letterFold = frame.locator('details.ts-scorer').first();
+    await letterFold.locator('summary').click();
+    assert.ok(await letterFold.locator('.ts-side[data-side="plain"] .prompt-text').isVisible(), 'a tap shows how letter scoring decided');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-embed-letter-open-360.png') });
     await page.setViewportSize({ width: 1280, height: 1000 });
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.screenshot({ path: path.join(ARTIFACTS, 'three-scorers-embed-1280-dark.png'), fullPage: true });

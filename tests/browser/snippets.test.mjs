@@ -175,6 +175,8 @@ test('dark mode at 320 px: the editor fits and passes axe; without JavaScript th
   const { context, page, problems } = await reader({ viewport: { width: 320, height: 700 }, colorScheme: 'dark', hasTouch: true, isMobile: true });
   await page.goto(`${BASE_URL}/scoring-lesson/`);
   const snippet = page.locator('.snippet').first();
+  // On a phone a snippet waits in its fold ("Show the math", "Show it in Python"): the reader opens it.
+  await snippet.locator('xpath=ancestor::details[contains(@class, "phone-fold")]').locator(':scope > summary').tap();
   await snippet.getByRole('button', { name: 'Edit and run' }).tap();
   await snippet.locator('.cm-content').waitFor();
   await runAndWait(snippet);

@@ -6,6 +6,7 @@ import re
 import shutil
 import xml.etree.ElementTree as etree
 from html.parser import HTMLParser
+from itertools import pairwise
 
 import pytest
 
@@ -122,6 +123,79 @@ def test_sections_climb_the_ladder(paper_html, slug, spec):
         assert 'class="rung rung-why-it-matters"' in bodies[section], f"{section}: no why it matters"
     all_rungs = set(re.findall(r'class="rung rung-([a-z-]+)"', paper_html))
     assert {"everyday-picture", "tiny-example", "diagram", "the-math", "why-it-matters"} <= all_rungs
+
+
+class Folds(HTMLParser):
+    """A section's top-level blocks, each as (tag, class, summary words or None, the tags and classes
+    it holds): what a phone shows folded and what it shows open."""
+
+    VOID = {"br", "img", "input", "meta", "link", "hr", "wbr", "source", "col", "mspace"}
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.blocks: list[dict] = []
+        self.depth = 0
+        self.in_summary = False
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if self.depth == 0:
+            fold = tag == "details" and "phone-fold" in (attrs.get("class") or "")
+            self.blocks.append({"tag": tag, "class": attrs.get("class") or "", "fold": fold, "summary": None, "holds": []})
+        elif self.depth == 1 and tag == "summary" and self.blocks[-1]["fold"]:
+            self.in_summary = True
+        else:
+            self.blocks[-1]["holds"].append(f"{tag}.{attrs.get('class') or ''}")
+        if tag not in self.VOID:
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID:
+            self.depth -= 1
+        if tag == "summary":
+            self.in_summary = False
+
+    def handle_data(self, data):
+        if self.in_summary:
+            self.blocks[-1]["summary"] = (self.blocks[-1]["summary"] or "") + data
+
+    def handle_comment(self, data):
+        if self.depth and data.startswith("widget:"):
+            self.blocks[-1]["holds"].append(f"widget {data}")
+
+
+def test_on_a_phone_the_math_and_the_asides_fold_and_nothing_else(slug):
+    """Each "The math" rung is one fold right under its heading; every equation and snippet is in a
+    fold, every "Reading it", "Try it" and note is a fold of its own; no fold holds a widget, a
+    diagram or a heading (engine/markdown_ext.py, PhoneFoldTreeprocessor)."""
+    folds = 0
+    for section in paper_of(real_app(), slug).sections:
+        blocks = Folds(str(section.html)).blocks
+        for before, block in pairwise(blocks):
+            if before["tag"] == "h3" and "rung-the-math" in before["class"]:
+                assert block["fold"] and block["summary"] == "Show the math", f"{section.id}: a math rung not folded"
+        for block in blocks:
+            if block["fold"]:
+                folds += 1
+                assert block["summary"] in ("Show the math", "Show it in Python", "How to read the figure",
+                                            "What to try with the figure", "A note"), block["summary"]
+                held = " ".join(block["holds"])
+                assert "widget widget:" not in held and "figure.diagram" not in held and "h3." not in held, section.id
+                continue
+            shown = f"{block['tag']}.{block['class']}"
+            for folded in ("div.equation", "div.snippet", "step reading-it", "step try-it", "margin-note"):
+                assert folded not in shown, f"{section.id}: {shown} is not folded on a phone"
+    assert folds >= 10
+
+
+def test_a_section_with_figures_links_first_to_each(paper_html, spec):
+    for section in paper_html.split('<section class="paper-section"')[1:]:
+        widgets = re.findall(r'<section class="widget[^"]*" id="(w-[a-z0-9-]+)"', section)
+        skips = re.findall(r'<a class="figure-skip" href="#(w-[a-z0-9-]+)">Skip to the figure “[^”]+”</a>', section)
+        assert skips == widgets, f"{section[:60]}: links {skips}, widgets {widgets}"
+        if skips:
+            assert section.index('class="figure-skips"') < section.index("<h2"), "the links come first"
 
 
 def test_quotes_name_their_section_and_link_the_original(paper_html, spec):
