@@ -372,7 +372,7 @@ class Widget {
       if (Array.isArray(value)) continue;
       const box = this.form.querySelector(`[data-percent-of="${name}"], [name="${name}"]:not([type="checkbox"]):not([type="hidden"])`);
       if (!box) continue;
-      const text = boxText(box, value);
+      const text = box.name === name ? String(value) : boxText(box, value); // by its own name: in its own unit
       const typing = document.activeElement === box && box.type === 'number' && !this.committed;
       if (!typing && box.value !== text) box.value = text;
       const slider = this.el.querySelector(`[data-pair="${box.id}"]`);
