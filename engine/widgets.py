@@ -45,7 +45,7 @@ from werkzeug.exceptions import MethodNotAllowed
 
 from widgetkit import Widget, run_view
 from widgetkit.layout import NARROW_WIDTH
-from widgetkit.settings import LOG_STEP
+from widgetkit.settings import LOG_STEP, in_percent, query_names
 
 from .caching import ONE_YEAR, cached_page, canonical_url, static_version
 from .documents import Document
@@ -230,10 +230,11 @@ def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
 
 
 def settings_read(slug: str, name: str) -> tuple[str, ...]:
-    """The query parameters a widget's page or view reads: its settings, and the width it is drawn for."""
+    """The query parameters a widget's page or view reads: its settings (a percent setting's box's
+    name too, as a form sent without JavaScript gives it), and the width it is drawn for."""
     paper = paper_of(slug)
     widget = widget_of(paper, name)
-    return (*(param.name for param in widget.params(context_for(paper, widget))), "width")
+    return (*query_names(widget.params(context_for(paper, widget))), "width")
 
 
 def _widget_page(slug: str, name: str, mode: str):
@@ -417,5 +418,6 @@ def init_app(app: Flask) -> None:
     app.extensions["widget_contexts"] = {}
     app.extensions["caching"].finishers.append(fill_live)
     app.jinja_env.filters["log10"] = _log10
+    app.jinja_env.filters["in_percent"] = in_percent  # a share as its percent box shows it: 0.3 → 30
     app.jinja_env.globals["log_step"] = LOG_STEP
     app.register_blueprint(bp)

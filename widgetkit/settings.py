@@ -4,15 +4,23 @@ A widget's state is its URL query. :func:`parse_state` checks raw values (query 
 or what the browser sends) against the schema and never raises for a reader's input: a bad value
 becomes the default or is clamped, with a message saying so. :func:`state_query` writes the query
 that reproduces a state, leaving settings at their default out.
+
+A percent setting (``Param(..., percent=True)``) holds a share (0.3) in its state, its query
+(``?score=0.3``) and its views; the box a reader types in shows and takes percent (30, with "%"
+beside it) and is sent under its own name, the setting's name plus ``_percent``
+(``score_percent=30``: a form sent without JavaScript, or by the page's script). parse_state reads
+either; where both are given the share (the canonical name) wins.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
 from urllib.parse import urlencode
 
 MAX_LIST_ITEMS = 200
 MAX_RAW_CHARS = 4000
 LOG_STEP = 0.05
+PERCENT_SUFFIX = "_percent"  # a percent setting's box is sent as its name plus this, in percent
 
 
 @dataclass(frozen=True)
@@ -32,7 +40,7 @@ class Param:
     maximum: float | None = None
     step: float | None = None
     choices: tuple = ()
-    percent: bool = False  # show the value as a percentage next to the control
+    percent: bool = False  # a share (0-1) that the reader's box shows and takes in percent
     help: str = ""
     # "log" for a quantity spanning orders of magnitude: the slider moves along log10 of the value,
     # in steps of LOG_STEP (a power of ten is always a stop: 100 to 1,000 is 20 steps).
@@ -42,9 +50,15 @@ class Param:
         return {
             "name": self.name, "label": self.label, "kind": self.kind, "default": self.default,
             "minimum": self.minimum, "maximum": self.maximum, "step": self.step,
-            "choices": [list(c) for c in self.choices], "percent": self.percent, "help": self.help,
+            "choices": [list(c) for c in self.choices], "percent": self.percent,
+            "percent_name": self.percent_name if self.percent else None, "help": self.help,
             "scale": self.scale,
         }
+
+    @property
+    def percent_name(self) -> str:
+        """The name a percent setting's box is sent under (its value in percent)."""
+        return self.name + PERCENT_SUFFIX
 
     def default_value(self):
         """The default as a state holds it (a fresh list for list settings)."""
@@ -76,6 +90,30 @@ def _parse_number(param: Param, raw: str) -> tuple[object, list[str]]:
         messages.append(f"{param.label} must be between {low:g} and {high:g}; {shown(raw)} was changed to {clamped:g}.")
         value = clamped
     return value, messages
+
+
+def in_percent(share: float) -> str:
+    """A share as the number a percent box shows: 0.3 → "30", 0.726 → "72.6", -0.008 → "-0.8"."""
+    return f"{share * 100:.10g}"
+
+
+def _parse_percent(param: Param, raw: str) -> tuple[object, list[str]]:
+    """A percent box's text (30 for 0.3) as the share it stands for; messages speak in percent.
+    The decimal point is moved exactly (Decimal), so typing 72.6 gives the same share as 0.726."""
+    default = f"{in_percent(param.default)}%"
+    try:
+        typed = Decimal(raw)
+        share = float(typed.scaleb(-2))
+    except ArithmeticError:  # not a number, or a number too large to move
+        return param.default, [f"{param.label}: “{shown(raw)}%” is not a number; using {default}."]
+    if not typed.is_finite():
+        return param.default, [f"{param.label}: “{shown(raw)}%” is not a finite number; using {default}."]
+    low, high = param.minimum, param.maximum
+    if share < low or share > high:
+        clamped = min(max(share, low), high)
+        return clamped, [f"{param.label} must be between {in_percent(low)}% and {in_percent(high)}%; "
+                         f"{shown(raw)}% was changed to {in_percent(clamped)}%."]
+    return share, []
 
 
 def _parse_list_item(param: Param, item: str) -> tuple[object | None, str | None]:
@@ -142,13 +180,24 @@ def parse_state(params: tuple[Param, ...], raw: dict) -> tuple[dict, list[str]]:
 
     Missing settings take their default silently; unknown names are ignored (embedding sites may
     add their own query parameters). Nothing raises: bad values become defaults or are clamped.
+    A percent setting is read from its name (a share) or, where that is missing or empty, from
+    its box's name (``percent_name``, in percent).
     """
     state: dict = {}
     messages: list[str] = []
     for param in params:
-        state[param.name], said = parse_value(param, raw.get(param.name))
+        typed = raw.get(param.percent_name) if param.percent else None
+        if raw.get(param.name) in (None, "") and typed not in (None, ""):
+            state[param.name], said = _parse_percent(param, str(typed)[:MAX_RAW_CHARS].strip())
+        else:
+            state[param.name], said = parse_value(param, raw.get(param.name))
         messages += said
     return state, messages
+
+
+def query_names(params: tuple[Param, ...]) -> tuple[str, ...]:
+    """Every query parameter parse_state reads: the settings' names and their percent boxes'."""
+    return tuple(name for param in params for name in (param.name, *([param.percent_name] if param.percent else [])))
 
 
 def plain(value: object) -> str:

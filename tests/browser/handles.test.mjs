@@ -156,15 +156,16 @@ test('handles', { concurrency: 1 }, async (t) => {
     // Drag the score to the right: well above chance on 100 questions.
     await mouseDrag(page, name, 'score', 150, 0);
     await hintGone(page, name);
-    const score = Number(await page.inputValue('#w-chance-explorer-score'));
-    assert.ok(score > 0.4, `the score went to ${score}`);
+    const score = Number(await page.inputValue('#w-chance-explorer-score')); // the box is in percent
+    assert.ok(score > 40, `the score went to ${score}%`);
     assert.match(await summaryOf(page, name), /can be told apart from guessing/);
     assert.doesNotMatch(await summaryOf(page, name), /cannot/);
-    assert.equal(await valueText(page, name, 'score'), `${(100 * score).toFixed(1)}%`);
+    assert.equal(await valueText(page, name, 'score'), `${score.toFixed(1)}%`);
+    assert.match(page.url(), new RegExp(`score=${score / 100}(&|$)`)); // the address keeps the share
 
     // The keyboard on the same mark: Home is 0 %, then two steps of 0.5 points.
     await keys(page, name, 'score', 'Home', 'ArrowRight', 'ArrowRight');
-    assert.equal(Number(await page.inputValue('#w-chance-explorer-score')), 0.01);
+    assert.equal(await page.inputValue('#w-chance-explorer-score'), '1');
     assert.match(await summaryOf(page, name), /A score of 1\.0% on 100 questions/);
     assert.equal(await valueText(page, name, 'score'), '1.0%');
     await keys(page, name, 'score', 'PageUp', 'PageUp', 'PageUp', 'PageUp', 'PageUp', 'PageUp');
@@ -196,9 +197,9 @@ test('handles', { concurrency: 1 }, async (t) => {
     await affordance(page, name);
     await mouseDrag(page, name, 'known-4', 120, 0);
     await hintGone(page, name);
-    const known = Number(await page.inputValue('#w-guessing-floor-known'));
-    assert.ok(known > 0.35, `dragging the 4-option dot right gave ${known}`);
-    assert.match(await summaryOf(page, name), new RegExp(`knows ${Math.round(known * 100)}% of the answers`));
+    const known = Number(await page.inputValue('#w-guessing-floor-known')); // in percent
+    assert.ok(known > 35, `dragging the 4-option dot right gave ${known}%`);
+    assert.match(await summaryOf(page, name), new RegExp(`knows ${known}% of the answers`));
     await touchDrag(page, name, 'known-10', -200, 0);
     assert.ok(Number(await page.inputValue('#w-guessing-floor-known')) < known, 'a finger dragging the 10-option dot left lowers it');
     await keys(page, name, 'known-10', 'End');
@@ -291,9 +292,9 @@ test('handles', { concurrency: 1 }, async (t) => {
     assert.match(await summaryOf(page, name), /^Against an overall 72\.6%, the bands of law and engineering below it;/m);
     await mouseDrag(page, name, 'score', -200, 0);
     await hintGone(page, name);
-    const score = Number(await page.inputValue('#w-category-bars-score'));
-    assert.ok(score < 0.6, `dragging the knob left gave ${score}`);
-    assert.match(await summaryOf(page, name), new RegExp(`\\nmath \\(1,351 questions\\): GPT-4o scored 76\\.1% .*, so above the overall ${(100 * score).toFixed(1)}%`));
+    const score = Number(await page.inputValue('#w-category-bars-score')); // in percent
+    assert.ok(score < 60, `dragging the knob left gave ${score}%`);
+    assert.match(await summaryOf(page, name), new RegExp(`\\nmath \\(1,351 questions\\): GPT-4o scored 76\\.1% .*, so above the overall ${score.toFixed(1)}%`));
     await touchDrag(page, name, 'score', 100, 0);
     assert.ok(Number(await page.inputValue('#w-category-bars-score')) > score, 'a finger dragging the knob right raises it');
     await keys(page, name, 'score', 'End', 'PageDown');

@@ -222,6 +222,8 @@ describe('the static export, served from a sub-path by a file server', () => {
     const widget = page.locator('section.widget[data-widget="chance-explorer"]');
     await page.waitForFunction(() => document.querySelector('section.widget').dataset.query?.includes('n=500'), null, { timeout: 90_000 });
     assert.equal(await widget.locator('input[name="n"]').inputValue(), '500');
+    assert.equal(await widget.locator('#w-chance-explorer-score').inputValue(), '40'); // the share, in its percent box
+    assert.match(await widget.getAttribute('data-query'), /score=0\.4(&|$)/);
     assert.match(await widget.locator('.widget-summary').textContent(), /500/);
     assert.equal(await widget.locator('[data-share="page"]').inputValue(),
       `${EXPORT_URL}mmlu/widgets/chance-explorer.html?${await widget.getAttribute('data-query')}`);

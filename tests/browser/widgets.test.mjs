@@ -98,9 +98,31 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.keyboard.press('ArrowRight');
     await page.keyboard.press('ArrowRight');
     await checkAgainstServer(page, name, renders);
-    assert.equal(await page.inputValue('#w-chance-explorer-score'), '0.31');
-    assert.equal(await page.locator('#w-chance-explorer-score-shown').innerText(), '31.0%');
+    // The box and its slider are in percent, "%" beside the box; the address keeps the share.
+    assert.equal(await page.inputValue('#w-chance-explorer-score'), '31');
+    assert.equal(await page.locator('#w-chance-explorer-score-unit').innerText(), '%');
     assert.equal(await page.getAttribute('#w-chance-explorer-score-range', 'aria-valuetext'), '31.0%');
+    assert.match(page.url(), /score=0\.31(&|$)/);
+    // A percent typed in the box draws what the same share in the address draws (checkAgainstServer
+    // compares with the server's page for ?score=0.275).
+    renders = await tabTo(page, '#w-chance-explorer-score');
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type('27.5');
+    await page.keyboard.press('Tab');
+    assert.match((await checkAgainstServer(page, name, renders)).query, /score=0\.275(&|$)/);
+    assert.equal(await page.inputValue('#w-chance-explorer-score'), '27.5');
+    assert.equal(await page.getAttribute('#w-chance-explorer-score-range', 'aria-valuetext'), '27.5%');
+    // Without JavaScript the form sends the box in percent (score_percent) and the page it gets
+    // back is the state of the share: its box says 27.5, its link ?score=0.275.
+    const noScript = await plain.newPage();
+    await noScript.goto(`${BASE_URL}/mmlu/widgets/chance-explorer?n=1000`);
+    await noScript.fill('#w-chance-explorer-score', '27.5');
+    await noScript.click('section.widget .widget-apply button');
+    await noScript.waitForURL(/score_percent=27\.5/);
+    assert.equal(await noScript.inputValue('#w-chance-explorer-score'), '27.5');
+    assert.match(await noScript.inputValue('#w-chance-explorer-link'), /\?n=1000&score=0\.275$/);
+    assert.match(await noScript.locator('.widget-summary').evaluate(summaryText), /^A score of 27\.5% on 1,000 questions/);
+    await noScript.close();
 
     renders = await tabTo(page, '#w-chance-explorer-subject');
     await page.keyboard.press('ArrowDown'); // the first real subject: abstract algebra, 100 questions
@@ -266,7 +288,9 @@ test('widgets', { concurrency: 2 }, async (t) => {
     const widget = widgetOf(page, name);
     let renders = await tabTo(page, '#w-release-gate-delta-range');
     await page.keyboard.press('End');
-    await checkAgainstServer(page, name, renders);
+    assert.match((await checkAgainstServer(page, name, renders)).query, /delta=0\.05(&|$)/);
+    assert.equal(await page.inputValue('#w-release-gate-delta'), '5'); // the change in percent, "%" beside it
+    assert.equal(await page.locator('#w-release-gate-delta-unit').innerText(), '%');
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^Verdict: investigate/);
     renders = await tabTo(page, '#w-release-gate-corr-range');
     await page.keyboard.press('Home');
@@ -357,7 +381,7 @@ test('inline on the annotated paper: no Pyodide before a touch, then the server 
   await page.waitForSelector('section.widget[data-widget="chance-explorer"][data-worker="ready"]', { timeout: 90_000 });
   await page.waitForFunction(() => !document.querySelector('section.widget[data-widget="chance-explorer"]').hasAttribute('aria-busy'));
   renders = Number(await widget.getAttribute('data-renders'));
-  await page.fill('#w-chance-explorer-score', '0.27'); // now answered by the worker
+  await page.fill('#w-chance-explorer-score', '27'); // now answered by the worker (the box is in percent)
   await settle(page, 'chance-explorer', renders);
   const match = await serverMatch(page, 'chance-explorer');
   assert.equal(match.liveMarks, match.serverMarks);
@@ -396,7 +420,7 @@ test('an input made before the in-page calculator is ready is answered by the se
   await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
   await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
   await page.fill('#w-chance-explorer-n', '1000');
-  await page.fill('#w-chance-explorer-score', '0.6');
+  await page.fill('#w-chance-explorer-score', '60');
   await page.waitForFunction(() => /60\.0%/.test(document.querySelector('.widget-summary').textContent), null, { timeout: 10_000 });
   assert.equal(await page.getAttribute('section.widget', 'data-worker'), null, 'the worker was not ready yet');
   let match = await serverMatch(page, 'chance-explorer');

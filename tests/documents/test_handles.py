@@ -41,6 +41,8 @@ class Figure(HTMLParser):
             self.form_method = attrs.get("method")
         if tag in ("input", "select") and attrs.get("name"):
             self.controls.add(attrs["name"])
+        if tag == "input" and attrs.get("data-percent-of"):  # a percent setting's box (draggable-mark.js controlsOf)
+            self.controls.add(attrs["data-percent-of"])
         if tag == "svg" and attrs.get("data-role") == "figure" and not self.done:
             self.svg_role, self.in_figure = attrs["role"], True
         elif self.in_figure and attrs.get("role") == "slider":

@@ -242,6 +242,23 @@ def test_share_links_reproduce_the_state(client):
     assert "http://localhost/embed/mmlu/chance-explorer?n=250&amp;amp;score=0.4" in page  # escaped inside the snippet
 
 
+def test_a_percent_box_takes_percent_without_javascript(client):
+    """The form sent without JavaScript: the score's box holds and posts percent (score_percent),
+    and the page it gives is the one ?score= gives, with the share in its link."""
+    shared = client.get("/mmlu/widgets/chance-explorer?n=250&score=0.4").get_data(as_text=True)
+    typed = client.get("/mmlu/widgets/chance-explorer?n=250&score_percent=40").get_data(as_text=True)
+    assert summary_of(typed) == summary_of(shared)
+    assert 'value="http://localhost/mmlu/widgets/chance-explorer?n=250&amp;score=0.4"' in typed
+    box = re.search(r'<input type="number" id="w-chance-explorer-score" [^>]*>', typed)[0]
+    assert 'name="score_percent"' in box and 'value="40"' in box and 'min="0" max="100"' in box
+    assert '<span class="control-unit" id="w-chance-explorer-score-unit">%</span>' in typed
+    # The box's name is part of the page's state: another percent is another page, not a cached one.
+    assert summary_of(client.get("/mmlu/widgets/chance-explorer?n=250&score_percent=60").get_data(as_text=True)) \
+        != summary_of(typed)
+    assert messages_of(client.get("/mmlu/widgets/chance-explorer?score_percent=140").get_data(as_text=True)) \
+        == ["Measured score must be between 0% and 100%; 140% was changed to 100%."]
+
+
 def test_a_new_paper_is_one_folder_with_its_own_widget():
     """tests/fixtures/content/demo is a document folder with a widget module, template and list entry:
     it gets its page, gallery, widget page, embed, widget JSON, oEmbed and a place in the browser's

@@ -60,6 +60,25 @@ def test_settings_are_checked_never_raised():
     assert state_query(params, parse_state(params, {})[0]) == ""
 
 
+def test_a_percent_box_is_read_in_percent_and_the_share_wins():
+    params = (Param("score", "Score", "number", 0.3, 0.0, 1.0, 0.005, percent=True),
+              Param("delta", "Change", "number", -0.008, -0.05, 0.05, 0.001, percent=True))
+    # The box's own name, in percent, gives exactly the share its canonical name gives.
+    typed, said = parse_state(params, {"score_percent": "72.6", "delta_percent": " -0.8 "})
+    assert typed == parse_state(params, {"score": "0.726", "delta": "-0.008"})[0] == {"score": 0.726, "delta": -0.008}
+    assert said == [] and state_query(params, typed) == "score=0.726"
+    assert parse_state(params, {"score": "0.4", "score_percent": "90"})[0]["score"] == 0.4  # both: the share
+    assert parse_state(params, {"score": "", "score_percent": "90"})[0]["score"] == 0.9  # an empty share: the box
+    # Bad percent input: clamped or the default, with a message in the reader's unit.
+    state, messages = parse_state(params, {"score_percent": "150", "delta_percent": "lots"})
+    assert state == {"score": 1.0, "delta": -0.008}
+    assert messages == ["Score must be between 0% and 100%; 150% was changed to 100%.",
+                        "Change: “lots%” is not a number; using -0.8%."]
+    for hostile in ("NaN", "-Infinity", "sNaN", "1e999999999999", "9" * 5000):
+        state, messages = parse_state(params, {"score_percent": hostile})
+        assert 0.0 <= state["score"] <= 1.0 and len(messages) == 1
+
+
 def test_a_view_returns_a_new_state_and_leaves_its_input_alone():
     widget = find_widget("mmlu", "calibration-bars")
     raw = {"conf": "0.9,0.8,0.7", "correct": "1,0", "bins": "5"}

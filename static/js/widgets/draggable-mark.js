@@ -9,6 +9,8 @@
 // path recomputes the view; the form stays as it is, and without JavaScript it is the way to
 // change the setting. While the new view is computed the handle follows the pointer at once.
 
+import { boxText, settingValue } from './percent-box.js';
+
 const KEY_STEPS = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1, PageUp: 10, PageDown: -10 };
 
 function stopsOf(mark) {
@@ -44,9 +46,11 @@ function snapped(mark, value) {
   return Math.min(high, Math.max(low, onGrid)).toFixed(decimals(mark.dataset.step || '1'));
 }
 
-// The form controls a handle drives: its setting's box, or the chosen entries of a list setting.
+// The form controls a handle drives: its setting's box (a percent setting's names it in
+// data-percent-of and holds percent), or the chosen entries of a list setting.
 function controlsOf(widget, mark) {
-  const all = [...widget.form.querySelectorAll(`[name="${mark.dataset.drives}"]`)]
+  const { drives } = mark.dataset;
+  const all = [...widget.form.querySelectorAll(`[data-percent-of="${drives}"], [name="${drives}"]`)]
     .filter((el) => el.type !== 'hidden' && el.type !== 'checkbox');
   if (mark.dataset.items === undefined) return all.slice(0, 1);
   return mark.dataset.items.split(' ').filter(Boolean).map((i) => all[Number(i)]).filter(Boolean);
@@ -59,7 +63,7 @@ function mean(values) {
 // Where the controls stand now (ahead of the figure while a new view is being computed).
 function currentValue(widget, mark) {
   const controls = controlsOf(widget, mark);
-  return controls.length ? mean(controls.map((el) => Number(el.value))) : Number(mark.getAttribute('aria-valuenow'));
+  return controls.length ? mean(controls.map(settingValue)) : Number(mark.getAttribute('aria-valuenow'));
 }
 
 // Write `value` into the controls (a list setting's entries all shift by the same amount) and
@@ -67,11 +71,11 @@ function currentValue(widget, mark) {
 function setValue(widget, mark, value, committed, from = null) {
   const controls = controlsOf(widget, mark);
   if (!controls.length) return false;
-  const before = from || controls.map((el) => Number(el.value));
+  const before = from || controls.map(settingValue);
   const shift = Number(snapped(mark, value)) - mean(before);
   let changed = false;
   controls.forEach((el, i) => {
-    const text = snapped(mark, before[i] + shift);
+    const text = boxText(el, snapped(mark, before[i] + shift));
     if (el.value !== text) { el.value = text; changed = true; }
   });
   if (changed || committed) {
@@ -166,7 +170,7 @@ export function enableHandles(widget) {
     const stops = stopsOf(mark); // the picture as it was grabbed: its scale may change under the drag
     drag = {
       mark, svg, stops, pointer: event.pointerId, start: along(svg, mark, event),
-      from: controlsOf(widget, mark).map((c) => Number(c.value)),
+      from: controlsOf(widget, mark).map(settingValue),
     };
     drag.origin = pixelAt(stops, mean(drag.from.length ? drag.from : [Number(mark.getAttribute('aria-valuenow'))]));
     mark.dataset.dragging = 'true';

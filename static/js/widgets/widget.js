@@ -21,6 +21,7 @@
 // first answer, the server's picture for a phone or for a wider frame stands in (widgets.css picks).
 
 import { enableHandles, replaceMarks } from './draggable-mark.js';
+import { boxText } from './percent-box.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 // A static export (engine/export.py): no server answers, so the worker computes every change, and
@@ -364,23 +365,20 @@ class Widget {
     this.svg.dataset.printCopy = 'true';
   }
 
-  // Put the checked state back into the controls: clamped values, a subject's size, percentages.
+  // Put the checked state back into the controls: clamped values, a subject's size, percentages
+  // (a percent setting's share goes into its box and slider in percent).
   showState(state) {
     for (const [name, value] of Object.entries(state)) {
       if (Array.isArray(value)) continue;
-      const box = this.form.querySelector(`[name="${name}"]:not([type="checkbox"]):not([type="hidden"])`);
+      const box = this.form.querySelector(`[data-percent-of="${name}"], [name="${name}"]:not([type="checkbox"]):not([type="hidden"])`);
       if (!box) continue;
+      const text = box.name === name ? String(value) : boxText(box, value); // by its own name: in its own unit
       const typing = document.activeElement === box && box.type === 'number' && !this.committed;
-      if (!typing && box.value !== String(value)) box.value = String(value);
+      if (!typing && box.value !== text) box.value = text;
       const slider = this.el.querySelector(`[data-pair="${box.id}"]`);
-      if (slider && !typing) slider.value = sliderPosition(slider, value);
+      if (slider && !typing) slider.value = sliderPosition(slider, text);
       if (slider && slider.dataset.scale === 'log') slider.setAttribute('aria-valuetext', String(value));
-      const shown = this.el.querySelector(`[data-percent-of="${box.id}"]`);
-      if (shown) {
-        const text = `${(100 * Number(value)).toFixed(1)}%`;
-        shown.textContent = text;
-        if (slider) slider.setAttribute('aria-valuetext', text);
-      }
+      if (slider && box.dataset.percentOf) slider.setAttribute('aria-valuetext', `${(100 * Number(value)).toFixed(1)}%`);
     }
     this.committed = false;
   }
