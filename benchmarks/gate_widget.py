@@ -125,9 +125,11 @@ def params(context: dict, default: str = SIMULATED) -> tuple[Param, ...]:
         Param("multiple", "Gate width, in standard errors", "number", 2.0, 1.0, 4.0, 0.5,
               help="Investigate when the delta is beyond this many standard errors (on the normal curve; "
                    "Student's t widens it for few subjects)."),
-        Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True),
+        Param("delta", "True change, candidate minus production", "number", -0.008, -0.05, 0.05, 0.001, percent=True,
+              unit="points"),
         Param("corr", "Correlation between the two models' answers", "number", 0.6, 0.0, 0.95, 0.05),
-        Param("spread", "How much subjects differ in their change", "number", 0.02, 0.0, 0.1, 0.005, percent=True),
+        Param("spread", "How much subjects differ in their change", "number", 0.02, 0.0, 0.1, 0.005, percent=True,
+              unit="points"),
         Param("base", "Production model's accuracy", "number", 0.85, 0.3, 0.95, 0.01, percent=True),
         Param("draw", "Random draw", "int", 1, 1, 999, 1, help="Another draw of the simulated questions."),
     )

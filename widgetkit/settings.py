@@ -42,6 +42,9 @@ class Param:
     choices: tuple = ()
     percent: bool = False  # a share (0-1) that the reader's box shows and takes in percent
     help: str = ""
+    # A percent setting's unit as the reader reads it: "%" for a share of questions, "points" for a
+    # difference between two shares (a change of accuracy: 0.8 points, not 0.8 %).
+    unit: str = "%"
     # "log" for a quantity spanning orders of magnitude: the slider moves along log10 of the value,
     # in steps of LOG_STEP (a power of ten is always a stop: 100 to 1,000 is 20 steps).
     scale: str = "linear"
@@ -52,7 +55,7 @@ class Param:
             "minimum": self.minimum, "maximum": self.maximum, "step": self.step,
             "choices": [list(c) for c in self.choices], "percent": self.percent,
             "percent_name": self.percent_name if self.percent else None, "help": self.help,
-            "scale": self.scale,
+            "scale": self.scale, "unit": self.unit,
         }
 
     @property
@@ -100,19 +103,20 @@ def in_percent(share: float) -> str:
 def _parse_percent(param: Param, raw: str) -> tuple[object, list[str]]:
     """A percent box's text (30 for 0.3) as the share it stands for; messages speak in percent.
     The decimal point is moved exactly (Decimal), so typing 72.6 gives the same share as 0.726."""
-    default = f"{in_percent(param.default)}%"
+    unit = "%" if param.unit == "%" else f" {param.unit}"
+    default = f"{in_percent(param.default)}{unit}"
     try:
         typed = Decimal(raw)
         share = float(typed.scaleb(-2))
     except ArithmeticError:  # not a number, or a number too large to move
-        return param.default, [f"{param.label}: “{shown(raw)}%” is not a number; using {default}."]
+        return param.default, [f"{param.label}: “{shown(raw)}{unit}” is not a number; using {default}."]
     if not typed.is_finite():
-        return param.default, [f"{param.label}: “{shown(raw)}%” is not a finite number; using {default}."]
+        return param.default, [f"{param.label}: “{shown(raw)}{unit}” is not a finite number; using {default}."]
     low, high = param.minimum, param.maximum
     if share < low or share > high:
         clamped = min(max(share, low), high)
-        return clamped, [f"{param.label} must be between {in_percent(low)}% and {in_percent(high)}%; "
-                         f"{shown(raw)}% was changed to {in_percent(clamped)}%."]
+        return clamped, [f"{param.label} must be between {in_percent(low)}{unit} and {in_percent(high)}{unit}; "
+                         f"{shown(raw)}{unit} was changed to {in_percent(clamped)}{unit}."]
     return share, []
 
 

@@ -289,8 +289,9 @@ test('widgets', { concurrency: 2 }, async (t) => {
     let renders = await tabTo(page, '#w-release-gate-delta-range');
     await page.keyboard.press('End');
     assert.match((await checkAgainstServer(page, name, renders)).query, /delta=0\.05(&|$)/);
-    assert.equal(await page.inputValue('#w-release-gate-delta'), '5'); // the change in percent, "%" beside it
-    assert.equal(await page.locator('#w-release-gate-delta-unit').innerText(), '%');
+    assert.equal(await page.inputValue('#w-release-gate-delta'), '5'); // the change in percentage points, "points" beside it
+    assert.equal(await page.locator('#w-release-gate-delta-unit').innerText(), 'points');
+    assert.equal(await page.getAttribute('#w-release-gate-delta-range', 'aria-valuetext'), '5.0 points');
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^Verdict: investigate/);
     renders = await tabTo(page, '#w-release-gate-corr-range');
     await page.keyboard.press('Home');

@@ -378,7 +378,10 @@ class Widget {
       const slider = this.el.querySelector(`[data-pair="${box.id}"]`);
       if (slider && !typing) slider.value = sliderPosition(slider, text);
       if (slider && slider.dataset.scale === 'log') slider.setAttribute('aria-valuetext', String(value));
-      if (slider && box.dataset.percentOf) slider.setAttribute('aria-valuetext', `${(100 * Number(value)).toFixed(1)}%`);
+      if (slider && box.dataset.percentOf) {
+        const unit = this.el.querySelector(`#${box.id}-unit`)?.textContent || '%';
+        slider.setAttribute('aria-valuetext', `${(100 * Number(value)).toFixed(1)}${unit === '%' ? '%' : ` ${unit}`}`);
+      }
     }
     this.committed = false;
   }
