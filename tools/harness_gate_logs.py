@@ -76,7 +76,8 @@ def main(argv: list[str] | None = None) -> int:
             out = args.out / f"{shots}shot"
             out.mkdir(parents=True, exist_ok=True)
             for path in sorted(written.rglob("samples_*.jsonl")):
-                with path.open("rb") as source, gzip.open(out / (path.name + ".gz"), "wb", mtime=0) as target:
+                with path.open("rb") as source, (out / (path.name + ".gz")).open("wb") as raw, \
+                        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as target:
                     shutil.copyfileobj(source, target)
                 print(f"wrote {out / path.name}.gz")
     return 0
