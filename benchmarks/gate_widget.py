@@ -91,7 +91,7 @@ def format_words(report: dict) -> str:
                 f"({production * 100:.1f}% to {candidate * 100:.1f}%)")
     if above_chance(production, report["n"]) and above_chance(candidate, report["n"]):
         return (f"What it means: {collapse}. The model still picks the right letter when asked for its "
-                f"probabilities, well above the {CHANCE:.0%} of a guess, but its written answers are scored wrong. "
+                f"probabilities, above the {CHANCE:.0%} of a guess, but its written answers are scored wrong. "
                 f"That is usually the prompt's format (a chat template, a stop sequence), not lost knowledge: "
                 f"fix the format and score again.")
     return (f"What it means: {collapse}. That is the shape of a format regression, but both letter runs are "
@@ -274,7 +274,7 @@ def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None,
         main, words = _published(context)
         return main, None, None, groups, f"From {words}. Real runs, nothing simulated."
     if source == "noise":
-        return (_pair(sizes, 0.6, 0.0, 11, spread=NOISE_SPREAD), None, None, groups,
+        return (_pair(sizes, 0.6, 0.0, 11), None, None, groups,
                 f"Simulated: two models whose true overall scores are the same, over MMLU's {n:,} test questions "
                 f"in {len(sizes)} subjects; each subject still gets its own small true change (a spread of "
                 f"{NOISE_SPREAD * 100:g} points around 0), and one run's luck does the rest.")
@@ -385,14 +385,15 @@ def band_label(report: dict) -> str:
 
 def error_view(message: str, width: int, pasted: bool = False) -> dict:
     """A file or paste that cannot be read: the error, and an empty chart (never the example). The
-    error also shows in the form above the chart, by the file inputs (or the paste box)."""
+    error also shows by the file inputs (or the paste box), in the controls, which the page draws
+    below the chart (widgets.css: figures first)."""
     text = f"Could not read your runs: {message}"
     where = "by the paste box" if pasted else "by the file inputs"
     return {
-        "summary": [text, f"Nothing is drawn until both runs can be read (the same message is above the chart, "
-                          f"{where}); fix the file or choose another."],
+        "summary": [text, f"Nothing is drawn until both runs can be read (the same message is below, {where}); "
+                          f"fix the file or choose another."],
         "figure": figure(width, 60, "No chart: the loaded runs could not be read",
-                         [label(width / 2, 34, f"No chart: the error is above, {where}", "fig-caption")]),
+                         [label(width / 2, 34, f"No chart: the error is below, {where}", "fig-caption")]),
         "numbers": {"error": message},
         "rows": [],
         "error": text,

@@ -57,7 +57,7 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
     drawn ``width`` wide, on an axis that never goes past ±100 points (a band wider than that is cut
     at the axis, and says so). ``rows``: {"subject", "delta", "n"}, sorted. The delta and the band
     are named in a key above the plot, where no bar can run into their words; where the band
-    crosses zero, the zero line says so. ``width_setting``: the setting of the band's width in
+    crosses zero, the zero line is drawn heavier and the key says so. ``width_setting``: the setting of the band's width in
     standard errors, with (its value, the band it gives) pairs: the band's upper edge is then a
     handle that drags and keys it. ``groups`` (subject → group): the bars coloured by group, with
     the groups in the key. ``pairs``: (name, delta, band) of each pair the gate compared (letter
@@ -69,8 +69,10 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
     cut = delta + band > extent or delta - band < -extent
     names = sorted(set(groups.values())) if groups else []
     group_class = {g: f"fig-group-{min(i, GROUP_CLASSES - 1) + 1}" for i, g in enumerate(names)}
+    zero_inside = low < 0 < high  # no change at all is inside the band: the zero line says so, in the key
     marks, top = legend([("line", "fig-ref fig-delta", f"delta {delta * 100:+.2f}"),
                          ("box", "fig-band-gate", band_label + (" (cut at the axis)" if cut else "")),
+                         *((("line", "fig-zero-in-band", "0 is inside the band"),) if zero_inside else ()),
                          *(("box", group_class[g], g) for g in names)],
                         GAP, GAP, width - 2 * GAP)
     plot_top, plot_bottom = top + 10, top + 220
@@ -101,11 +103,9 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
             marks.append(label(x0 + slot / 2, plot_bottom + 14, _fit(name, slot - 4), "fig-tick"))
     marks += [
         vline(left, plot_top, plot_bottom, "fig-axis"),
-        hline(left, right, y(0), "fig-axis fig-zero-in-band" if low < 0 < high else "fig-axis"),
+        hline(left, right, y(0), "fig-axis fig-zero-in-band" if zero_inside else "fig-axis"),
         hline(left, right, y(delta), "fig-ref fig-delta"),
     ]
-    if low < 0 < high:  # no change at all is inside the band: say so where the zero line ends
-        marks.append(label(right - 2, y(0) - 4, "0 is inside the band", "fig-tick fig-halo fig-zero-note", "end"))
     if width_setting:  # a grip at the middle of the band's upper edge
         param, bands = width_setting
         edge, middle = y(high), (left + right) / 2
