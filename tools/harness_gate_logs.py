@@ -10,7 +10,9 @@ from, since cais/mmlu cannot be downloaded here). Runs offline on the CPU; about
 
     HF_HUB_OFFLINE=1 ~/.cache/annotated-papers/lm-eval-0.4.13/bin/python -m tools.harness_gate_logs
 
-writes tests/fixtures/harness_gate/<0shot|5shot>/samples_<task>_<date>.jsonl.gz.
+writes tests/fixtures/harness_gate/3x40/<0shot|5shot>/samples_<task>_<date>.jsonl.gz; with ``--spread
+--out tests/fixtures/harness_gate/20x6`` the first 6 questions of the first 20 subjects (alphabetical)
+instead. Each shot count was run as its own process (``--shots 0``, ``--shots 5``).
 """
 from __future__ import annotations
 
@@ -26,6 +28,10 @@ from tools.harness_reference import model_folder, write_data
 
 SUBJECTS = ("abstract_algebra", "anatomy", "astronomy")
 QUESTIONS = 40
+# The written-answers fixture: more subjects, fewer questions each (the same 120 questions' cost), so
+# that a drop of written answers can pass a gate of Student's t with 19 degrees of freedom.
+SPREAD_SUBJECTS = 20
+SPREAD_QUESTIONS = 6
 TEMPLATES = {"": "default/_default_template_yaml", "_generative": "generative/_default_template_yaml"}
 
 
@@ -49,8 +55,11 @@ def write_tasks(folder: Path, files: dict[str, dict[str, str]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("tests/fixtures/harness_gate"))
+    parser.add_argument("--out", type=Path, default=Path("tests/fixtures/harness_gate/3x40"))
     parser.add_argument("--shots", type=int, nargs="+", default=[0, 5])
+    parser.add_argument("--spread", action="store_true",
+                        help=f"the first {SPREAD_QUESTIONS} test questions of the first {SPREAD_SUBJECTS} subjects "
+                             f"(write them to tests/fixtures/harness_gate/{SPREAD_SUBJECTS}x{SPREAD_QUESTIONS})")
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
@@ -60,7 +69,16 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="harness-gate-") as tmp:
         folder = Path(tmp)
-        names = write_tasks(folder, write_data(folder, SUBJECTS, QUESTIONS))
+        if args.spread:
+            from benchmarks.mmlu.server import data_dir
+            from benchmarks.mmlu.server.reader import MMLUData
+            from engine.config import default_config
+
+            subjects = sorted(MMLUData(data_dir(default_config())).subjects)[:SPREAD_SUBJECTS]
+            files = write_data(folder, subjects, SPREAD_QUESTIONS)
+        else:
+            files = write_data(folder, SUBJECTS, QUESTIONS)
+        names = write_tasks(folder, files)
         manager = TaskManager(include_path=str(folder), include_defaults=False)
         for shots in args.shots:
             written = folder / f"{shots}shot-out"
