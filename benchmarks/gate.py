@@ -16,7 +16,7 @@ the shape, with these rules (the lesson's "Four shapes" section explains them):
   (needs ``groups``, subject → group);
 - **format regression**: given a generative pair as well as the letter pair, the generative delta
   is a drop past its gate while letter scoring held: its delta is within its own band (one of ±5
-  points or less: "ship"), or is at most
+  points or less: "ship"), or is a rise (no sign of lost knowledge), or a drop of at most
   a quarter of the generative drop (``FORMAT_SHARE``: most of the loss is in writing the answer, not
   in knowing it; the report then says the letter pair moved too);
 - **contamination signature**: given a held-out pair as well, the public delta is a rise past its
@@ -125,7 +125,7 @@ def compare(pair: dict, groups: dict[str, str] | None = None, generative: dict |
 def letter_held(report: dict) -> bool:
     """Whether letter scoring held against the generative pair's drop (the format rule above)."""
     generative = report["generative"]
-    return report["verdict"] == "ship" or abs(report["delta"]) <= FORMAT_SHARE * abs(generative["delta"])
+    return report["verdict"] == "ship" or report["delta"] >= -FORMAT_SHARE * abs(generative["delta"])
 
 
 def shape_of(report: dict) -> str:
@@ -196,9 +196,11 @@ def report_lines(report: dict, headline_given: bool = False) -> list[str]:
         g = report["generative"]
         lines.append(f"Generative pair: delta {pts(g['delta'])} points, band ±{size(g['band'])}: {g['verdict']}."
                      + few(g))
-        if report["shape"] == "format" and _moves(report):
+        if report["shape"] == "format" and _moves(report) and report["delta"] < 0:
             lines.append(f"Letter scoring moved too ({pts(report['delta'])} points, past its band), but by at most "
                          f"a quarter of the written answers' drop: most of the loss is in the answer's format.")
+        elif report["shape"] == "format" and report["delta"] > 0:
+            lines.append(f"Letter scoring did not drop ({pts(report['delta'])} points): no sign of lost knowledge there.")
     if report["holdout"]:
         h = report["holdout"]
         lines.append(f"Held-out pair: delta {pts(h['delta'])} points, band ±{size(h['band'])}: {h['verdict']}."

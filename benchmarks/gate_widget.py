@@ -86,8 +86,9 @@ def format_words(report: dict) -> str:
     """What a format regression means, by whether letter scoring shows knowledge to keep."""
     production, candidate = report["production_accuracy"], report["candidate_accuracy"]
     generative = report["generative"]
+    held = "did not drop" if candidate >= production else "barely moved"
     collapse = (f"written answers went from {generative['production_accuracy'] * 100:.1f}% to "
-                f"{generative['candidate_accuracy'] * 100:.1f}% while letter scores barely moved "
+                f"{generative['candidate_accuracy'] * 100:.1f}% while letter scores {held} "
                 f"({production * 100:.1f}% to {candidate * 100:.1f}%)")
     if above_chance(production, report["n"]) and above_chance(candidate, report["n"]):
         return (f"What it means: {collapse}. The model still picks the right letter when asked for its "

@@ -467,3 +467,63 @@ def test_micro_and_macro_part_on_the_simulated_example():
     view = run_view(MICRO_MACRO, {"source": "simulated-skew"}, {"table_1": table, "group_sizes": sizes})
     assert view["numbers"]["micro"] - view["numbers"]["macro"] > 0.15  # several points apart
     assert "a simulated run, not real results" in view["summary"][0]
+
+
+# Real lm_eval 0.4.13 --log_samples files (tools/harness_gate_logs.py): mmlu_<subject> (acc) and
+# mmlu_<subject>_generative (exact_match) on the first 40 test questions of three subjects (3x40),
+# and on the first 6 of the first 20 subjects (20x6).
+GATE_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "harness_gate"
+
+
+def gate_logs(shots: int, generative: bool, which: str = "3x40") -> list[str]:
+    return [str(p) for p in sorted((GATE_LOGS / which / f"{shots}shot").glob("samples_*.jsonl.gz"))
+            if ("_generative_" in p.name) == generative]
+
+
+def test_the_command_on_real_harness_logs_cannot_decide_on_three_subjects_of_forty(capsys):
+    """The issue's new user: 0-shot as production, 5-shot as candidate, 120 questions. The band is far
+    over ±5 points, so the verdict is "too little data" (exit 3), never "ship"."""
+    args = ["scoring-lesson", "gate", "--production", *gate_logs(0, False), "--candidate", *gate_logs(5, False)]
+    assert engine_main([*args, "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert (report["n"], report["subjects"], report["df"]) == (120, 3, 2)
+    assert report["verdict"] == "too little data" and report["shape"] == "undecided"
+    # 15.83% against 26.67%: +10.83 points inside a band of ±29.46 (Student's t with 2 degrees of freedom)
+    assert round(report["delta"] * 100, 2) == 10.83 and round(report["band"] * 100, 2) == 29.46
+    assert report["questions_needed"] == math.ceil(120 * (report["band"] / 0.02) ** 2 - 1e-9)
+    assert engine_main(args) == 3
+    out = capsys.readouterr().out
+    assert "Verdict: too little data (|Δ| ≤ 4.53 × SE" in out and "Ship it" not in out
+    assert f"would take about {report['questions_needed']:,} questions in these 3 subjects" in out
+
+
+def test_mmlu_generative_logs_are_read_by_exact_match_and_show_the_format_shape(capsys):
+    """The written-answers pair from the harness's mmlu_generative (exact_match, no acc): read in the
+    command and the widget alike; dropping the worked examples is a format regression."""
+    logs = {(shots, generative): gate_logs(shots, generative, "20x6") for shots in (0, 5) for generative in (False, True)}
+    args = ["scoring-lesson", "gate", "--json", "--production", *logs[5, False], "--candidate", *logs[0, False],
+            "--generative-production", *logs[5, True], "--generative-candidate", *logs[0, True]]
+    engine_main(args)
+    cli = json.loads(capsys.readouterr().out)
+    generative = cli["generative"]
+    assert generative["n"] == 120 and generative["subjects"] == 20
+    assert generative["verdict"] == "investigate" and generative["delta"] < 0
+    assert cli["shape"] == "format"
+    runs = {role: [[Path(p).name.removesuffix(".gz"), gzip.decompress(Path(p).read_bytes()).decode()]
+                   for p in logs[shots, generative]]
+            for role, shots, generative in (("production", 5, False), ("candidate", 0, False),
+                                            ("generative_production", 5, True), ("generative_candidate", 0, True))}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert view["numbers"] == {key: cli[key] for key in view["numbers"]}
+    assert "scored by the harness's exact_match" in view["summary"][1]
+    # letter and written answers in one run: refused, naming both metrics
+    with pytest.raises(RunFormatError, match="scored by 'exact_match', but .* by 'acc'"):
+        read_run([(Path(p).name.removesuffix(".gz"), gzip.decompress(Path(p).read_bytes()).decode())
+               for p in gate_logs(0, False) + gate_logs(0, True)])
+
+
+def test_a_cut_json_line_is_named_whole():
+    with pytest.raises(RunFormatError, match=r"line 1: not valid JSON \(Unterminated string starting at column 30\)$"):
+        read_run([("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", '{"doc_id": 0, "acc": 1, "x": "cut')])
+    with pytest.raises(RunFormatError, match=r"not valid JSON \(Expecting value at column 1\)$"):
+        read_run([("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", "oops")])
