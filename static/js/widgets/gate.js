@@ -104,12 +104,11 @@ export function setup(widget) {
 
 // Choosing an example in "Which two runs" while the reader's runs are drawn goes back to the examples.
 export function onInput(widget, target) {
-  if (target.name === 'source' && !target.selectedOptions[0]?.hasAttribute('data-loaded')
-      && widget.el.querySelector('option[data-loaded]')) {
-    const chosen = target.value;
-    backToExamples(widget);
-    target.value = chosen;
-  }
+  const loaded = widget.el.querySelector('option[data-loaded]');
+  if (target.name !== 'source' || !loaded || loaded.selected) return;
+  const chosen = target.value;
+  backToExamples(widget);
+  target.value = chosen;
 }
 
 // Each new view: its error (if any) beside the inputs, and the per-subject table for screen readers.
