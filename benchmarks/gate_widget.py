@@ -47,25 +47,65 @@ HOLDOUT_CATEGORIES = ("biology", "business", "chemistry", "computer science", "e
 # When the server has no subject groups (no MMLU files), the knowledge example groups the subjects
 # itself, in alphabetical quarters, and says so.
 FALLBACK_SIZES = {f"subject {i + 1:02d}": 100 for i in range(57)}
+NOISE_SPREAD = 0.005  # the examples' spread of the subjects' true changes (the setting's own default is 2 points)
 
-SHAPE_NAMES = {"noise": "noise", "knowledge": "knowledge regression (or gain)", "format": "format regression",
+SHAPE_NAMES = {"noise": "noise", "undecided": "none: too little data to tell",
+               "knowledge": "knowledge regression (or gain)", "format": "format regression",
                "contamination": "contamination signature", "unexplained": "none of the four fits"}
-# What each shape means for the reader, in words a newcomer follows.
+HEADLINE_VERDICTS = {"ship": "ship", "investigate": "investigate", "too little data": "too little data to decide"}
+# The chance a guesser has on MMLU's four options: letter scores at it mean no knowledge to keep.
+CHANCE = 0.25
+# What each shape means for the reader, in words a newcomer follows (the format shape's depends on
+# whether letter scoring is above chance: format_words).
 EXPLAIN = {
     "noise": "What it means: the two models differ by less than the question-to-question luck of one run. "
              "Ship the candidate.",
+    "undecided": "What it means: these runs are too small to tell a drop of several points from luck, so the "
+                 "gate cannot say ship. Score more questions (or more subjects) and compare again.",
     "knowledge": "What it means: one group of subjects lost (or gained) questions together while the rest "
                  "held, as when new training data crowded out what the model knew about that group. Look at "
                  "that group's subjects before shipping.",
-    "format": "What it means: the model still picks the right letter when asked for its probabilities, but "
-              "its written answers are scored wrong. That is usually the prompt's format (a chat template, "
-              "a stop sequence), not lost knowledge: fix the format and score again.",
-    "contamination": "What it means: the score rose on the public questions but not on questions the model "
-                     "cannot have seen. A rise only where the answers are on the internet is a sign the "
-                     "test leaked into training: do not trust the public gain.",
+    "contamination": "What it means: the score rose on the public questions but not on held-out ones (questions "
+                     "that are not public, so they cannot have been in the training data). A rise only where the "
+                     "answers are on the internet is a sign the test leaked into training: do not trust the "
+                     "public gain.",
     "unexplained": "What it means: the change is real, but none of the four shapes fits it: a person "
                    "should read the subjects that moved.",
 }
+HYPOTHESIS = ("A shape is a hypothesis for a person to check, not a finding: the gate looks at a few numbers "
+              "only.")
+
+
+def above_chance(accuracy: float, n: int) -> bool:
+    """Whether an accuracy over ``n`` questions is more than two standard errors of a guesser above
+    chance (CHANCE, one in four): CHANCE + 2 √(CHANCE (1 − CHANCE) / n)."""
+    return accuracy > CHANCE + 2 * math.sqrt(CHANCE * (1 - CHANCE) / n)
+
+
+def format_words(report: dict) -> str:
+    """What a format regression means, by whether letter scoring shows knowledge to keep."""
+    production, candidate = report["production_accuracy"], report["candidate_accuracy"]
+    generative = report["generative"]
+    held = "did not drop" if candidate >= production else "barely moved"
+    collapse = (f"written answers went from {generative['production_accuracy'] * 100:.1f}% to "
+                f"{generative['candidate_accuracy'] * 100:.1f}% while letter scores {held} "
+                f"({production * 100:.1f}% to {candidate * 100:.1f}%)")
+    if above_chance(production, report["n"]) and above_chance(candidate, report["n"]):
+        return (f"What it means: {collapse}. The model still picks the right letter when asked for its "
+                f"probabilities, above the {CHANCE:.0%} of a guess, but its written answers are scored wrong. "
+                f"That is usually the prompt's format (a chat template, a stop sequence), not lost knowledge: "
+                f"fix the format and score again.")
+    return (f"What it means: {collapse}. That is the shape of a format regression, but both letter runs are "
+            f"at chance (a guess gets {CHANCE:.0%}), so there is no knowledge here to keep: this shows the shape, "
+            f"not a model that kept what it knew. Check the prompt's format (a chat template, a stop sequence) "
+            f"before calling anything lost.")
+
+
+def explain(report: dict) -> list[str]:
+    """The shape's meaning for the reader, and for a shape the gate names, that it is a hypothesis."""
+    shape = report["shape"]
+    words = format_words(report) if shape == "format" else EXPLAIN[shape]
+    return [words] if shape in ("noise", "undecided") else [words, HYPOTHESIS]
 
 
 # -- context checks --------------------------------------------------------------------------
@@ -177,7 +217,7 @@ def simulate_pair(sizes: dict[str, int], base: float, delta: float, corr: float,
     return candidate, baseline, clusters
 
 
-def _pair(sizes: dict[str, int], base: float, delta: float, draw: int, corr: float = 0.6, spread: float = 0.005,
+def _pair(sizes: dict[str, int], base: float, delta: float, draw: int, corr: float = 0.6, spread: float = NOISE_SPREAD,
           shift: dict[str, float] | None = None) -> dict:
     candidate, baseline, subjects = simulate_pair(sizes, base, delta, corr, spread, draw, shift)
     return {"subjects": subjects, "baseline": baseline, "candidate": candidate}
@@ -238,8 +278,9 @@ def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None,
         return main, None, None, groups, f"From {words}. Real runs, nothing simulated."
     if source == "noise":
         return (_pair(sizes, 0.6, 0.0, 11), None, None, groups,
-                f"Simulated: two models that truly score the same, over MMLU's {n:,} test questions in "
-                f"{len(sizes)} subjects (only one run's luck separates them).")
+                f"Simulated: two models whose true overall scores are the same, over MMLU's {n:,} test questions "
+                f"in {len(sizes)} subjects; each subject still gets its own small true change (a spread of "
+                f"{NOISE_SPREAD * 100:g} points around 0), and one run's luck does the rest.")
     if source == "knowledge":
         groups, own = _groups_for(context, sizes)
         lost = "STEM" if own and "STEM" in groups.values() else sorted(set(groups.values()))[0]
@@ -301,14 +342,17 @@ def parse_pasted(text: str) -> dict:
 
 
 def loaded_pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
-    """The main pair and the optional generative and held-out pairs from a reader's files."""
+    """The main pair and the optional generative and held-out pairs from a reader's files; each pair
+    notes its files (``files``: {"production", "candidate"}, their names) and what scores it (``metric``)."""
     def pair(prefix: str) -> dict | None:
         production, candidate = runs.get(f"{prefix}production"), runs.get(f"{prefix}candidate")
         if bool(production) != bool(candidate):
             raise RunFormatError(f"load both the {prefix.replace('_', ' ')}production and candidate runs, or neither")
         if not production:
             return None
-        return pair_runs(read_run([tuple(f) for f in production]), read_run([tuple(f) for f in candidate]))
+        first = read_run([tuple(f) for f in production])
+        return {**pair_runs(first, read_run([tuple(f) for f in candidate])), "metric": first.metric,
+                "files": {"production": [f[0] for f in production], "candidate": [f[0] for f in candidate]}}
 
     main = pair("")
     if main is None:
@@ -316,21 +360,43 @@ def loaded_pairs(runs: dict) -> tuple[dict, dict | None, dict | None]:
     return main, pair("generative_"), pair("holdout_")
 
 
+def file_names(names: list[str]) -> str:
+    """A run's files as the reader chose them: one name, or the first and how many more."""
+    return names[0] if len(names) == 1 else f"{names[0]} and {len(names) - 1} more"
+
+
+def loaded_words(main: dict, generative: dict | None, holdout: dict | None) -> str:
+    """What is drawn, naming the reader's files and what scored them."""
+    def which(pair: dict, what: str) -> str:
+        metric = "" if pair["metric"] == "correct" else f", scored by the harness's {pair['metric']}"
+        return (f"{what}: production {file_names(pair['files']['production'])} against candidate "
+                f"{file_names(pair['files']['candidate'])}{metric}")
+    parts = [which(main, "Your files")]
+    if generative:
+        parts.append(which(generative, "written answers"))
+    if holdout:
+        parts.append(which(holdout, "held-out questions"))
+    return "; ".join(parts) + "."
+
+
 # -- the view --------------------------------------------------------------------------------
 
 def band_label(report: dict) -> str:
-    """The band's name in the chart's key: how many of which error it spans."""
-    error = "paired" if report["gate_se_basis"] == "paired" else "clustered"
-    return f"± {report['critical']:.2f} {error} standard errors"
+    """The band's name in the chart's key: the gate's width as the setting states it, and the band."""
+    return f"gate width {report['multiple']:g}: ± {report['band'] * 100:.2f} points"
 
 
-def error_view(message: str, width: int) -> dict:
-    """A file or paste that cannot be read: the error, and an empty chart (never the example)."""
+def error_view(message: str, width: int, pasted: bool = False) -> dict:
+    """A file or paste that cannot be read: the error, and an empty chart (never the example). The
+    error also shows by the file inputs (or the paste box), in the controls, which the page draws
+    below the chart (widgets.css: figures first)."""
     text = f"Could not read your runs: {message}"
+    where = "by the paste box" if pasted else "by the file inputs"
     return {
-        "summary": [text, "Nothing is drawn until both runs can be read; fix the file or choose another."],
+        "summary": [text, f"Nothing is drawn until both runs can be read (the same message is below, {where}); "
+                          f"fix the file or choose another."],
         "figure": figure(width, 60, "No chart: the loaded runs could not be read",
-                         [label(width / 2, 34, "No chart: see the error above the chart", "fig-caption")]),
+                         [label(width / 2, 34, f"No chart: the error is below, {where}", "fig-caption")]),
         "numbers": {"error": message},
         "rows": [],
         "error": text,
@@ -349,13 +415,29 @@ def band_widths(report: dict, setting: Param) -> list[tuple[float, float]]:
     return [(m, student_t_quantile(NormalDist().cdf(m), df) * report["gate_se"]) for m in widths]
 
 
+def evidence(report: dict, groups: dict[str, str]) -> dict:
+    """What the chart draws besides the subjects, so that the shape it names shows: the bars coloured
+    by group for a knowledge regression; each pair's change and band, the letter pair beside the
+    written answers', the public beside the held-out, whenever those pairs are given."""
+    found: dict = {}
+    if report["shape"] == "knowledge":
+        found["groups"] = groups
+    second = [(name, report[key]) for name, key in (("written answers", "generative"), ("held-out", "holdout"))
+              if report[key]]
+    if second:
+        first = "letter scoring" if report["generative"] else "public"
+        found["pairs"] = [(first, report["delta"], report["band"]),
+                          *((name, pair["delta"], pair["band"]) for name, pair in second)]
+    return found
+
+
 def view(state: dict, context: dict) -> dict:
     multiple = state["multiple"]
     groups = context.get("subject_groups") or {}
     try:
         if context.get("runs"):
             main, generative, holdout = loaded_pairs(context["runs"])
-            source = "Your loaded runs."
+            source = loaded_words(main, generative, holdout)
         elif context.get("pasted") is not None:
             main, generative, holdout = parse_pasted(context["pasted"]), None, None
             source = f"Your pasted results ({len(main['subjects']):,} questions)."
@@ -366,12 +448,12 @@ def view(state: dict, context: dict) -> dict:
             main, generative, holdout, groups, source = example(state["source"], state, context)
         report = compare(main, groups, generative, holdout, multiple)
     except (RunFormatError, ValueError) as error:
-        return error_view(str(error), state["width"])
-    verdict = "investigate" if report["verdict"] == "investigate" else "ship"
+        return error_view(str(error), state["width"], pasted=not context.get("runs"))
+    verdict = report["verdict"]
     for_engineers = error_lines(report)  # behind the summary's fold for engineers
-    summary = [f"Verdict: {verdict}. Shape: {SHAPE_NAMES[report['shape']]}.", source,
+    summary = [f"Verdict: {HEADLINE_VERDICTS[verdict]}. Shape: {SHAPE_NAMES[report['shape']]}.", source,
                *[line for line in report_lines(report, headline_given=True) if line not in for_engineers],
-               EXPLAIN[report["shape"]]]
+               *explain(report)]
     rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
             for r in report["subject_rows"]]
     setting = {p.name: p for p in params(context)}["multiple"]
@@ -380,12 +462,13 @@ def view(state: dict, context: dict) -> dict:
         "summary": summary,
         "for_engineers": for_engineers,
         "figure": subject_delta_chart(report["subject_rows"], report["delta"], report["band"], multiple, verdict,
-                                      state["width"], band_label(report), (setting, bands) if bands else None),
+                                      state["width"], band_label(report), (setting, bands) if bands else None,
+                                      **evidence(report, groups)),
         "rows": rows,
         "numbers": {key: report[key] for key in (
             "n", "delta", "naive_se", "paired_se", "clustered_se", "clustered_se_cr1", "subjects", "df",
             "few_subjects", "gate_se", "gate_se_basis", "critical", "band", "p_value", "verdict", "shape",
-            "dropped")},
+            "dropped", "questions_needed")},
     }
 
 

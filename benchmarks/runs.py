@@ -7,11 +7,13 @@ Two formats, recognised line by line:
   ``index`` and a true/false ``correct``; a question is (group, split, index), the split ``test``
   where a row written before the shared schema has none;
 - lm-evaluation-harness's ``--log_samples`` files, ``samples_<task>_<date>.jsonl``: one object per
-  document with ``doc_id`` (and ``doc``, ``target``, ``resps``, ``filtered_resps``) and the
-  per-document metric ``acc`` (1.0 or 0.0); a question is (task, doc_id), its subject the task
-  name without the ``mmlu_`` prefix (and without a ``continuation_`` or ``generative_`` variant
-  prefix). The task comes from the file name, or from the line's ``task`` field where a file
-  holds several tasks.
+  document with ``doc_id`` (and ``doc``, ``target``, ``resps``, ``filtered_resps``, ``metrics``) and
+  a per-document metric of 1.0 or 0.0: ``acc`` for letter tasks (``mmlu_<subject>``),
+  ``exact_match`` for written answers (``mmlu_<subject>_generative``), or another the line's
+  ``metrics`` list names; a question is (task, doc_id), its subject the task name without the
+  ``mmlu_`` prefix and the variant (``_generative``, ``_continuation``; older releases put it
+  first, ``generative_``). The task comes from the file name, or from the line's ``task`` field
+  where a file holds several tasks.
 
 Anything else is a :class:`RunFormatError` naming the file and the line. Standard library only:
 the widget runs this module in the browser too.
@@ -32,6 +34,9 @@ MAX_FILE_LINES = 2 * MAX_LINES  # lines in one file, blank ones included: a file
 LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 HARNESS_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:_-]+)\.jsonl$")
 TASK_PREFIXES = ("mmlu_continuation_", "mmlu_generative_", "mmlu_flan_n_shot_generative_", "mmlu_")
+TASK_SUFFIXES = ("_generative", "_continuation")  # lm_eval 0.4: mmlu_astronomy_generative
+# The per-document metrics read first, before any other a line's ``metrics`` list names.
+HARNESS_METRICS = ("acc", "exact_match")
 
 
 class RunFormatError(ValueError):
@@ -45,6 +50,7 @@ class Run:
     format: str  # "evaluate" or "harness"
     scores: dict  # question key (a tuple) -> score
     subjects: dict  # question key -> subject name
+    metric: str = "correct"  # what each score is: evaluate's "correct", or the harness metric read
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -61,10 +67,17 @@ def too_many_lines(where: str) -> RunFormatError:
 
 
 def subject_of_task(task: str) -> str:
-    """The MMLU subject a harness task scores: ``mmlu_abstract_algebra`` → ``abstract_algebra``."""
+    """The MMLU subject a harness task scores: ``mmlu_abstract_algebra`` and
+    ``mmlu_abstract_algebra_generative`` → ``abstract_algebra``."""
     for prefix in TASK_PREFIXES:
         if task.startswith(prefix) and len(task) > len(prefix):
-            return task[len(prefix):]
+            task = task[len(prefix):]
+            break
+    else:
+        return task
+    for suffix in TASK_SUFFIXES:
+        if task.endswith(suffix) and len(task) > len(suffix):
+            return task[:-len(suffix)]
     return task
 
 
@@ -83,33 +96,47 @@ def _score(value: object, where: str, field: str) -> float:
     raise RunFormatError(f"{where}: {field!r} must be 0 or 1 (true or false), got {value!r}")
 
 
-def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float]:
+def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float, str]:
     field = next(name for name in GROUP_FIELDS if name in row)
     subject, split, index = row[field], row.get("split", LEGACY_DEFAULTS["split"]), row.get("index")
     if not isinstance(subject, str) or not subject:
         raise RunFormatError(f"{where}: {field!r} must be a {field} name, got {subject!r}")
     if not isinstance(split, str) or not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise RunFormatError(f"{where}: an evaluate line needs 'split' (text) and 'index' (a whole number)")
-    return ("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct")
+    return ("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct"), "correct"
 
 
-def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, str, float]:
+def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, str, float, str]:
     task = row.get("task", file_task)
     if not isinstance(task, str) or not task:
         raise RunFormatError(f"{where}: no task: name the file samples_<task>_<date>.jsonl as the harness does")
     doc_id = row.get("doc_id")
     if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
         raise RunFormatError(f"{where}: 'doc_id' must be a whole number, got {doc_id!r}")
-    if "acc" not in row:
-        raise RunFormatError(f"{where}: a harness sample line needs the per-document metric 'acc'")
-    return ("harness", task, doc_id), subject_of_task(task), _score(row["acc"], where, "acc")
+    metric = _harness_metric(row, where)
+    return ("harness", task, doc_id), subject_of_task(task), _score(row[metric], where, metric), metric
 
 
-def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float]:
+def _harness_metric(row: dict, where: str) -> str:
+    """The per-document metric a harness line is scored by: ``acc``, else ``exact_match``, else the
+    first one its ``metrics`` list names that the line holds."""
+    listed = row.get("metrics") if isinstance(row.get("metrics"), list) else []
+    for name in (*HARNESS_METRICS, *(m for m in listed if isinstance(m, str))):
+        if name in row:
+            return name
+    raise RunFormatError(
+        f"{where}: a harness sample line needs a per-document metric of 0 or 1: 'acc' (letter tasks such as "
+        f"mmlu_anatomy), 'exact_match' (written answers, mmlu_anatomy_generative) or one its 'metrics' list names")
+
+
+def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float, str]:
+    """(question key, subject, score, the metric the score is) of one line."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError as error:
-        raise RunFormatError(f"{where}: not valid JSON ({error.msg})") from None
+        # the position finishes the message: "Unterminated string starting at" names no place of its own
+        place = f"column {error.colno}" if error.msg.endswith(" at") else f"at column {error.colno}"
+        raise RunFormatError(f"{where}: not valid JSON ({error.msg} {place})") from None
     except ValueError:  # not a syntax error: an integer longer than Python converts (4,300 digits)
         raise RunFormatError(f"{where}: a number with thousands of digits; a run line's numbers are short") from None
     except RecursionError:
@@ -121,7 +148,8 @@ def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, st
     if "correct" in row and any(name in row for name in GROUP_FIELDS):
         return _evaluate_row(row, where)
     raise RunFormatError(
-        f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line (doc_id, acc)")
+        f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line "
+        f"(doc_id, and a metric such as acc or exact_match)")
 
 
 def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
@@ -137,6 +165,7 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
     scores: dict = {}
     subjects: dict = {}
     formats: set[str] = set()
+    metrics: dict[str, str] = {}  # each metric read, and the first line read by it
     for name, text in files:
         file_task = task_of_file(name)
         if isinstance(text, str) and count_line_breaks(text) > MAX_FILE_LINES:
@@ -145,10 +174,16 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
             if not line.strip():
                 continue
             where = f"{name} line {number}"
-            key, subject, score = _parse_line(line, where, file_task)
+            key, subject, score, metric = _parse_line(line, where, file_task)
             formats.add(key[0])
             if len(formats) > 1:
                 raise RunFormatError(f"{where}: this run mixes evaluate lines and harness sample lines")
+            metrics.setdefault(metric, where)
+            if len(metrics) > 1:
+                (first, first_where), *_ = metrics.items()
+                raise RunFormatError(
+                    f"{where}: scored by '{metric}', but {first_where} by '{first}': load letter scores "
+                    f"(acc) and written answers (exact_match) as separate pairs")
             if key in scores:
                 raise RunFormatError(f"{where}: question {key[1:]} appears twice in this run")
             if len(scores) >= MAX_LINES:
@@ -157,7 +192,7 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
             subjects[key] = subject
     if not scores:
         raise RunFormatError("the run files hold no questions")
-    return Run(formats.pop(), scores, subjects)
+    return Run(formats.pop(), scores, subjects, next(iter(metrics)))
 
 
 def pair_runs(production: Run, candidate: Run) -> dict:
@@ -169,6 +204,10 @@ def pair_runs(production: Run, candidate: Run) -> dict:
         raise RunFormatError(
             f"the production run is {production.format} output and the candidate run {candidate.format} "
             "output; compare two runs of the same tool (their question ids differ)")
+    if production.metric != candidate.metric:
+        raise RunFormatError(
+            f"the production run is scored by '{production.metric}' and the candidate run by "
+            f"'{candidate.metric}'; compare two runs scored the same way")
     shared = sorted(production.scores.keys() & candidate.scores.keys())
     if len(shared) < 2:
         raise RunFormatError(f"the two runs share {len(shared)} question(s); the gate needs at least 2")

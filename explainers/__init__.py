@@ -18,8 +18,10 @@ from .lesson import expected_score, ngram_overlap, option_logprob, pick_option, 
 from .registry import PUBLIC, UnknownFunction, call_public
 from .release_gate import (
     CORRECTIONS,
+    DECISIVE_BAND,
     FEW_SUBJECTS,
     MAX_MULTIPLE,
+    TARGET_BAND,
     clustered_standard_error,
     gate_verdict,
     independent_standard_error,
@@ -52,5 +54,5 @@ from .stats import (
 
 __version__ = "1.0.0"
 
-__all__ = ["CORRECTIONS", "FEW_SUBJECTS", "MAX_MULTIPLE", "PUBLIC", "UnknownFunction", "call_public", *PUBLIC,
-           "original_letter", "rotate_options", "rotated_letter", "rotation_metrics"]
+__all__ = ["CORRECTIONS", "DECISIVE_BAND", "FEW_SUBJECTS", "MAX_MULTIPLE", "PUBLIC", "TARGET_BAND", "UnknownFunction",
+           "call_public", *PUBLIC, "original_letter", "rotate_options", "rotated_letter", "rotation_metrics"]

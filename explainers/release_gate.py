@@ -22,6 +22,11 @@ larger of the clustered (CR1) and the paired error, never on a clustered error s
 paired one (the guard Angrist & Pischke recommend against the small-sample bias of robust
 errors, Mostly Harmless Econometrics, 2009, section 8.1), and on Student's t with G − 1 degrees
 of freedom (Cameron & Miller's minimal few-cluster correction).
+
+A gate that cannot tell says so: when the delta is within a band wider than DECISIVE_BAND (±5
+points), "ship" would only mean that the runs are too small to see a change of that size, so the
+verdict is "too little data" instead, with the number of questions a band of ±TARGET_BAND (2
+points) would take.
 """
 from __future__ import annotations
 
@@ -35,6 +40,10 @@ GATE_SE_MULTIPLE = 2.0
 FEW_SUBJECTS = 20
 CORRECTIONS = ("CR0", "CR1")
 MAX_MULTIPLE = 10.0  # standard errors; the normal tail beyond stays a normal float
+# Past this half-width (in accuracy, 5 points) a band is too wide for "ship" to mean anything, and the
+# number of questions a band of TARGET_BAND (2 points) would take is given.
+DECISIVE_BAND = 0.05
+TARGET_BAND = 0.02
 
 
 def _differences(candidate: list[float], baseline: list[float]) -> list[float]:
@@ -158,11 +167,15 @@ def gate_verdict(
     ``critical`` × gate_se, where ``critical`` is Student's t with G − 1 degrees of freedom at
     the level that ``multiple`` (default 2) standard errors have on the normal curve (two-sided
     95.45 % for 2): 2.05 with 57 subjects, 4.53 with 3. verdict is "investigate" when |delta|
-    exceeds the band, otherwise "ship". ``few_subjects`` is true below FEW_SUBJECTS subjects,
+    exceeds the band; otherwise "too little data" when the band is wider than ±DECISIVE_BAND
+    (5 points), and "ship" when it is not. ``questions_needed``: how many questions a band of
+    ±TARGET_BAND (2 points) would take (see questions_for_band), None when the band is that narrow
+    already. ``few_subjects`` is true below FEW_SUBJECTS subjects,
     where a subject-clustered error is unreliable. ``p_value``: the two-sided Student's t
     probability of a delta at least this far from 0 by chance, on gate_se.
     Keys: delta, paired_se, clustered_se (CR0), clustered_se_cr1, subjects, df, few_subjects,
-    gate_se, gate_se_basis ("clustered" or "paired"), critical, band, p_value, verdict.
+    gate_se, gate_se_basis ("clustered" or "paired"), critical, band, p_value, verdict,
+    questions_needed.
     """
     diffs = _differences(candidate, baseline)
     return _verdict(diffs, _checked_clusters(clusters, len(diffs)), _checked_multiple(multiple))
@@ -232,6 +245,10 @@ def _verdict(diffs: list[float], clusters: list[str], multiple: float,
         p_value = 2.0 * _t_upper_tail(abs(delta) / gate_se, df)
     else:
         p_value = 1.0 if delta == 0 else 0.0
+    if abs(delta) > band:
+        verdict = "investigate"
+    else:
+        verdict = "too little data" if band > DECISIVE_BAND else "ship"
     return {
         "delta": delta,
         "paired_se": paired,
@@ -245,5 +262,22 @@ def _verdict(diffs: list[float], clusters: list[str], multiple: float,
         "critical": critical,
         "band": band,
         "p_value": p_value,
-        "verdict": "investigate" if abs(delta) > band else "ship",
+        "verdict": verdict,
+        "questions_needed": questions_for_band(len(diffs), band),
     }
+
+
+def questions_for_band(n: int, band: float, target: float = TARGET_BAND) -> int | None:
+    """How many questions a band of ±``target`` would take, at today's spread and subjects, given a
+    band of ±``band`` on ``n`` questions; None when the band is within the target already.
+
+    In words: "the band narrows with the square root of the number of questions, so multiply the
+    questions by the square of how many times too wide the band is": ⌈n (band / target)²⌉. Both
+    errors the gate takes scale so: the paired error is sd(d)/√n, and the clustered one is too when
+    every subject grows in proportion and its questions keep today's spread. The subjects, and so
+    Student's t, stay as they are; when subjects truly differ in their change, more questions in
+    the same subjects narrow the clustered error less than this, and more subjects help more.
+    """
+    if not band > target:
+        return None
+    return math.ceil(n * (band / target) ** 2 - 1e-9)  # a float a hair above a whole number is that number

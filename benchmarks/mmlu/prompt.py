@@ -1,9 +1,13 @@
 """Build an MMLU prompt exactly as the evaluation does.
 
-This follows EleutherAI lm-evaluation-harness's default ``mmlu`` task (which matches the
-original Hendrycks et al. code): a header naming the subject, k worked examples taken from the
-subject's dev split in file order, then the question ending in "Answer:". The model's next token
-is then compared across " A", " B", " C" and " D".
+This follows EleutherAI lm-evaluation-harness's default ``mmlu`` task character for character
+(tests/model/test_harness_equality.py holds it to the harness's own prompts): a header
+naming the subject, k worked examples taken from the subject's dev split in file order, then the
+question ending in "Answer:". The model's next token is then compared across " A", " B", " C"
+and " D". The original Hendrycks et al. code (hendrycks/test, evaluate.py) builds the same prompt
+but for two details, so it is not byte for byte the same: its ``format_subject`` puts a space
+before each word of the subject, so the header reads "about  abstract algebra" with two spaces,
+and it does not strip the question's text.
 """
 from __future__ import annotations
 

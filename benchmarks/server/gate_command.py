@@ -7,7 +7,11 @@ delta, its naive, paired and subject-clustered standard errors (CR0 and CR1), th
 the verdict rests on (with the few-subjects warning under 20 subjects), the per-subject deltas
 sorted with the gate's band, the verdict and the shape; ``--json`` prints the same as one object
 (``few_subjects``, ``gate_se``, ``gate_se_basis``, ``critical``, ``df`` and ``band`` among its keys).
-Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line named).
+Exit status: 0 ship, 1 investigate, 2 unreadable input (with the file and line named), 3 too little
+data to decide (the band wider than ±5 points: never 0, so a script that ships on 0 does not ship
+on runs too small to tell). Harness files are scored by their per-document ``acc`` (letter tasks),
+``exact_match`` (written answers, ``mmlu_<subject>_generative``) or another 0/1 metric their
+``metrics`` list names, as in the widget (benchmarks/runs.py).
 """
 from __future__ import annotations
 
@@ -30,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="optional: the production model's generative run (the main pair being letter scoring)")
     parser.add_argument("--generative-candidate", nargs="+", metavar="FILE")
     parser.add_argument("--holdout-production", nargs="+", metavar="FILE",
-                        help="optional: both models on a held-out set (MMLU-Pro, MMLU-CF or private)")
+                        help="optional: both models on held-out questions (questions that are not public, such as a private set)")
     parser.add_argument("--holdout-candidate", nargs="+", metavar="FILE")
     parser.add_argument("--no-groups", action="store_true",
                         help="do not read MMLU's subject groups (then no knowledge-regression shape)")
@@ -51,6 +55,7 @@ _WHOLE = tuple(b for b in LINE_BREAKS if b != "\r")
 NAME_WIDTH = 48
 MAX_ROWS = 100
 MAX_MESSAGE = 2_000  # characters of an error message (one may quote a line of the file)
+EXIT_STATUS = {"ship": 0, "investigate": 1, "too little data": 3}  # 2: the runs could not be read
 
 
 def _lines(path: str):
@@ -158,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
     except Exception as error:  # anything else is a file the gate did not foresee: exit 2, never 1 ("investigate")
         return _refuse(f"the runs could not be read ({type(error).__name__}: {error}); check the files")
     print(out)
-    return 1 if report["verdict"] == "investigate" else 0
+    return EXIT_STATUS[report["verdict"]]
 
 
 def _refuse(message: str) -> int:

@@ -1,7 +1,10 @@
 // The scoring lesson in headless Chromium: the page (axe, 320 px, dark); the two-run gate
 // operated with the keyboard: its redraw equals the server's for the same state, and it reads
-// lm-evaluation-harness sample logs (the hand-written fixture) and names a bad line. The
-// three-scorers page, which needs the real model, is scoring-lesson-scorers.test.mjs.
+// lm-evaluation-harness sample logs (the hand-written fixture) and names a bad line; on real
+// harness logs (tests/fixtures/harness_gate, made by tools/harness_gate_logs.py) it says when it
+// cannot decide and draws the format shape from mmlu_generative's exact_match; each built-in shape
+// shows its evidence in the chart. The three-scorers page, which needs the real model, is
+// scoring-lesson-scorers.test.mjs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -13,6 +16,13 @@ const HARNESS = new URL('../fixtures/harness_samples/', import.meta.url).pathnam
 const files = (role) => readdirSync(join(HARNESS, role)).sort().map((name) => ({
   name, mimeType: 'application/json', buffer: readFileSync(join(HARNESS, role, name)),
 }));
+// Real lm_eval 0.4.13 --log_samples files, gzipped as they may be kept: 3 subjects × 40 questions
+// (3x40) or 20 subjects × 6 (20x6), the letter task (mmlu_<subject>, acc) or the written answers
+// (mmlu_<subject>_generative, exact_match).
+const GATE_LOGS = new URL('../fixtures/harness_gate/', import.meta.url).pathname;
+const logs = (which, shots, generative) => readdirSync(join(GATE_LOGS, which, shots)).sort()
+  .filter((name) => name.includes('_generative_') === generative)
+  .map((name) => ({ name, mimeType: 'application/gzip', buffer: readFileSync(join(GATE_LOGS, which, shots, name)) }));
 
 let browser;
 let context;
@@ -83,7 +93,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.keyboard.press('Enter');
   await settle(page, name, renders);
   const text = await widget.locator('.widget-summary').evaluate(summaryText);
-  assert.match(text, /Your loaded runs\./);
+  assert.match(text, /Your files: production samples_mmlu_abstract_algebra_\S+ and 1 more against candidate samples_mmlu_abstract_algebra_\S+ and 1 more, scored by the harness's acc\./);
   assert.match(text, /6 paired questions in 2 subjects/);
   assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
 
@@ -93,7 +103,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.keyboard.press('Enter');
   await settle(page, name, renders);
   // A malformed file: the error beside the inputs (role=alert, the JSON error whole), no chart.
-  const alert = widget.locator('[role="alert"][data-role="load-error"]');
+  const alert = widget.locator('[role="alert"][data-role="load-error"][data-from="files"]');
   assert.match(await alert.innerText(), /broken\.jsonl line 1: no task: name the file samples_<task>_<date>\.jsonl as the harness does$/);
   assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 0);
   assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(), 0);
@@ -107,13 +117,22 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await page.close();
 });
 
-test('one gate: each of the four shapes can be chosen and shows its shape, verdict and explanation', async () => {
+// What a chart shows besides the subjects: the pairs' rows (their names), the bars' group colours,
+// and whether the zero line is marked as inside the band.
+const evidenceOf = (widget) => widget.locator('svg[data-role="figure"]').evaluate((svg) => ({
+  texts: [...svg.querySelectorAll('text')].map((t) => t.textContent),
+  groups: new Set([...svg.querySelectorAll('.fig-bar-group')].map((b) => [...b.classList].find((c) => c.startsWith('fig-group-')))).size,
+  groupBars: svg.querySelectorAll('.fig-bar-group').length,
+}));
+
+test('one gate: each of the four shapes can be chosen and shows its shape, verdict, explanation and evidence', async () => {
   const shapes = {
     noise: [/^Verdict: ship\. Shape: noise\./, /What it means: the two models differ by less/],
     knowledge: [/^Verdict: investigate\. Shape: knowledge regression/, /What it means: one group of subjects/],
     // The published runs' format regression also moved letter scoring a little (past its band): investigate.
-    format: [/^Verdict: (ship|investigate)\. Shape: format regression\./, /What it means: the model still picks the right letter/],
-    contamination: [/^Verdict: investigate\. Shape: contamination signature\./, /What it means: the score rose on the public/],
+    // Both letter runs are at chance: the words say it shows the shape, not kept knowledge.
+    format: [/^Verdict: investigate\. Shape: format regression\./, /What it means: written answers went from 24\.8% to 2\.3% while letter scores barely moved \(24\.8% to 23\.1%\)\. That is the shape of a format regression, but both letter runs are at chance/],
+    contamination: [/^Verdict: investigate\. Shape: contamination signature\./, /What it means: the score rose on the public questions but not on held-out ones \(questions that are not public/],
   };
   for (const name of ['two-run-gate', 'release-gate']) {
     const paper = name === 'two-run-gate' ? 'scoring-lesson' : 'mmlu';
@@ -130,15 +149,110 @@ test('one gate: each of the four shapes can be chosen and shows its shape, verdi
       assert.match(text, verdict, `${name} ${shape}`);
       assert.match(text, explanation, `${name} ${shape}`);
       assert.match(text, /Simulated|Part simulated|Real runs, nothing simulated/, `${name} ${shape} says what is simulated`);
-      assert.ok(await widget.locator('.fig-bar-up, .fig-bar-down').count() >= 14, `${name} ${shape} draws its subjects`);
-      assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(),
-        await widget.locator('.fig-bar-up, .fig-bar-down').count());
-      await widget.locator('svg.widget-figure').scrollIntoViewIfNeeded();
+      if (shape !== 'noise') assert.match(text, /A shape is a hypothesis for a person to check/, `${name} ${shape}`);
+      const bars = await widget.locator('.fig-bar-up, .fig-bar-down, .fig-bar-group').count();
+      assert.ok(bars >= 14, `${name} ${shape} draws its subjects`);
+      assert.equal(await widget.locator('[data-role="subject-table"] tbody tr').count(), bars);
+      // The evidence of the shape named, in the chart; the key states the width the setting does.
+      const { texts, groups, groupBars } = await evidenceOf(widget);
+      assert.ok(texts.some((t) => /^gate width 2: ± \d+\.\d\d points/.test(t)), `${name} ${shape}: ${texts.slice(0, 3)}`);
+      const rows = texts.filter((t) => /^(letter scoring|written answers|public|held-out): [+−-]/.test(t)).map((t) => t.split(':')[0]);
+      assert.deepEqual(rows, { format: ['letter scoring', 'written answers'], contamination: ['public', 'held-out'] }[shape] || [], `${name} ${shape}`);
+      assert.equal(groupBars ? groups : 0, shape === 'knowledge' ? 4 : 0, `${name} ${shape}: the bars coloured by MMLU's four groups`);
+      if (shape === 'knowledge') assert.equal(groupBars, bars);
+      if (shape === 'noise') assert.ok(texts.includes('0 is inside the band'), 'the noise band crosses zero, and says so');
+      await widget.locator('svg[data-role="figure"]').scrollIntoViewIfNeeded();
       if (name === 'two-run-gate') await screenshot(page, `two-run-gate-${shape}`);
     }
     assert.deepEqual(problems, []);
     await page.close();
   }
+});
+
+test('the gate on real harness logs: too little data on 3 × 40 questions, the format shape from mmlu_generative', async () => {
+  const name = 'two-run-gate';
+  const wide = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const page = await wide.newPage();
+  const problems = watchConsole(page);
+  await page.goto(`${BASE_URL}/scoring-lesson/widgets/${name}`);
+  await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
+  const widget = widgetOf(page, name);
+  const summary = () => widget.locator('.widget-summary').evaluate(summaryText);
+  await widget.locator('details.widget-data > summary').click();
+
+  // 0-shot as production, 5-shot as candidate, letter scoring: a band far over ±5 points.
+  let renders = Number(await widget.getAttribute('data-renders'));
+  await page.setInputFiles(`#w-${name}-production`, logs('3x40', '0shot', false));
+  await page.setInputFiles(`#w-${name}-candidate`, logs('3x40', '5shot', false));
+  await page.click('[data-action="compare-runs"]');
+  await settle(page, name, renders);
+  let text = await summary();
+  assert.match(text, /^Verdict: too little data to decide\. Shape: none: too little data to tell\./);
+  assert.match(text, /120 paired questions in 3 subjects/);
+  assert.match(text, /Too little data to decide: a band of ±\d+\.\d\d points is wider than ±5, so a drop of several points would pass as noise\. At today's spread, a band of ±2 points would take about [\d,]+ questions in these 3 subjects/);
+  assert.doesNotMatch(text, /Ship the candidate/);
+  // "Which two runs" names the files drawn; the axis stops at what a score can move.
+  assert.match(text, /paired delta \+10\.83 points/);
+  assert.match(await page.locator(`#w-${name}-source option:checked`).innerText(),
+    /^your files: samples_mmlu_abstract_algebra_\S+ and 2 more vs samples_mmlu_abstract_algebra_\S+ and 2 more$/);
+  const ticks = await widget.locator('svg[data-role="figure"] text.fig-tick[text-anchor="end"]').allTextContents();
+  const values = ticks.filter((t) => /^[+−]?\d+$/.test(t)).map((t) => Number(t.replace('−', '-')));
+  assert.ok(values.length >= 3 && Math.max(...values.map(Math.abs)) <= 100, `ticks ${ticks}`);
+  assert.ok((await evidenceOf(widget)).texts.includes('0 is inside the band'));
+  await widget.locator('svg[data-role="figure"]').scrollIntoViewIfNeeded();
+  await screenshot(page, 'two-run-gate-harness-too-little-1280');
+
+  // A release that dropped the worked examples: 5-shot production, 0-shot candidate, by letter and by
+  // the written answers of mmlu_generative (scored by exact_match): the format shape, both pairs drawn.
+  // Three subjects cannot show it (the written answers' band is ±47 points): these logs are 20 × 6.
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.setInputFiles(`#w-${name}-production`, logs('20x6', '5shot', false));
+  await page.setInputFiles(`#w-${name}-candidate`, logs('20x6', '0shot', false));
+  await widget.locator('.gate-load details:not(.for-engineers) > summary').click();
+  await page.setInputFiles(`#w-${name}-gen-production`, logs('20x6', '5shot', true));
+  await page.setInputFiles(`#w-${name}-gen-candidate`, logs('20x6', '0shot', true));
+  await page.click('[data-action="compare-runs"]');
+  await settle(page, name, renders);
+  text = await summary();
+  assert.match(text, /Shape: format regression\./);
+  assert.match(text, /written answers: production samples_mmlu_abstract_algebra_generative_\S+ and 19 more against candidate samples_mmlu_abstract_algebra_generative_\S+ and 19 more, scored by the harness's exact_match/);
+  const rows = (await evidenceOf(widget)).texts.filter((t) => /^(letter scoring|written answers): /.test(t));
+  assert.equal(rows.length, 2, `${rows}`);
+  for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [360, 'light'], [360, 'dark']]) {
+    await page.setViewportSize({ width, height: 1000 });
+    await page.emulateMedia({ colorScheme: scheme });
+    renders = Number(await widget.getAttribute('data-renders'));
+    await page.waitForFunction(([n, w]) => Number(document.querySelector(`section.widget[data-widget="${n}"]`).dataset.shownWidth) < w,
+      [name, width + 1]);
+    await widget.locator('svg[data-role="figure"]').scrollIntoViewIfNeeded();
+    await page.waitForTimeout(300);
+    await screenshot(page, `two-run-gate-harness-format-${width}-${scheme}`);
+  }
+  assert.deepEqual(await axeViolations(page), []);
+
+  // A file cut short: the whole JSON error, by the file inputs (right after "Compare these runs", below the
+  // chart, as the empty chart says).
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.setInputFiles(`#w-${name}-production`, { name: 'samples_mmlu_anatomy_2026-01-01T00-00-00.jsonl', mimeType: 'application/json',
+    buffer: Buffer.from('{"doc_id": 0, "acc": 1.0, "target": "unterminated') });
+  await page.click('[data-action="compare-runs"]');
+  await settle(page, name, renders);
+  const alert = widget.locator('[data-role="load-error"][data-from="files"]');
+  assert.match(await alert.innerText(), /line 1: not valid JSON \(Unterminated string starting at column \d+\)$/);
+  assert.equal(await alert.evaluate((box) => box.previousElementSibling.dataset.action), 'compare-runs');
+  assert.ok(await widget.locator('[data-role="load-error"][data-from="paste"]').isHidden());
+  assert.ok((await evidenceOf(widget)).texts.includes('No chart: the error is below, by the file inputs'));
+  await alert.scrollIntoViewIfNeeded();
+  await screenshot(page, 'two-run-gate-harness-error-360-dark');
+  // Choosing an example in "Which two runs" goes back to the examples.
+  renders = Number(await widget.getAttribute('data-renders'));
+  await page.selectOption(`#w-${name}-source`, 'noise');
+  await settle(page, name, renders);
+  assert.match(await summary(), /^Verdict: ship\. Shape: noise\./);
+  assert.equal(await page.locator(`#w-${name}-source option[data-loaded]`).count(), 0);
+  assert.ok(await alert.isHidden());
+  assert.deepEqual(problems, []);
+  await wide.close();
 });
 
 test('micro against macro: choose the published run by keyboard; the redraw equals the server', async () => {

@@ -316,19 +316,19 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl', mimeType: 'application/json', buffer: Buffer.from(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your files: production prod\.jsonl against candidate cand\.jsonl\.[\s\S]*5 paired questions in 2 subjects/);
     // The same runs gzipped, as the site publishes its own: unzipped in the page, the same report.
     renders = Number(await widget.getAttribute('data-renders'));
     await page.setInputFiles('#w-release-gate-production', { name: 'prod.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(production.join('\n')) });
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
     await settle(page, name, renders);
-    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your loaded runs\.[\s\S]*5 paired questions in 2 subjects/);
+    assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your files: production prod\.jsonl against candidate cand\.jsonl\.[\s\S]*5 paired questions in 2 subjects/);
     // A file named .gz that is not gzip: said beside the inputs, nothing redrawn.
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: Buffer.from('not gzip') });
     await page.click('[data-action="compare-runs"]');
-    await widget.locator('[data-role="load-error"]').waitFor({ state: 'visible' });
-    assert.match(await widget.locator('[data-role="load-error"]').innerText(), /cand\.jsonl\.gz is not a gzip file/);
+    await widget.locator('[data-role="load-error"][data-from="files"]').waitFor({ state: 'visible' });
+    assert.match(await widget.locator('[data-role="load-error"][data-from="files"]').innerText(), /cand\.jsonl\.gz is not a gzip file/);
 
     renders = Number(await widget.getAttribute('data-renders'));
     await page.click('[data-action="clear-results"]');

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import random
 from pathlib import Path
 
@@ -226,15 +227,17 @@ def test_gate_command_on_the_published_runs(capsys):
 def test_gate_command_json_and_harness_files(capsys):
     args = ["scoring-lesson", "gate", "--json", "--production", *map(str, sorted((HARNESS / "production").glob("*"))),
             "--candidate", *map(str, sorted((HARNESS / "candidate").glob("*")))]
-    assert engine_main(args) == 0
+    assert engine_main(args) == 3  # too little data to decide: never 0, which a script would ship on
     report = json.loads(capsys.readouterr().out)
-    assert report["n"] == 6 and report["shape"] == "noise"
+    assert report["n"] == 6 and report["verdict"] == "too little data" and report["shape"] == "undecided"
+    assert report["questions_needed"] == math.ceil(6 * (report["band"] / 0.02) ** 2)
     # two subjects: the JSON flags the clustered error as unreliable and says what the verdict used
     assert report["subjects"] == 2 and report["df"] == 1 and report["few_subjects"] is True
     assert report["gate_se"] == max(report["clustered_se_cr1"], report["paired_se"])
     assert report["band"] == pytest.approx(report["critical"] * report["gate_se"])
-    assert engine_main(args[:2] + args[3:]) == 0
+    assert engine_main(args[:2] + args[3:]) == 3
     out = capsys.readouterr().out
+    assert f"would take about {report['questions_needed']:,} questions in these 2 subjects" in out
     assert "Only 2 subjects: an error clustered by subject is unreliable" in out and "Student's t with 1 degree" in out
 
 
@@ -260,7 +263,10 @@ def test_widget_shows_the_example_and_loaded_harness_runs():
     runs = {"production": [list(f) for f in harness_files("production")],
             "candidate": [list(f) for f in harness_files("candidate")]}
     loaded = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
-    assert loaded["numbers"]["n"] == 6 and "Your loaded runs." in loaded["summary"]
+    assert loaded["numbers"]["n"] == 6 and loaded["summary"][1] == (
+        "Your files: production samples_mmlu_abstract_algebra_2024-06-01T10-00-00.123456.jsonl and 1 more against "
+        "candidate samples_mmlu_abstract_algebra_2024-06-02T10-00-00.654321.jsonl and 1 more, scored by the "
+        "harness's acc.")
     assert loaded["numbers"]["few_subjects"] and any(line.startswith("Only 2 subjects") for line in loaded["summary"])
     assert not view["numbers"]["few_subjects"] and not any("unreliable" in line for line in view["summary"])
 
@@ -376,9 +382,9 @@ def test_the_command_and_both_widgets_give_the_same_report_on_the_same_files(cap
 
     paths = {role: sorted(map(str, (HARNESS / role).glob("samples_*.jsonl"))) for role in ("production", "candidate")}
     args = ["scoring-lesson", "gate", "--production", *paths["production"], "--candidate", *paths["candidate"]]
-    assert engine_main([*args, "--json"]) == 0
+    assert engine_main([*args, "--json"]) == 3
     cli = json.loads(capsys.readouterr().out)
-    assert engine_main(args) == 0
+    assert engine_main(args) == 3
     cli_text = capsys.readouterr().out.split("\n\n")[0].splitlines()
     context = {**widget_context(), "subject_groups": mmlu_groups(),
                "runs": {role: [list(f) for f in harness_files(role)] for role in ("production", "candidate")}}
@@ -405,13 +411,21 @@ def mmlu_groups():
 
 @pytest.mark.parametrize("shape", ["noise", "knowledge", "format", "contamination"])
 def test_each_shape_has_an_example_with_its_verdict_and_explanation(shape):
-    from benchmarks.gate_widget import EXPLAIN
+    from benchmarks.gate_widget import EXPLAIN, HYPOTHESIS
 
     view = run_view(WIDGET, {"source": shape}, {**widget_context(), "subject_groups": mmlu_groups()})
     assert view["messages"] == [] and view["numbers"]["shape"] == shape
     assert view["summary"][0].startswith(f"Verdict: {view['numbers']['verdict']}. Shape: ")
     assert view["summary"][1].startswith(("Simulated", "Part simulated", "Real runs"))  # says what is simulated
-    assert view["summary"][-1] == EXPLAIN[shape]
+    if shape == "noise":
+        assert view["summary"][-1] == EXPLAIN[shape]
+    else:  # a shape the gate names is a hypothesis, and says so
+        assert view["summary"][-1] == HYPOTHESIS
+        assert view["summary"][-2] == EXPLAIN[shape] if shape != "format" else (
+            # the published letter runs are at chance: the words say it shows the shape, not kept knowledge
+            view["summary"][-2].startswith("What it means: written answers went from 24.8% to 2.3% while letter "
+                                           "scores barely moved (24.8% to 23.1%). That is the shape of a format "
+                                           "regression, but both letter runs are at chance"))
     if shape == "contamination":  # the public pair is the real published one
         assert view["numbers"]["delta"] == pytest.approx(compare(example_pair())["delta"])
 
@@ -441,7 +455,8 @@ def test_the_chart_ticks_are_round_and_a_subject_at_zero_shows():
     rows = [{"subject": "a", "delta": -0.081, "n": 10}, {"subject": "b", "delta": 0.0, "n": 10},
             {"subject": "c", "delta": 0.15, "n": 10}]
     fig = subject_delta_chart(rows, 0.02, 0.03, 2, "ship", 600)
-    ticks = [m["text"] for m in fig["marks"] if m["tag"] == "text" and m["attrs"].get("text-anchor") == "end"]
+    ticks = [m["text"] for m in fig["marks"] if m["tag"] == "text" and m["attrs"].get("text-anchor") == "end"
+             and m["attrs"]["class"] == "fig-tick"]
     assert ticks == ["−15", "−10", "−5", "0", "+5", "+10", "+15"]  # round steps, not ±15, ±7.5
     bars = [m for m in fig["marks"] if m["tag"] == "rect" and m["attrs"]["class"].startswith("fig-bar")]
     assert len(bars) == 3 and all(float(b["attrs"]["height"]) >= 2 for b in bars)
@@ -457,3 +472,63 @@ def test_micro_and_macro_part_on_the_simulated_example():
     view = run_view(MICRO_MACRO, {"source": "simulated-skew"}, {"table_1": table, "group_sizes": sizes})
     assert view["numbers"]["micro"] - view["numbers"]["macro"] > 0.15  # several points apart
     assert "a simulated run, not real results" in view["summary"][0]
+
+
+# Real lm_eval 0.4.13 --log_samples files (tools/harness_gate_logs.py): mmlu_<subject> (acc) and
+# mmlu_<subject>_generative (exact_match) on the first 40 test questions of three subjects (3x40),
+# and on the first 6 of the first 20 subjects (20x6).
+GATE_LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "harness_gate"
+
+
+def gate_logs(shots: int, generative: bool, which: str = "3x40") -> list[str]:
+    return [str(p) for p in sorted((GATE_LOGS / which / f"{shots}shot").glob("samples_*.jsonl.gz"))
+            if ("_generative_" in p.name) == generative]
+
+
+def test_the_command_on_real_harness_logs_cannot_decide_on_three_subjects_of_forty(capsys):
+    """The issue's new user: 0-shot as production, 5-shot as candidate, 120 questions. The band is far
+    over ±5 points, so the verdict is "too little data" (exit 3), never "ship"."""
+    args = ["scoring-lesson", "gate", "--production", *gate_logs(0, False), "--candidate", *gate_logs(5, False)]
+    assert engine_main([*args, "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert (report["n"], report["subjects"], report["df"]) == (120, 3, 2)
+    assert report["verdict"] == "too little data" and report["shape"] == "undecided"
+    # 15.83% against 26.67%: +10.83 points inside a band of ±29.46 (Student's t with 2 degrees of freedom)
+    assert round(report["delta"] * 100, 2) == 10.83 and round(report["band"] * 100, 2) == 29.46
+    assert report["questions_needed"] == math.ceil(120 * (report["band"] / 0.02) ** 2 - 1e-9)
+    assert engine_main(args) == 3
+    out = capsys.readouterr().out
+    assert "Verdict: too little data (|Δ| ≤ 4.53 × SE" in out and "Ship it" not in out
+    assert f"would take about {report['questions_needed']:,} questions in these 3 subjects" in out
+
+
+def test_mmlu_generative_logs_are_read_by_exact_match_and_show_the_format_shape(capsys):
+    """The written-answers pair from the harness's mmlu_generative (exact_match, no acc): read in the
+    command and the widget alike; dropping the worked examples is a format regression."""
+    logs = {(shots, generative): gate_logs(shots, generative, "20x6") for shots in (0, 5) for generative in (False, True)}
+    args = ["scoring-lesson", "gate", "--json", "--production", *logs[5, False], "--candidate", *logs[0, False],
+            "--generative-production", *logs[5, True], "--generative-candidate", *logs[0, True]]
+    engine_main(args)
+    cli = json.loads(capsys.readouterr().out)
+    generative = cli["generative"]
+    assert generative["n"] == 120 and generative["subjects"] == 20
+    assert generative["verdict"] == "investigate" and generative["delta"] < 0
+    assert cli["shape"] == "format"
+    runs = {role: [[Path(p).name.removesuffix(".gz"), gzip.decompress(Path(p).read_bytes()).decode()]
+                   for p in logs[shots, generative]]
+            for role, shots, generative in (("production", 5, False), ("candidate", 0, False),
+                                            ("generative_production", 5, True), ("generative_candidate", 0, True))}
+    view = run_view(WIDGET, {}, {**widget_context(), "runs": runs})
+    assert view["numbers"] == {key: cli[key] for key in view["numbers"]}
+    assert "scored by the harness's exact_match" in view["summary"][1]
+    # letter and written answers in one run: refused, naming both metrics
+    with pytest.raises(RunFormatError, match="scored by 'exact_match', but .* by 'acc'"):
+        read_run([(Path(p).name.removesuffix(".gz"), gzip.decompress(Path(p).read_bytes()).decode())
+               for p in gate_logs(0, False) + gate_logs(0, True)])
+
+
+def test_a_cut_json_line_is_named_whole():
+    with pytest.raises(RunFormatError, match=r"line 1: not valid JSON \(Unterminated string starting at column 30\)$"):
+        read_run([("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", '{"doc_id": 0, "acc": 1, "x": "cut')])
+    with pytest.raises(RunFormatError, match=r"not valid JSON \(Expecting value at column 1\)$"):
+        read_run([("samples_mmlu_anatomy_2024-06-01T10-00-00.jsonl", "oops")])

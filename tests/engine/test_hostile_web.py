@@ -221,7 +221,7 @@ def test_a_big_ordinary_run_is_still_read(tmp_path):
     plain = tmp_path / "production.jsonl"
     plain.write_text(text.replace("\n", "\r\n"), newline="")
     status, err, _ = _gate(plain)
-    assert status in (0, 1) and "error" not in err, err[-2000:]
+    assert status in (0, 1, 3) and "error" not in err, err[-2000:]  # a verdict (3: too little data), not 2
 
 
 # -- item 5: the overlap page's cost per post -------------------------------------------------------------

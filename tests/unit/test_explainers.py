@@ -334,8 +334,10 @@ def test_subject_deltas_sorted_smallest_first():
 
 def test_gate_verdict():
     quiet = ex.gate_verdict(CANDIDATE, BASELINE, SUBJECTS)
-    assert quiet["verdict"] == "ship"
+    # 8 questions: a band of ±50 points or more cannot say ship
+    assert quiet["verdict"] == "too little data" and quiet["band"] > ex.DECISIVE_BAND
     assert close(quiet["delta"], 1 / 8)
+    assert quiet["questions_needed"] == math.ceil(8 * (quiet["band"] / ex.TARGET_BAND) ** 2 - 1e-9)
     loud = ex.gate_verdict([1] * 8, [0] * 8, SUBJECTS)
     assert loud["verdict"] == "investigate" and loud["clustered_se"] == 0.0 and loud["p_value"] == 0.0
     assert ex.gate_verdict(CANDIDATE, BASELINE, SUBJECTS, multiple=0.1)["verdict"] == "investigate"
@@ -362,7 +364,7 @@ def test_three_subjects_that_moved_alike_gate_on_the_paired_error():
     gate = ex.gate_verdict(candidate, baseline, subjects)
     assert gate["clustered_se"] == 0.0 and gate["clustered_se_cr1"] == 0.0
     assert gate["gate_se_basis"] == "paired" and gate["gate_se"] == gate["paired_se"] > 0
-    assert gate["few_subjects"] and gate["verdict"] == "ship"
+    assert gate["few_subjects"] and gate["verdict"] == "too little data"  # 75 questions: a band of ±9.9 points
 
 
 def test_many_subjects_are_not_few():

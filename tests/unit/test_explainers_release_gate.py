@@ -158,13 +158,51 @@ def test_three_equal_subjects_no_longer_gate_on_zero():
     assert gate["paired_se"] == pytest.approx(paired, rel=1e-12)
     assert gate["few_subjects"] and gate["gate_se_basis"] == "paired" and gate["gate_se"] == gate["paired_se"]
     assert gate["critical"] == pytest.approx(float(sps.t.isf(sps.norm.sf(2.0), 2)), rel=1e-10)
-    assert gate["band"] > abs(gate["delta"]) and gate["verdict"] == "ship"
+    # 75 questions: a band of ±9.9 points cannot tell a 4-point drop from luck
+    assert gate["band"] > 0.05 > abs(gate["delta"]) and gate["verdict"] == "too little data"
 
     report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
     text = "\n".join(report_lines(report))
     assert "Only 3 subjects" in text and "unreliable" in text and "paired error" in text
     assert "SE_cl = 0.00" not in text and "× SE = 0.00" not in text
-    assert report["verdict"] == "ship" and report["few_subjects"]
+    assert report["verdict"] == "too little data" and report["few_subjects"] and report["shape"] == "undecided"
+    assert "Verdict: too little data (|Δ| ≤ 4.53 × SE" in text and "Too little data to decide: a band of ±" in text
+
+
+def test_three_subjects_of_forty_cannot_decide_and_say_how_many_questions_would():
+    """The issue's case: 3 subjects × 40 questions. Past ±5 points the verdict is "too little data",
+    never "ship"; the questions a ±2-point band takes follow from the band narrowing as 1/√n at the
+    same spread, checked here with scipy's Student's t on the paired error numpy computes."""
+    candidate, baseline, names = clustered_runs(3, 40, 5, subject_sd=0.02, shift=-0.075)
+    gate = ex.gate_verdict(candidate, baseline, names)
+    assert gate["band"] > ex.DECISIVE_BAND and abs(gate["delta"]) <= gate["band"]
+    assert gate["verdict"] == "too little data"
+    d = np.array(candidate, float) - np.array(baseline, float)
+    critical = float(sps.t.ppf(sps.norm.cdf(2.0), 2))
+    se = max(gate["clustered_se_cr1"], float(d.std(ddof=1) / np.sqrt(len(d))))
+    needed = gate["questions_needed"]
+    band_at = lambda n: critical * se * np.sqrt(len(d) / n)  # noqa: E731  (the same spread over n questions)
+    assert band_at(needed) <= ex.TARGET_BAND < band_at(needed - 1)
+    # a narrow band has no number to give; a delta past even a wide band is decided
+    narrow = clustered_runs(57, 246, 7, subject_sd=0.0, shift=0.0)
+    assert ex.gate_verdict(*narrow)["questions_needed"] is None
+    far = ex.gate_verdict([1] * 60 + [0] * 60, [0] * 60 + [1] * 60, ["a", "b", "c"] * 40)
+    assert far["band"] > ex.DECISIVE_BAND and far["verdict"] == "too little data"
+    dropped = ex.gate_verdict([0] * 120, [1] * 100 + [0] * 20, ["a", "b", "c"] * 40)
+    assert dropped["band"] > ex.DECISIVE_BAND and dropped["verdict"] == "investigate"
+
+
+def test_five_pasted_questions_cannot_decide_and_the_axis_stops_at_100_points():
+    from widgetkit.charts import subject_delta_chart
+
+    candidate, baseline, names = [1, 0, 1, 0, 0], [1, 1, 0, 1, 0], ["a", "a", "b", "b", "b"]
+    report = compare({"candidate": candidate, "baseline": baseline, "subjects": names})
+    assert report["band"] > 1 and report["verdict"] == "too little data"
+    fig = subject_delta_chart(report["subject_rows"], report["delta"], report["band"], 2, report["verdict"], 600)
+    ticks = [m["text"] for m in fig["marks"] if m["tag"] == "text" and m["attrs"]["class"] == "fig-tick"
+             and m["attrs"].get("text-anchor") == "end"]
+    assert ticks[0] == "−100" and ticks[-1] == "+100"
+    assert any("(cut at the axis)" in (m.get("text") or "") for m in fig["marks"][0]["children"])
 
 
 def test_eight_subjects_warn():

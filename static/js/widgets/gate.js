@@ -23,16 +23,55 @@ function withoutLoaded(context) {
   return rest;
 }
 
+// The error shows by what was used: the file inputs or the paste box (the other box is emptied).
 function showError(widget, message) {
-  const box = widget.el.querySelector('[data-role="load-error"]');
-  box.textContent = message || '';
-  box.hidden = !message;
+  for (const box of widget.el.querySelectorAll('[data-role="load-error"]')) {
+    const here = Boolean(message) && box.dataset.from === (widget.loadedFrom || 'files');
+    box.textContent = here ? message : '';
+    box.hidden = !here;
+  }
 }
 
-function use(widget, loaded) {
+// "Which two runs" names what is drawn: while the reader's own runs are, an option of their names
+// is chosen, with the example's value (the view draws the loaded runs whatever the source says),
+// so the settings and the link stay the example's; choosing any other option goes back to it.
+function nameLoaded(widget, words) {
+  const select = widget.el.querySelector('select[name="source"]');
+  if (!select) return;
+  let option = select.querySelector('option[data-loaded]');
+  if (!words) {
+    if (option) { select.value = option.value; option.remove(); }
+    return;
+  }
+  if (!option) {
+    option = document.createElement('option');
+    option.dataset.loaded = '';
+    option.value = select.value;
+    select.prepend(option);
+  }
+  option.textContent = words;
+  option.selected = true;
+}
+
+function namesOf(files) {
+  return files.length === 1 ? files[0][0] : `${files[0][0]} and ${files.length - 1} more`;
+}
+
+function use(widget, loaded, from) {
+  widget.loadedFrom = from;
   widget.context = { ...withoutLoaded(widget.context), ...loaded };
   widget.el.querySelector('[data-action="clear-results"]').hidden = false;
+  nameLoaded(widget, loaded.runs
+    ? `your files: ${namesOf(loaded.runs.candidate)} vs ${namesOf(loaded.runs.production)}`
+    : 'your pasted results');
   widget.request();
+}
+
+function backToExamples(widget) {
+  widget.context = withoutLoaded(widget.context);
+  widget.el.querySelector('[data-action="clear-results"]').hidden = true;
+  showError(widget, '');
+  nameLoaded(widget, null);
 }
 
 export function setup(widget) {
@@ -43,25 +82,33 @@ export function setup(widget) {
         if (input.files.length) runs[input.dataset.run] = await readFiles(input);
       }
     } catch (error) {
+      widget.loadedFrom = 'files';
       showError(widget, error.message);
       return;
     }
     if (!runs.production || !runs.candidate) {
+      widget.loadedFrom = 'files';
       showError(widget, 'Choose a production run and a candidate run first.');
       return;
     }
-    use(widget, { runs });
+    use(widget, { runs }, 'files');
   });
   widget.el.querySelector('[data-action="load-results"]').addEventListener('click', () => {
-    use(widget, { pasted: widget.el.querySelector('[data-role="results"]').value });
+    use(widget, { pasted: widget.el.querySelector('[data-role="results"]').value }, 'paste');
   });
-  const back = widget.el.querySelector('[data-action="clear-results"]');
-  back.addEventListener('click', () => {
-    widget.context = withoutLoaded(widget.context);
-    back.hidden = true;
-    showError(widget, '');
+  widget.el.querySelector('[data-action="clear-results"]').addEventListener('click', () => {
+    backToExamples(widget);
     widget.request();
   });
+}
+
+// Choosing an example in "Which two runs" while the reader's runs are drawn goes back to the examples.
+export function onInput(widget, target) {
+  const loaded = widget.el.querySelector('option[data-loaded]');
+  if (target.name !== 'source' || !loaded || loaded.selected) return;
+  const chosen = target.value;
+  backToExamples(widget);
+  target.value = chosen;
 }
 
 // Each new view: its error (if any) beside the inputs, and the per-subject table for screen readers.
