@@ -28,7 +28,7 @@ from widgetkit.context import server_object
 from widgetkit.scene import Linear, figure, label, rect
 
 from .flips import Answer, answer_probability, key_probability, pair_answers, read_answers
-from .gate_widget import loaded_runs
+from .gate_widget import groups_check, loaded_runs
 from .runs import RunFormatError
 
 PAGE_SIZE = 20
@@ -50,13 +50,6 @@ def published_list(name: str, value: object) -> list:
         pair = checks.sequence(f"{name}[{i}]", item, minimum=2)
         checks.text(f"{name}[{i}][0]", pair[0])
         checks.text(f"{name}[{i}][1]", pair[1])
-    return found
-
-
-def group_map(name: str, value: object) -> dict:
-    found = checks.mapping(name, value, minimum=0)
-    for subject, group in found.items():
-        checks.text(f"{name}[{subject!r}]", group)
     return found
 
 
@@ -286,6 +279,6 @@ def flips_widget(name: str) -> Widget:
         blurb="Two runs question by question: the ones that went right to wrong, wrong to right, or to another "
               "wrong letter, and the letter each run leans on.",
         height=1400, params=params, view=view, driver="server", script=True,
-        accepts={"published_answers": server_object, "published_runs": published_list, "subject_groups": group_map,
+        accepts={"published_answers": server_object, "published_runs": published_list, "subject_groups": groups_check,
                  "runs": loaded_runs},
     )

@@ -3,7 +3,7 @@
 // are read here by the gate's reader (gate.js) and handed, as the widget's context, to the same
 // Python view in the page's worker, so they are sent nowhere. Each new view's tables and list are
 // drawn again here from its rows, as text (never markup).
-import { readFiles } from '/static/js/widgets/gate.js';
+import { readRunInputs } from '/static/js/widgets/gate.js';
 
 const LETTERS = 'ABCDEFGHIJ';
 const pct = (x) => `${(100 * x).toFixed(2)} %`;
@@ -55,11 +55,9 @@ export function setup(widget) {
   const box = widget.el.querySelector('.flips-load');
   widget.published = JSON.parse(box.dataset.published || '[]');
   widget.el.querySelector('[data-action="compare-runs"]').addEventListener('click', async () => {
-    const runs = {};
+    let runs;
     try {
-      for (const input of widget.el.querySelectorAll('input[data-run]')) {
-        if (input.files.length) runs[input.dataset.run] = await readFiles(input);
-      }
+      runs = await readRunInputs(widget);
     } catch (error) {
       showError(widget, error.message);
       return;

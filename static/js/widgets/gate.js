@@ -74,13 +74,21 @@ function backToExamples(widget) {
   nameLoaded(widget, null);
 }
 
+// The runs a widget's file inputs hold, by role ({production: [[name, text], ...], ...}); a file
+// that cannot be read throws, with its name.
+export async function readRunInputs(widget) {
+  const runs = {};
+  for (const input of widget.el.querySelectorAll('input[data-run]')) {
+    if (input.files.length) runs[input.dataset.run] = await readFiles(input);
+  }
+  return runs;
+}
+
 export function setup(widget) {
   widget.el.querySelector('[data-action="compare-runs"]').addEventListener('click', async () => {
-    const runs = {};
+    let runs;
     try {
-      for (const input of widget.el.querySelectorAll('input[data-run]')) {
-        if (input.files.length) runs[input.dataset.run] = await readFiles(input);
-      }
+      runs = await readRunInputs(widget);
     } catch (error) {
       widget.loadedFrom = 'files';
       showError(widget, error.message);
