@@ -12,7 +12,7 @@ before(async () => { browser = await launch(); });
 after(async () => { await browser.close(); });
 
 test('printing the paper keeps every widget as its picture, summary and address', async () => {
-  await checkPrinted(browser, 'mmlu', 7);
+  await checkPrinted(browser, 'mmlu', 8);
 });
 
 // A 360 px wide browser context whose pages add up their layout shifts in window.__shift.

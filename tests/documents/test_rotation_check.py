@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 
 import pytest
 
@@ -103,3 +104,30 @@ def test_the_published_checks_are_whole_runs_or_stratified_samples_and_their_cou
         assert {k: run["all"][k] for k in recount} == recount
         assert run["all"]["positions"] == [[sum(row["rotations"][s]["position"] == p for row in rows) for p in "ABCD"]
                                            for s in range(4)]
+
+
+LEDGER_ENTRY = re.compile(r"^data: benchmarks/mmlu/runs/rotations/(?P<file>\S+\.jsonl\.gz), rotation_metrics (?P<key>\w+)")
+
+
+@pytest.mark.parametrize("slug", ["mmlu", "scoring-lesson"])
+def test_the_ledgers_rotation_numbers_are_recounted_from_the_files_they_name(slug):
+    """Each ledger number whose source is a published rotation check is that file's, recounted here
+    without explainers (percent, one decimal)."""
+    import tomllib
+    from pathlib import Path
+
+    ledger = Path(__file__).resolve().parents[2] / "content" / slug / "numbers.toml"
+    entries = [e for e in tomllib.loads(ledger.read_text())["cited"] if LEDGER_ENTRY.match(e["source"])]
+    assert entries, f"{slug}'s ledger names the rotation check's numbers"
+    for entry in entries:
+        found = LEDGER_ENTRY.match(entry["source"])
+        with gzip.open(rotation_runs.ROTATIONS_DIR / found["file"], "rt") as lines:
+            rows = [json.loads(line) for line in lines]
+        answers = [[r["answer"] for r in row["rotations"]] for row in rows]
+        shares = {"consistent": sum(len(set(a)) == 1 for a in answers) / len(rows),
+                  "accuracy_all_rotations": sum(a == [row["key"]] * 4 for a, row in zip(answers, rows, strict=True))
+                  / len(rows),
+                  "accuracy_first_rotation": sum(row["correct"] for row in rows) / len(rows),
+                  "accuracy_mean": sum(a.count(row["key"]) for a, row in zip(answers, rows, strict=True))
+                  / (4 * len(rows))}
+        assert f"{100 * shares[found['key']]:.1f}" == entry["value"], entry

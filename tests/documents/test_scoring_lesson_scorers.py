@@ -387,7 +387,7 @@ def test_the_embed_answers_its_form_in_the_frame(live_app):
     assert "<p>Scored by SmolLM2-135M-Instruct with 0 worked examples." in html and "GGUF" not in html
     assert "Letter log-likelihood <span class=\"ts-how\">the <code>mmlu</code> task's <code>acc</code></span>" in html
     tally = re.search(r"data-ls-verdict><strong>(\d) of the 8 decisions are the key's letter</strong>", html)
-    decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*\((right|wrong)\)', html)
+    decided = re.findall(r'<span data-role="decision">([^<]*)</span>\s*<span class="ts-mark">(right|wrong)</span>', html)
     assert tally and int(tally.group(1)) == sum(verdict == "right" for _, verdict in decided)
 
 

@@ -57,6 +57,10 @@ CACHES = {
                                                                    "4 at most",
     "benchmarks/mmlu/server/published_runs.py:_summaries": "files: the published runs",
     "benchmarks/mmlu/server/published_runs.py:_summarised": "files: the published runs and the data folder",
+    "benchmarks/mmlu/server/rotation_runs.py:_summarised": "files: the published rotation checks and the test "
+                                                           "set's sizes, 4 at most",
+    "engine/packages.py:_COMPRESSED": "files: the site's and Pyodide's files a widget package holds, once per "
+                                      "content (export only)",
     "benchmarks/mmlu/server/reader.py:_read_subjects": "settings: the data folder",
     "benchmarks/mmlu/server/reader.py:_read_split_file": "files: a subject and split the reader has checked exist",
     "benchmarks/mmlu_pro/server/__init__.py:_published_rows": "files: the published run, read once",

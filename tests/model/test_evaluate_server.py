@@ -122,7 +122,7 @@ def test_conformance_of_our_server_against_a_published_run(model_server, capsys,
     assert cli_main([benchmark, "conformance", "--server", model_server, "--run", run,
                      "--questions", "3", "--no-progress", "--workers", "1"]) == 0
     out = capsys.readouterr().out
-    assert "Prediction agreement: 3/3 (100.0 %)" in out and "Conforms" in out
+    assert "Prediction agreement: 3/3 (100.0%)" in out and "Conforms" in out
     assert float(re.search(r"Max \|dp\| .*: (\S+)", out).group(1)) <= TOLERANCE
 
 
