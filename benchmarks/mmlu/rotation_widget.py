@@ -18,7 +18,7 @@ from __future__ import annotations
 from explainers import checks
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP
-from widgetkit.scene import Linear, Rows, caption, figure, key, label, legend, percent_axis_x, rect, vline
+from widgetkit.scene import Linear, Rows, figure, key, label, legend, percent_axis_x, rect, vline
 from widgetkit.words import count, pct
 
 LETTERS = "ABCD"
@@ -82,7 +82,8 @@ def view(state: dict, context: dict) -> dict:
     width = state["width"]
     if not runs:
         return {"summary": ["No rotation check is published on this site yet."],
-                "figure": figure(width, 40, "No rotation check published", [label(width / 2, 24, "No check published")]),
+                "figure": figure(width, 40, "No rotation check published",
+                                 [key([label(width / 2, 24, "No check published")])]),
                 "numbers": {}}
     run = next((r for r in runs if r["key"] == state.get("run")), runs[0])
     subject = state.get("subject", ALL)
@@ -98,54 +99,35 @@ def view(state: dict, context: dict) -> dict:
     picks = [sum(p[i] for p in tally["positions"]) for i in range(len(LETTERS))]
     favourite = LETTERS[picks.index(max(picks))]
     at_favourite = [p[LETTERS.index(favourite)] / n for p in tally["positions"]]
-    order_names = [f"Order {shift + 1}" + (" (as published)" if shift == 0 else "") for shift in range(k)]
 
-    rows_at = Rows.fit([*names.values(), *order_names], width)
-    pitch = rows_at.name_height + 30
+    # The fifth bar: where the answers landed, over every order (each order's share is in the summary).
+    names["position"] = f"Answers at position {favourite}, its favourite"
+    shares["position"] = sum(at_favourite) / k
+    chance["position"] = 1 / 4
+    rows_at = Rows.fit(list(names.values()), width)
+    pitch = rows_at.name_height + 26
     x = Linear((0, 1), (rows_at.x0, rows_at.x1))
     marks, named = [], []
-
-    def value_label(share: float, clear_of: float, bar_top: float) -> dict:
-        """A bar's value: after the bar (and clear of its guesser's tick), or inside a long bar's end."""
-        if share > 0.8:
-            return label(x(share) - 6, bar_top + 15, pct(share), "fig-tick fig-halo", "end")
-        return label(x(max(share, clear_of)) + 6, bar_top + 15, pct(share), "fig-tick", "start")
-
     top = 12
     for i, (part, share) in enumerate(shares.items()):
-        row_top = top + i * pitch
+        row_top = top + i * pitch + (10 if part == "position" else 0)  # set apart: a different question
         bar_top = row_top + rows_at.name_height + 2
-        named.append(rows_at.name(row_top + 2, 20, names[part]))
-        marks.append(rect(x(0), x(share), bar_top, bar_top + 20, "fig-bar-model-a", f"{names[part]}: {pct(share)}"))
-        marks.append(vline(x(chance[part]), bar_top - 3, bar_top + 23, "fig-ref fig-chance"))
-        marks.append(value_label(share, chance[part], bar_top))
-    axis_at = top + len(shares) * pitch + 2
+        named.append(rows_at.name(row_top + 2, 18, names[part]))
+        marks.append(rect(x(0), x(share), bar_top, bar_top + 18, "fig-bar-model-a", f"{names[part]}: {pct(share)}"))
+        marks.append(vline(x(chance[part]), bar_top - 3, bar_top + 21, "fig-ref fig-chance"))
+        marks.append(label(x(share) - 6, bar_top + 14, pct(share), "fig-tick fig-halo", "end") if share > 0.8 else
+                     label(x(max(share, chance[part])) + 6, bar_top + 14, pct(share), "fig-tick", "start"))
+    axis_at = top + len(shares) * pitch + 12
     marks += percent_axis_x(x, axis_at, step=25)
-    heading, second = caption(rows_at.x0 if rows_at.beside else GAP, axis_at + 30, width - 2 * GAP,
-                              f"Answers at position {favourite}, its favourite, in each order", "start")
-    marks += heading
-    for shift, share in enumerate(at_favourite):
-        row_top = second + 4 + shift * pitch
-        bar_top = row_top + rows_at.name_height + 2
-        named.append(rows_at.name(row_top + 2, 20, order_names[shift]))
-        marks.append(rect(x(0), x(1), bar_top, bar_top + 20, "fig-bar-model-b",
-                          f"{order_names[shift]}: at other positions {pct(1 - share)}"))
-        marks.append(rect(x(0), x(share), bar_top, bar_top + 20, "fig-bar-model-a",
-                          f"{order_names[shift]}: at position {favourite} {pct(share)}"))
-        marks.append(vline(x(0.25), bar_top - 3, bar_top + 23, "fig-ref fig-chance"))
-        marks.append(value_label(share, 0.25, bar_top))
     marks.append(key(named))
-    keys, bottom = legend([("box", "fig-bar-model-a", f"at position {favourite}"),
-                           ("box", "fig-bar-model-b", "at another position"),
-                           ("line", "fig-ref fig-chance", "a random guesser")],
-                          rows_at.x0 if rows_at.beside else GAP, second + 8 + k * pitch, width - 2 * GAP)
+    keys, bottom = legend([("line", "fig-ref fig-chance", "a random guesser")],
+                          rows_at.x0 if rows_at.beside else GAP, axis_at + 26, width - 2 * GAP)
     marks += keys
     model = run["model"]
     summary = [
-        f"{model}, {run['key']}, {where} ({count(n)} questions, each asked in {k} orders of its options): "
-        f"right {pct(shares['first'])} with the options as published and {pct(shares['mean'])} averaged over the "
-        f"{k} orders, but right in all {k} orders on only {pct(shares['all'])}; it chose the same option in all "
-        f"{k} orders for {pct(shares['same'])} of the questions.",
+        f"{model}, {run['key']}, {where}, {count(n)} questions each asked in {k} orders: the same option in all {k} "
+        f"orders {pct(shares['same'])}, right in all {k} {pct(shares['all'])} (right as published "
+        f"{pct(shares['first'])}, over the {k} orders {pct(shares['mean'])}).",
         f"A random guesser would be right {pct(chance['first'])} of the time in any one order, in all {k} "
         f"{pct(chance['all'], 2)} of the time, and would choose the same option in all {k} "
         f"{pct(chance['same'], 2)} of the time.",
