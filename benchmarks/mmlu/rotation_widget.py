@@ -65,10 +65,12 @@ def params(context: dict) -> tuple[Param, ...]:
     if not runs:
         return ()
     subjects = sorted({subject for run in runs for subject in run["subjects"]})
+    subject = Param("subject", "Questions", "choice", ALL,
+                    choices=((ALL, "every subject"), *((s, s.replace("_", " ")) for s in subjects)))
+    if len(runs) == 1:  # nothing to choose between: the headline names the one check
+        return (subject,)
     return (Param("run", "Which check", "choice", runs[0]["key"],
-                  choices=tuple((run["key"], f"{run['key']}, {run['sample']}") for run in runs)),
-            Param("subject", "Questions", "choice", ALL,
-                  choices=((ALL, "every subject"), *((s, s.replace("_", " ")) for s in subjects))))
+                  choices=tuple((run["key"], f"{run['key']}, {run['sample']}") for run in runs)), subject)
 
 
 def _chance(rotations: int) -> dict[str, float]:
@@ -125,7 +127,8 @@ def view(state: dict, context: dict) -> dict:
     marks += keys
     model = run["model"]
     summary = [
-        f"{model}, {run['key']}, {where}, {count(n)} questions each asked in {k} orders: the same option in all {k} "
+        f"{model}, {run['key']} ({run['sample']}), {where}, {count(n)} questions each asked in {k} orders: the same "
+        f"option in all {k} "
         f"orders {pct(shares['same'])}, right in all {k} {pct(shares['all'])} (right as published "
         f"{pct(shares['first'])}, over the {k} orders {pct(shares['mean'])}).",
         f"A random guesser would be right {pct(chance['first'])} of the time in any one order, in all {k} "

@@ -147,7 +147,7 @@ describe('the static export, served from a sub-path by a file server', () => {
     try {
       await page.reload({ waitUntil: 'load' });
       const names = await page.evaluate(async (next) => {
-        for (let tries = 0; tries < 600; tries += 1) {
+        for (let tries = 0; tries < 1200; tries += 1) { // up to 120 s: the new worker saves the whole export first
           const found = (await caches.keys()).filter((name) => name.startsWith('papers-offline-'));
           if (found.length === 1 && found[0].endsWith(next)) return found;
           await new Promise((resolve) => setTimeout(resolve, 100));
