@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: lm_eval's own process, about a minute
+pytestmark = [pytest.mark.model, pytest.mark.slow,  # slow: lm_eval's own process, about a minute
+              # one worker runs both settings: the module fixture runs lm_eval once, not once a worker
+              pytest.mark.xdist_group("model_server")]
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "harness_reference"
