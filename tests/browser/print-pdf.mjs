@@ -86,6 +86,8 @@ function markFigures() {
   });
 }
 
+const PRINT_WIDTH = 640; // static/js/widgets/widget.js: a figure drawn wider gets a copy for print
+
 const browser = await launch();
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -97,6 +99,11 @@ try {
     await page.waitForFunction(() => [...document.querySelectorAll('section.widget[data-widget]:not([data-driver="live"])')]
       .every((w) => w.dataset.ready === 'true' && !w.hasAttribute('aria-busy')), null, { timeout: 30_000 });
     await page.emulateMedia({ media: 'print' });
+    // A figure drawn wider than the printed column gets its print copy once its widget is still
+    // (widget.js, schedulePrintFigure): wait for every one, or a loaded machine prints both drawings.
+    await page.waitForFunction((printWidth) => [...document.querySelectorAll('section.widget svg.widget-figure')]
+      .filter((svg) => !svg.classList.contains('widget-figure-print') && Number(svg.getAttribute('width')) > printWidth)
+      .every((svg) => svg.dataset.printCopy === 'true'), PRINT_WIDTH, { timeout: 30_000 });
     const figures = await page.evaluate(markFigures);
     // The words of each fold's summary that prints (a <details> prints open), to find them in the PDF.
     const summaries = await page.$$eval('main details > summary', (all) => [...new Set(all
