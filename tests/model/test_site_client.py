@@ -104,14 +104,29 @@ def test_the_web_process_imports_no_torch(model_server):
 
 
 # -- faults ---------------------------------------------------------------------------------------------
-def post(base: str, path: str, body: dict, timeout: float = 120):
-    request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json", "Origin": base})
+def post(base: str, path: str, body: dict, timeout: float = 120, source: str | None = None):
+    """POST JSON; ``source``: another loopback address to send from (another reader, for the site's
+    per-reader shares), e.g. "127.0.0.2"."""
+    if source is None:
+        request = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json", "Origin": base})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
+                return answer.status, json.loads(answer.read()), answer.headers
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read()), error.headers
+    import http.client
+    from urllib.parse import urlsplit
+
+    where = urlsplit(base)
+    connection = http.client.HTTPConnection(where.hostname, where.port, timeout=timeout, source_address=(source, 0))
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as answer:
-            return answer.status, json.loads(answer.read()), answer.headers
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read()), error.headers
+        connection.request("POST", path, body=json.dumps(body),
+                           headers={"Content-Type": "application/json", "Origin": base})
+        answer = connection.getresponse()
+        return answer.status, json.loads(answer.read()), answer.headers
+    finally:
+        connection.close()
 
 
 QUESTION = {"subject": "astronomy", "split": "test", "index": 1, "shots": 0}
@@ -140,7 +155,8 @@ def test_the_model_server_killed_under_load_comes_back():
         with urllib.request.urlopen(base + "/api/model", timeout=30) as state:  # what the live forms show
             state = json.loads(state.read())
         assert state["state"] == "loading" and state["restarting"] and "restarting" in state["message"], state
-        status, body, headers = post(base, "/api/score", QUESTION)
+        # Another reader (this one has the load's questions in flight, its share of the queue full):
+        status, body, headers = post(base, "/api/score", QUESTION, source="127.0.0.2")
         assert status == 503 and headers["Retry-After"] and "restarting" in body["error"], body
         for thread in load:
             thread.join(120)
