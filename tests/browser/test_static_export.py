@@ -208,7 +208,7 @@ def test_the_export_read_in_chromium(site):
             [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
              str(REPO_ROOT / "tests" / "browser" / "static-export.mjs")],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(
-                os.environ, EXPORT_URL=origin + SUB_PATH, EXPORT_DIR=str(root / SUB_PATH.strip("/")),
+                os.environ, EXPORT_URL=origin + SUB_PATH,
                 LMS_URL=f"{origin}/lms/", SCORM_LAUNCH=f"scorm/embed/{PACKAGED[0]}/{PACKAGED[1]}.html",
                 PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot"))),
             timeout=400)
