@@ -101,9 +101,13 @@ try {
     await page.emulateMedia({ media: 'print' });
     // A figure drawn wider than the printed column gets its print copy once its widget is still
     // (widget.js, schedulePrintFigure): wait for every one, or a loaded machine prints both drawings.
-    await page.waitForFunction((printWidth) => [...document.querySelectorAll('section.widget svg.widget-figure')]
-      .filter((svg) => !svg.classList.contains('widget-figure-print') && Number(svg.getAttribute('width')) > printWidth)
-      .every((svg) => svg.dataset.printCopy === 'true'), PRINT_WIDTH, { timeout: 30_000 });
+    const printCopiesMade = () => page.waitForFunction((printWidth) => [...document.querySelectorAll('section.widget')]
+      .every((w) => !w.hasAttribute('aria-busy') && [...w.querySelectorAll('svg.widget-figure')]
+        .filter((svg) => !svg.classList.contains('widget-figure-print') && Number(svg.getAttribute('width')) > printWidth)
+        .every((svg) => svg.dataset.printCopy === 'true')), PRINT_WIDTH, { timeout: 30_000 });
+    await printCopiesMade();
+    await page.waitForTimeout(1000); // a widget redrawn for the print layout's width starts again: still so a second later
+    await printCopiesMade();
     const figures = await page.evaluate(markFigures);
     // The words of each fold's summary that prints (a <details> prints open), to find them in the PDF.
     const summaries = await page.$$eval('main details > summary', (all) => [...new Set(all
