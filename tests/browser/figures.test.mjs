@@ -91,8 +91,11 @@ test('prompt parts and their legend swatches stay distinct in forced colours', a
   const swatches = await page.$$eval('.prompt-legend .swatch', (els) => els.map((el) => getComputedStyle(el).backgroundColor));
   assert.equal(swatches.length, 5);
   assert.equal(new Set(swatches).size, 5, `swatch colours: ${swatches.join(', ')}`);
-  const parts = await page.$$eval('.prompt-text .part', (els) => new Set(els.map((el) => getComputedStyle(el).backgroundColor)).size);
-  assert.ok(parts >= 4, 'header, question, options and the answer cue look different');
+  // Read once the widget's own style sheet applies (a page under load may not have it at 'load').
+  const distinct = () => new Set([...document.querySelectorAll('.prompt-text .part')]
+    .map((el) => getComputedStyle(el).backgroundColor)).size >= 4;
+  const parts = await page.waitForFunction(distinct, null, { timeout: 15_000 }).then(() => true, () => false);
+  assert.ok(parts, 'header, question, options and the answer cue look different');
   await page.close();
 });
 
