@@ -11,7 +11,7 @@ runs its own child), warms both (the model loaded, the site connected, by one ch
 post), then posts the form for each question ``--posts`` times: the first post finds the model
 server's prefix cache cold for that question, the later ones warm. Each post's cost is the
 utime+stime of both processes (/proc/PID/stat) before and after it, with the form's work (its budget,
-benchmarks/mmlu/server/three_scorers.form_work) beside it. Question 95 at 1 shot is the costliest
+content/scoring-lesson/server/three_scorers.form_work) beside it. Question 95 at 1 shot is the costliest
 form the budget lets through (31,796 of 32,000 work characters). ``--threads`` is the model
 server's torch threads (2 by default: app.py's default, every core, on the 2-core machine). Figures:
 docs/performance.md, "The three-scorers form's cost".
@@ -24,6 +24,7 @@ import os
 import re
 import time
 import urllib.parse
+from pathlib import Path
 
 from common import hardware, running_server
 
@@ -63,8 +64,11 @@ def post_form(port: int, subject: str, number: int, shots: int) -> tuple[int, st
 
 def form_work(subject: str, number: int, shots: int) -> int:
     from benchmarks.mmlu.server import data_dir
-    from benchmarks.mmlu.server import three_scorers as form
     from benchmarks.mmlu.server.reader import MMLUData
+    from widgetkit.registry import mount_document
+
+    mount_document("scoring-lesson", Path(__file__).resolve().parents[1] / "content" / "scoring-lesson")
+    from documents.scoring_lesson.server import three_scorers as form
 
     data = MMLUData(data_dir({}))
     question = data.question(subject, "test", number - 1)

@@ -69,8 +69,9 @@ def _in_server_folder(relative: Path) -> bool:
     return "server" in relative.parts[:-1]
 
 
-def _is_hooks(relative: Path) -> bool:
-    return relative.as_posix() == "hooks.py"
+def _document_server_side(relative: Path) -> bool:
+    """A document's hooks.py and server/ folder: its web side, which the browser never runs."""
+    return relative.as_posix() == "hooks.py" or relative.parts[0] == "server"
 
 
 def browser_files(documents: dict[str, Document]) -> list[tuple[str, bytes]]:
@@ -80,7 +81,7 @@ def browser_files(documents: dict[str, Document]) -> list[tuple[str, bytes]]:
     files.append((f"{PACKAGE}/__init__.py", b""))
     for document in documents.values():
         under = document_package(document.slug).replace(".", "/")
-        own = _python_files(document.folder, under, _is_hooks)
+        own = _python_files(document.folder, under, _document_server_side)
         if f"{under}/__init__.py" not in dict(own):
             own.insert(0, (f"{under}/__init__.py", b""))
         files += own

@@ -13,9 +13,9 @@ model several times is budgeted for all its runs (the three-scorers form: twice 
 runs). Over the limit, the route answers 413 naming what to change (fewer worked examples, fewer new
 tokens, a shorter question), before the model is loaded or queued.
 
-Used by MMLU's ``POST /api/score`` and run form (benchmarks/mmlu/server/validation.py), the
-three-scorers form (benchmarks/mmlu/server/three_scorers.py) and MMLU-Pro's score, chain of thought
-and run form (benchmarks/mmlu_pro/server/routes.py).
+Used by MMLU's ``POST /api/score`` (benchmarks/mmlu/server/validation.py) and MMLU-Pro's score and
+chain of thought (benchmarks/mmlu_pro/server/api.py), and so by every document's form that scores
+through them; a form that runs the model several times adds its own budget for all its runs.
 """
 from __future__ import annotations
 

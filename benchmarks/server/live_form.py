@@ -1,13 +1,14 @@
-"""The server side of a live, model-backed form, the same for every benchmark's (MMLU's /mmlu/run,
-MMLU-Pro's /mmlu-pro/run, the scoring lesson's three-scorers widget): what a POST must carry before
-it may start the model, and the two ways its answer comes back.
+"""The server side of a live, model-backed form, the same for every document's (each benchmark's
+"run it yourself" page, a lesson's widget that scores one question several ways): what a POST must
+carry before it may start the model, and the two ways its answer comes back.
 
 Without JavaScript the form posts and gets the whole page, with the result or the problems beside
 their fields, under the real status. With JavaScript (static/js/widgets/live-form.js) the same POST
 carries ``?fragment=1`` and gets only the results panel, always as a 200 (a reader's typo is then no
 console error): the panel carries the real status, model state and Retry-After as data attributes
-(benchmarks/server/live-results.html). A page may answer a GET the same way (MMLU-Pro's "Show this
-question": the shown question alone). The route functions stay in each benchmark's server package.
+(benchmarks/server/live-results.html). A page may answer a GET the same way (a question browser's
+"Show this question": the shown question alone). The route functions are the documents' own. A form
+numbers questions from 1, as a reader counts; the APIs' ``index`` counts from 0 (:func:`question_index`).
 """
 from __future__ import annotations
 
@@ -18,6 +19,13 @@ from flask import render_template, request
 from engine.security import CSRF_FIELD, csrf_token_valid, require_same_origin
 
 from .failures import ScoreFailed
+
+
+def question_index(number: str):
+    """The API's index for a typed question number; anything but a whole number is passed on as
+    typed, so the checks name it."""
+    number = number.strip()
+    return int(number) - 1 if number.isascii() and number.isdigit() else number
 
 
 def fragment_wanted() -> bool:

@@ -1,6 +1,7 @@
 """The MMLU-Pro document's server side: the benchmark it scores, its widgets' data, its command.
 
-``init_app`` sets up MMLU-Pro (benchmarks/mmlu_pro/server/) and its question browser's routes;
+``init_app`` sets up MMLU-Pro (benchmarks/mmlu_pro/server/), its API under ``/api/mmlu-pro`` and this
+document's question browser (``/mmlu-pro/run``, server/run_page.py);
 ``widget_context`` gives category sizes and the live model's published run; the data folder
 missing or unreadable (``DataMissing``) is a 503 that says what to do, while the rest of the site
 keeps working.
@@ -17,10 +18,13 @@ from .figures import CATEGORY_SIZES
 
 
 def init_app(app: Flask, document) -> None:
-    from benchmarks.mmlu_pro.server import routes
+    from benchmarks.mmlu_pro.server import api
+
+    from .server import run_page
 
     mmlu_pro.init_app(app)
-    app.register_blueprint(routes.bp)
+    app.register_blueprint(api.bp, url_prefix="/api/mmlu-pro")
+    app.register_blueprint(run_page.bp)
 
 
 def widget_context(app: Flask) -> dict:

@@ -1,7 +1,8 @@
 """The MMLU document's server side: the benchmark it scores, its widgets' data, its commands.
 
-``init_app`` sets up MMLU (benchmarks/mmlu/server/) and the live scoring form's routes (``/mmlu/run``,
-``/api/score``); ``widget_context`` gives subject and group sizes and the live model's published runs;
+``init_app`` sets up MMLU (benchmarks/mmlu/server/), its score and question API (``/api/score``,
+``/api/questions``) and this document's "Run it yourself" page (``/mmlu/run``, server/run_page.py);
+``widget_context`` gives subject and group sizes and the live model's published runs;
 ``live_widget`` draws the live scoring widget as the model is now; ``math_examples`` are its rows of
 ``/math-core``.
 """
@@ -17,10 +18,13 @@ from engine.documents import Command, DocumentHooks
 
 
 def init_app(app: Flask, document) -> None:
-    from benchmarks.mmlu.server import run
+    from benchmarks.mmlu.server import api
+
+    from .server import run_page
 
     mmlu.init_app(app)
-    app.register_blueprint(run.bp)
+    app.register_blueprint(api.bp)
+    app.register_blueprint(run_page.bp)
 
 
 def widget_context(app: Flask) -> dict:
@@ -45,7 +49,7 @@ def widget_context(app: Flask) -> dict:
 
 def live_widget(widget, mode: str) -> dict:
     """Template variables for the live-scoring widget, as the model is now."""
-    from benchmarks.mmlu.server.form import context, default_values
+    from .server.run_page import context, default_values
 
     return {"ls": context(default_values(mmlu.dataset()))}
 

@@ -2,8 +2,8 @@
 
 ``init_app`` sets up MMLU (benchmarks/mmlu/server/: its data from ``MMLU_DATA_DIR`` and the model
 service) and the lesson's routes: the data-checks page (``/scoring-lesson/overlap``) and the
-three-scorers widget's old address. ``live_widget`` and ``live_widget_form`` draw the three-scorers
-widget (benchmarks/mmlu/server/three_scorers.py). Without the MMLU files the gate still works, only
+three-scorers widget's old address (server/). ``live_widget`` and ``live_widget_form`` draw the
+three-scorers widget (server/three_scorers.py). Without the MMLU files the gate still works, only
 without subject groups (so without the knowledge-regression shape).
 """
 from __future__ import annotations
@@ -18,7 +18,7 @@ from engine.documents import Command, DocumentHooks
 
 
 def init_app(app: Flask, document) -> None:
-    from benchmarks.mmlu.server import overlap, three_scorers
+    from .server import overlap, three_scorers
 
     mmlu.init_app(app)
     app.register_blueprint(overlap.bp)
@@ -27,14 +27,14 @@ def init_app(app: Flask, document) -> None:
 
 def live_widget(widget, mode: str) -> dict:
     """The three-scorers widget's form (the lesson's one live widget), as the model is now."""
-    from benchmarks.mmlu.server.three_scorers import widget_variables
+    from .server.three_scorers import widget_variables
 
     return widget_variables(mode)
 
 
 def live_widget_form(widget, mode: str, whole_page):
     """The three-scorers widget's answer to its posted form: the whole page, or the results alone."""
-    from benchmarks.mmlu.server.three_scorers import form_answer
+    from .server.three_scorers import form_answer
 
     return form_answer(mode, whole_page)
 

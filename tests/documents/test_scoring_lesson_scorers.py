@@ -14,7 +14,7 @@ from benchmarks.mmlu import prompt as mmlu_prompt
 from benchmarks.mmlu.data import Question
 from benchmarks.mmlu.server import data_dir as mmlu_data_dir
 from benchmarks.mmlu.server import harness_tasks as harness
-from benchmarks.mmlu.server import three_scorers as page
+from documents.scoring_lesson.server import three_scorers as page
 from benchmarks.mmlu.server.reader import MMLUData
 from engine import create_app
 from tests.conftest import app_with_model, run_form_token

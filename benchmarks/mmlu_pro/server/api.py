@@ -1,21 +1,20 @@
-"""HTTP for MMLU-Pro questions and their live scoring.
+"""HTTP for MMLU-Pro questions and their live scoring: the JSON API, under the prefix the site
+registers ``bp`` at (``url_prefix``; the routes below are relative to it).
 
-    GET  /api/mmlu-pro/questions              the categories with their test and validation sizes
-    GET  /api/mmlu-pro/questions/<category>   ?split=test&index=N (one question) or ?random=1
-    POST /api/mmlu-pro/score                  {"category", "index", "shots": 0-5} for a real test
-                                              question: ten-letter probabilities (livescoring's
-                                              ``letter`` method) with this paper's prompt
-    POST /api/mmlu-pro/generate               {"category", "index", "shots": 0-5, "max_tokens": 1-512}: the
-                                              paper's chain-of-thought protocol, streamed as JSON lines
-                                              (the prompt; {"reading": {"prompt_tokens", "cached_tokens"}}
-                                              before the first token; the text as it is written, with the
-                                              tokens so far; then the letter the paper's extraction reads,
-                                              whether it is the key, and why it stopped, in words)
-    GET  /mmlu-pro/run                        the question browser (?category=…&number=N&shots=K; N counts
-                                              from 1, as the page does); POST scores the chosen question;
-                                              with ?fragment=1 (the page's script) a GET answers the shown
-                                              question alone and a POST the results alone
-Each request that starts the model (score, generate, and the page's POST in either mode) is first
+    GET  /questions              the categories with their test and validation sizes
+    GET  /questions/<category>   ?split=test&index=N (one question) or ?random=1
+    POST /score                  {"category", "index", "shots": 0-5} for a real test question:
+                                 ten-letter probabilities (livescoring's ``letter`` method) with the
+                                 paper's prompt
+    POST /generate               {"category", "index", "shots": 0-5, "max_tokens": 1-512}: the paper's
+                                 chain-of-thought protocol, streamed as JSON lines (the prompt;
+                                 {"reading": {"prompt_tokens", "cached_tokens"}} before the first
+                                 token; the text as it is written, with the tokens so far; then the
+                                 letter the paper's extraction reads, whether it is the key, and why
+                                 it stopped, in words)
+
+A document's question browser scores through :func:`score_question` and :func:`written_answer`.
+Each request that starts the model (score, generate, and a page's POST in either mode) is first
 held to the work budget of benchmarks/server/budget.py (the prompt's characters, the letters it
 compares, the new tokens it may write): over it, a 413 names what fits (fewer worked examples, fewer
 new tokens), before the model is loaded or queued.
@@ -28,29 +27,22 @@ from __future__ import annotations
 import json
 import random
 
-from flask import Blueprint, Response, abort, current_app, jsonify, render_template, request, stream_with_context, url_for
+from flask import Blueprint, Response, abort, current_app, jsonify, request, stream_with_context, url_for
 
-from benchmarks.server import budget, live, live_form, service
+from benchmarks.server import budget, live
+from benchmarks.server.api_docs import described, path_of
 from benchmarks.server.failures import SERVICE_ERRORS, Problem, ScoreFailed
 from benchmarks.server.multiple_choice import SHARED_PART_KINDS, continuations
 from benchmarks.server.reading import in_words, why_it_stopped
 from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
-from engine.widgets import asset_url
 from livescoring.generate import MAX_NEW_TOKENS
 
 from .. import answer, prompt
-from ..data import LETTERS, SPLITS
-from . import dataset, published_answer
+from ..data import SPLITS
+from . import dataset
 
 bp = Blueprint("mmlu_pro_live", __name__)
-# The document whose question browser this page is (its style sheet and script).
-DOCUMENT = "mmlu-pro"
-
-
-def _answer(description: str, schema: dict | None = None) -> dict:
-    return {"description": description,
-            "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
 
 
 def openapi() -> dict:
@@ -70,32 +62,32 @@ def openapi() -> dict:
     example = {"category": categories[0] if categories else "math", "index": 0, "shots": 0}
     rules = {RULE_KEY: ["index must be one of the chosen category's test questions (the schema's maximum is the "
                         "largest category's)"]}
-    refused = {"400": _answer(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
-               "403": _answer("sent from another site's page"),
-               "413": _answer("the request body is larger than 64 KiB, or the question would cost more work than one "
+    refused = {"400": described(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
+               "403": described("sent from another site's page"),
+               "413": described("the request body is larger than 64 KiB, or the question would cost more work than one "
                               "request may (the message says what to shorten)"),
-               "429": _answer("busy; see Retry-After"),
-               "503": _answer("the model or the data is unavailable, or still loading")}
+               "429": described("busy; see Retry-After"),
+               "503": described("the model or the data is unavailable, or still loading")}
     return {
-        "/api/mmlu-pro/questions": {"get": {
+        path_of("mmlu_pro_live.categories"): {"get": {
             "operationId": "mmlu_pro_categories", "summary": "the categories with their test and validation sizes",
-            "responses": {"200": _answer("categories", {"type": "object"}),
-                          "503": _answer("the MMLU-Pro files are missing")}}},
-        "/api/mmlu-pro/questions/{category}": {"get": {
+            "responses": {"200": described("categories", {"type": "object"}),
+                          "503": described("the MMLU-Pro files are missing")}}},
+        path_of("mmlu_pro_live.question"): {"get": {
             "operationId": "mmlu_pro_question", "summary": "one question of a category, or a random one",
             "parameters": [{"name": "category", "in": "path", "required": True, "schema": {"type": "string"}},
                            {"name": "split", "in": "query", "schema": {"enum": list(SPLITS)}},
                            {"name": "index", "in": "query", "schema": {"type": "string"}},
                            {"name": "random", "in": "query", "schema": {"enum": ["1"]}}],
-            "responses": {"200": _answer("the question", {"type": "object"}), "400": _answer("a bad parameter"),
-                          "404": _answer("unknown category"), "503": _answer("the MMLU-Pro files are missing")}}},
-        "/api/mmlu-pro/score": {"post": {
+            "responses": {"200": described("the question", {"type": "object"}), "400": described("a bad parameter"),
+                          "404": described("unknown category"), "503": described("the MMLU-Pro files are missing")}}},
+        path_of("mmlu_pro_live.score"): {"post": {
             "operationId": "mmlu_pro_score", "summary": "ten-letter probabilities for a real test question", **rules,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["category"], "properties": question}, "example": example}}},
-            "responses": {"200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
+            "responses": {"200": described("probabilities, prediction, prompt and timings", {"type": "object"}),
                           **refused}}},
-        "/api/mmlu-pro/generate": {"post": {
+        path_of("mmlu_pro_live.generate_answer"): {"post": {
             "operationId": "mmlu_pro_generate",
             "summary": "the paper's chain-of-thought protocol, streamed as JSON lines", **rules,
             "requestBody": {"required": True, "content": {"application/json": {"schema": {
@@ -114,7 +106,7 @@ bp.openapi = openapi  # collected into /api/openapi.json (engine/openapi.py)
 def _category(raw: str) -> str:
     name = raw.replace("-", " ")
     if name not in dataset().categories:
-        abort(404, description=f"There is no MMLU-Pro category called “{raw}”; see /api/mmlu-pro/questions.")
+        abort(404, description=f"There is no MMLU-Pro category called “{raw}”; see {url_for('mmlu_pro_live.categories')}.")
     return name
 
 
@@ -123,7 +115,7 @@ def question_json(q) -> dict:
             "src": q.src, "question": q.question, "options": list(q.options), "answer": q.answer}
 
 
-@bp.get("/api/mmlu-pro/questions")
+@bp.get("/questions")
 def categories():
     data = dataset()
     test, validation = data.category_sizes("test"), data.category_sizes("validation")
@@ -131,7 +123,7 @@ def categories():
                                for name in data.categories])
 
 
-@bp.get("/api/mmlu-pro/questions/<category>")
+@bp.get("/questions/<category>")
 def question(category: str):
     name = _category(category)
     split = request.args.get("split", "test")
@@ -221,7 +213,7 @@ def cot_prompt(q, shots: int) -> tuple[str, str]:
     return "".join(part.text for part in parts), "".join(part.text for part in parts if part.kind in SHARED_PART_KINDS)
 
 
-@bp.post("/api/mmlu-pro/score")
+@bp.post("/score")
 def score():
     require_same_origin()  # a page of another site may not spend this server's model
     body = request.get_json(silent=True)
@@ -276,7 +268,7 @@ def finished(q, written: str, event: dict, cap: int) -> dict:
                     "stopped": why_it_stopped(event["reason"], cap, f"“{STOP}”")}
 
 
-@bp.post("/api/mmlu-pro/generate")
+@bp.post("/generate")
 def generate_answer():
     require_same_origin()  # a page of another site may not spend this server's model
     body = request.get_json(silent=True)
@@ -314,77 +306,3 @@ def written_answer(category, index, shots) -> dict:
     q, _text, used, events = start_generation(category, index, shots, DEFAULT_COT_TOKENS, tokens_field=None)
     written, last = live.written(events)
     return finished(q, written, last, DEFAULT_COT_TOKENS) | {"text": written, "shots_used": used}
-
-
-# -- the page: the question browser and live scoring, a plain form that works without JavaScript --
-# The control each field belongs to: a wrong one is shown beside it. The page numbers a category's
-# questions from 1 (``number``), as a reader counts; the API's ``index`` counts from 0.
-CONTROLS = {"category": "run-category", "index": "run-number", "shots": "run-shots"}
-
-
-def _chosen(source, data) -> tuple[str, int | None, int, list[Problem]]:
-    """The category, question index and shots the form asks for, and the problems with what it sent
-    (a wrong field is reported, not quietly replaced)."""
-    problems = []
-    category = source.get("category", "math").replace("-", " ")
-    if category not in data.categories:
-        problems.append(Problem("category", f"category must be one of {', '.join(data.categories)}",
-                                "There is no such category; choose one from the list."))
-        category = "math"
-    size = len(data.in_category(category))
-    number = source.get("number", "1").strip()
-    index = None
-    if source.get("random"):
-        index = random.randrange(size)
-    elif number.isascii() and number.isdigit() and 1 <= int(number) <= size:
-        index = int(number) - 1
-    else:
-        problems.append(Problem("index", f"index must be a whole number from 0 to {size - 1}",
-                                f"Type a question number from 1 to {size:,}: {category} has {size:,} test questions."))
-    shots = source.get("shots", "5").strip()
-    if not (shots.isascii() and shots.isdigit() and int(shots) <= prompt.MAX_SHOTS):
-        problems.append(Problem("shots", f"shots must be a whole number from 0 to {prompt.MAX_SHOTS}",
-                                f"Choose from 0 to {prompt.MAX_SHOTS} worked examples."))
-        shots = "5"
-    return category, index, int(shots), problems
-
-
-@bp.route("/mmlu-pro/run", methods=["GET", "POST"])
-def page():
-    source = request.form if request.method == "POST" else request.args
-    data = dataset()
-    category, index, shots, problems = _chosen(source, data)
-    result = reasoning = failure = None
-    try:
-        if request.method == "POST":
-            live_form.check_post(request.form.get("category", "").replace("-", " ") == category,
-                                 "The form arrived without a known category; choose one and press Score.",
-                                 "category", "Score")
-        if problems:
-            raise ScoreFailed(400, problems[0].message, problems=tuple(problems))
-        if request.method == "POST":
-            if request.form.get("mode") == "cot":
-                reasoning = written_answer(category, index, shots)
-            else:
-                result = score_question(category, index, shots)
-    except ScoreFailed as error:
-        failure = error
-    paper = current_app.extensions["documents"][DOCUMENT]
-    question = None if index is None else data.in_category(category)[index]
-    context = {"result": result, "failure": failure, "errors": failure.on_form(CONTROLS) if failure else None,
-               "scored": request.method == "POST", "category": category, "index": index, "shots": shots,
-               "question": question, "letters": LETTERS, "cot_tokens": DEFAULT_COT_TOKENS, "status": service().status(),
-               # Printed in place of a live result, which paper cannot run.
-               "example": None if question is None or result else published_answer(question)}
-
-    def whole_page():
-        return render_template("benchmarks/mmlu_pro/server/run-page.html", paper=paper, categories=data.categories,
-                               sizes=data.category_sizes("test"), reasoning=reasoning, **context,
-                               styles=[url_for("static", filename="css/widgets.css"),
-                                       url_for("static", filename="css/live-form.css"),
-                                       asset_url(paper, "question-browser.css")],
-                               script=asset_url(paper, "question-browser.js"))
-
-    # The script's POST gets the results panel; its GET ("Show this question") the shown question.
-    fragment = "run-results.html" if request.method == "POST" else "run-question.html"
-    return live_form.answer(f"benchmarks/mmlu_pro/server/{fragment}", context, whole_page, failure)

@@ -1,4 +1,5 @@
-"""``/scoring-lesson/overlap``: the data checks on a page of their own.
+"""``/scoring-lesson/overlap``: the scoring lesson's data checks (benchmarks/mmlu/server/data_checks.py)
+on a page of their own.
 
 GET shows the counted duplicates and shared rows of our MMLU files and a form; POST checks the
 pasted text against every test question (n-gram overlap) and lists the closest. Bad input (no
@@ -8,9 +9,8 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, render_template, request
 
+from benchmarks.mmlu.server.data_checks import MAX_PASTED, OVERLAP_N, overlap_with_test, split_counts
 from engine.security import require_same_origin
-
-from .data_checks import MAX_PASTED, OVERLAP_N, overlap_with_test, split_counts
 
 bp = Blueprint("scoring_lesson_overlap", __name__)
 
@@ -28,6 +28,6 @@ def overlap_page():
         except ValueError as problem:
             error, status = str(problem), 400
     rows = [{**row, "question": data.question(row["subject"], "test", row["index"]).question} for row in found or []]
-    return render_template("benchmarks/mmlu/server/overlap-page.html", counts=split_counts(root), text=text,
+    return render_template("scoring-lesson/server/overlap-page.html", counts=split_counts(root), text=text,
                            found=rows if found is not None else None, error=error, n=OVERLAP_N,
                            max_pasted=MAX_PASTED), status

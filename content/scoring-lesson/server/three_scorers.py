@@ -1,8 +1,9 @@
-"""The three-scorers widget's server side: one real MMLU question, scored the ways the harness's tasks do.
+"""The scoring lesson's three-scorers widget, its server side: one real MMLU question, scored the ways
+the harness's tasks do.
 
 Letter log-likelihood (``mmlu``), full-answer continuation (``mmlu_continuation``, summed and per
 character) and generation read by the task's parser (``mmlu_generative``), each with the prompt as
-plain text and wrapped in the model's chat template; server/harness_tasks.py builds the prompts and
+plain text and wrapped in the model's chat template; benchmarks/mmlu/server/harness_tasks.py builds the prompts and
 reads the answers as the harness does. Scoring goes through the live model's queue (the same
 400/413/429/503/504 answers as ``POST /api/score``; the whole form is budgeted for all six runs,
 ``check_form_budget``); generation through the service's ``generate_until``
@@ -20,16 +21,15 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, redirect, request, url_for
 
+from benchmarks.mmlu.live_runs import model_name
+from benchmarks.mmlu.server import harness_tasks as harness
+from benchmarks.mmlu.server.harness_tasks import HarnessPrompt
 from benchmarks.server import budget, live_form
 from benchmarks.server.reading import why_it_stopped
 
-from ..live_runs import model_name
-from . import harness_tasks as harness
-from .harness_tasks import HarnessPrompt
-
 bp = Blueprint("scoring_lesson_scorers", __name__)
 # The document whose widget this is (its results template).
-DOCUMENT = "scoring-lesson"
+DOCUMENT = "scoring-lesson"  # this widget's document
 DEFAULT = {"subject": "astronomy", "number": "1", "shots": "0"}  # questions numbered from 1, as a reader counts
 FIELDS = tuple(DEFAULT)
 # The control each refused field belongs to; a prompt too long for the model is fixed with fewer worked examples.
@@ -96,9 +96,9 @@ def _checked(values: dict) -> dict:
     """The real question's Scorer arguments, checked as POST /api/score checks them (else ScoreFailed)."""
     from benchmarks.mmlu.data import DataMissing
     from benchmarks.mmlu.server import dataset
-    from benchmarks.mmlu.server.form import question_index
     from benchmarks.mmlu.server.validation import InvalidRequest, TooCostly, check_budget, score_arguments
     from benchmarks.server.failures import ScoreFailed
+    from benchmarks.server.live_form import question_index
 
     body = {"subject": values["subject"], "split": "test", "index": question_index(values["number"]),
             "shots": values["shots"], "method": "option"}
@@ -252,4 +252,4 @@ def form_answer(mode: str, whole_page):
 @bp.get("/scoring-lesson/three-scorers")
 def old_address():
     """The page this widget grew from; links to it keep working."""
-    return redirect(url_for("widgets.page", slug="scoring-lesson", name="three-scorers"), 301)
+    return redirect(url_for("widgets.page", slug=DOCUMENT, name="three-scorers"), 301)

@@ -1,29 +1,27 @@
-"""HTTP for live scoring of MMLU questions: the JSON API and the "Run it yourself" page.
+"""HTTP for live scoring of MMLU questions: the JSON API.
 
     POST /api/score                  score one question (JSON; see validation.score_arguments)
     GET  /api/questions              the subjects, with their test and val sizes
     GET  /api/questions/<subject>    ?split=test&index=N (one question), ?random=1, or
                                      ?offset=0&limit=50 (a page of short previews)
-    GET  /mmlu/run                   the page; POST /mmlu/run runs the form without JavaScript
-                                     (with ?fragment=1 only the results panel comes back, always as a 200, for the script)
 
-The API counts a split's questions from 0 (``index``), as the CSV rows are; the form and every page
-number them from 1, as a reader counts (the form's ``number`` is ``index`` + 1). A result carries
-``reading`` (benchmarks/server/reading.py): whether the prediction was a coin toss, and why, in words.
+The API counts a split's questions from 0 (``index``), as the CSV rows are; a document's form numbers
+them from 1, as a reader counts, and posts through :func:`run_score`. A result carries ``reading``
+(benchmarks/server/reading.py): whether the prediction was a coin toss, and why, in words.
 """
 from __future__ import annotations
 
 import random
 import time
 
-from flask import Blueprint, abort, current_app, jsonify, render_template, request
+from flask import Blueprint, abort, current_app, jsonify, request
 
-from benchmarks.server import live, live_form
+from benchmarks.server import live
+from benchmarks.server.api_docs import described
 from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
 from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
-from engine.widgets import widget_assets
 
 from ..data import DataMissing
 from ..prompt import MAX_SHOTS
@@ -40,8 +38,6 @@ from .validation import (
 )
 
 bp = Blueprint("mmlu_live", __name__)
-# The document whose live-scoring widget this page and its fragments draw (its templates and assets).
-DOCUMENT = "mmlu"
 
 PREVIEW_CHARS = 140
 MAX_PAGE = 100
@@ -49,12 +45,9 @@ TOO_LONG_FOR_THE_MODEL = ("The question and its options are longer than the mode
                           "examples; shorten them.")
 
 
-def _answer(description: str, schema: dict | None = None) -> dict:
-    return {"description": description,
-            "content": {"application/json": {"schema": schema or {"$ref": "#/components/schemas/Error"}}}}
-
-
 _TEXT = {"type": "string", "minLength": 1}
+
+
 def openapi() -> dict:
     """This blueprint's routes for /api/openapi.json (engine/openapi.py calls this for each document:
     the subjects are listed from the data, when it is installed)."""
@@ -83,16 +76,16 @@ def openapi() -> dict:
             "schema": {"oneOf": [real, own]},  # a real question by its index, or the reader's own: not both
             "example": {"subject": subjects[0] if subjects else "astronomy", "split": "test", "index": 0, "shots": 0}}}},
         "responses": {
-            "200": _answer("probabilities, prediction, prompt and timings", {"type": "object"}),
-            "400": _answer(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
-            "403": _answer("sent from another site's page"),
-            "413": _answer("too costly to score; the message says what to shorten"),
-            "429": _answer("the queue is full; see Retry-After"),
-            "503": _answer("the model or the subject's data is unavailable, or still loading"),
-            "504": _answer("scoring took longer than SCORER_TIMEOUT_S")}}},
+            "200": described("probabilities, prediction, prompt and timings", {"type": "object"}),
+            "400": described(f"a field is wrong (named in field), or breaks a rule the schema cannot state ({RULE_KEY})"),
+            "403": described("sent from another site's page"),
+            "413": described("too costly to score; the message says what to shorten"),
+            "429": described("the queue is full; see Retry-After"),
+            "503": described("the model or the subject's data is unavailable, or still loading"),
+            "504": described("scoring took longer than SCORER_TIMEOUT_S")}}},
         "/api/questions": {"get": {
             "operationId": "subjects", "summary": "the subjects with their sizes", "responses": {
-                "200": _answer("subjects", {"type": "object"}), "503": _answer("the MMLU files are not installed")}}},
+                "200": described("subjects", {"type": "object"}), "503": described("the MMLU files are not installed")}}},
         "/api/questions/{subject}": {"get": {
             "operationId": "questions", "summary": "one question, a random one, or a page of previews",
             "parameters": [{"name": "subject", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -101,8 +94,8 @@ def openapi() -> dict:
                            {"name": "random", "in": "query", "schema": {"enum": ["1"]}},
                            {"name": "offset", "in": "query", "schema": {"type": "string"}},
                            {"name": "limit", "in": "query", "schema": {"type": "string"}}],
-            "responses": {"200": _answer("the question(s)", {"type": "object"}), "400": _answer("a bad parameter"),
-                          "404": _answer("unknown subject"), "503": _answer("the subject's file is unavailable")}}},
+            "responses": {"200": described("the question(s)", {"type": "object"}), "400": described("a bad parameter"),
+                          "404": described("unknown subject"), "503": described("the subject's file is unavailable")}}},
     }
 
 
@@ -190,31 +183,3 @@ def questions(subject: str):
         {"index": q.index, "preview": q.question[:PREVIEW_CHARS] + ("…" if len(q.question) > PREVIEW_CHARS else "")}
         for q in rows[offset:offset + limit]
     ])
-
-
-# -- the page ----------------------------------------------------------------------------------
-@bp.route("/mmlu/run", methods=["GET", "POST"])
-def page():
-    from . import form
-
-    source = request.form if request.method == "POST" else request.args
-    values = form.values_from(source, data())
-    result = failure = None
-    if request.method == "POST":
-        try:
-            live_form.check_post("subject" in request.form, "The form arrived without a subject; choose one and press Run.",
-                                 "subject", "Run")
-            result = run_score(form.request_body(values))
-        except ScoreFailed as error:
-            failure = error
-    context = form.context(values, result, failure)
-    # The script's panel is drawn for where the widget sits (inside the paper, on a page, embedded).
-    mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
-
-    def whole_page():
-        paper = current_app.extensions["documents"][DOCUMENT]
-        assets = widget_assets(paper, paper.widgets["live-scoring"])
-        return render_template("benchmarks/mmlu/server/run-page.html", ls=context, assets=assets)
-
-    return live_form.answer(f"{DOCUMENT}/widgets/live-scoring-results.html", {"ls": context, "mode": mode},
-                            whole_page, failure)

@@ -1,27 +1,38 @@
-"""The "Run it yourself" form: read its fields, turn them into an API body, and build the template context.
+"""The MMLU document's "Run it yourself" page, ``/mmlu/run``, and its form: read the fields, turn
+them into a body for MMLU's score API (benchmarks/mmlu/server/api.py), build the template context.
 
-The same template serves the page (/mmlu/run), the widget inside the annotated paper, and the
-embeddable widget; without JavaScript the form posts to /mmlu/run and the server renders the result.
-The form numbers a split's questions from 1 (``number``), as a reader counts; the API's ``index``
-counts from 0. A failed run's problems are shown beside the controls they belong to (``CONTROLS``).
+    GET  /mmlu/run    the page; POST /mmlu/run runs the form without JavaScript (with ?fragment=1
+                      only the results panel comes back, always as a 200, for the script)
+
+The same template (widgets/live-scoring.html) serves the page, the widget inside the document and
+the embeddable widget; without JavaScript the form posts to /mmlu/run and the server renders the
+result. The form numbers a split's questions from 1 (``number``), as a reader counts; the API's
+``index`` counts from 0. A failed run's problems are shown beside the controls they belong to
+(``CONTROLS``).
 """
 from __future__ import annotations
 
 import random
 
-from flask import current_app, url_for
+from flask import Blueprint, current_app, render_template, request, url_for
 
+from benchmarks.mmlu.data import LETTERS, DataMissing
+from benchmarks.mmlu.live_runs import model_name
+from benchmarks.mmlu.prompt import MAX_SHOTS
+from benchmarks.mmlu.server import dataset
+from benchmarks.mmlu.server.api import run_score
+from benchmarks.mmlu.server.published_runs import published_answer
+from benchmarks.mmlu.server.reader import MMLUData
+from benchmarks.mmlu.server.validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS, choice_field
+from benchmarks.server import live_form
+from benchmarks.server.failures import ScoreFailed
+from benchmarks.server.live_form import question_index
 from benchmarks.server.reading import METHOD_TITLES
-from engine.security import CSRF_FIELD, csrf_token  # the hidden field run.py checks on every POST
-from engine.widgets import asset_url, share_links
+from engine.security import CSRF_FIELD, csrf_token  # the hidden field live_form.check_post checks on every POST
+from engine.widgets import asset_url, share_links, widget_assets
 
-from ..data import LETTERS, DataMissing
-from ..live_runs import model_name
-from ..prompt import MAX_SHOTS
-from .published_runs import published_answer
-from .reader import MMLUData
-from .run import DOCUMENT
-from .validation import MAX_CHOICE_CHARS, MAX_QUESTION_CHARS, QUESTION_SPLITS, choice_field
+bp = Blueprint("mmlu_run", __name__)
+DOCUMENT = "mmlu"  # this page's document: its live-scoring widget, templates and assets
 
 DEFAULT_SUBJECT = "astronomy"
 CHOICE_FIELDS = tuple(f"choice_{letter.lower()}" for letter in LETTERS)
@@ -55,13 +66,6 @@ def values_from(source, data: MMLUData) -> dict:
         except DataMissing:  # the run itself then says which file is damaged
             values["number"] = "1"
     return values
-
-
-def question_index(number: str):
-    """The API's index for a typed question number; anything but a whole number is passed on as
-    typed, so the checks name it."""
-    number = number.strip()
-    return int(number) - 1 if number.isascii() and number.isdigit() else number
 
 
 def request_body(values: dict) -> dict:
@@ -113,7 +117,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
     """Everything widgets/live-scoring.html needs."""
     data = current_app.extensions["mmlu_data"]
     service = current_app.extensions["scoring"]
-    paper = current_app.extensions["documents"][DOCUMENT]
+    document = current_app.extensions["documents"][DOCUMENT]
     question = _preview(values, data)
     return {
         "values": values,
@@ -131,12 +135,37 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "example": None if result else _example(values, question),
         "failure": failure,
         "errors": failure.on_form(CONTROLS) if failure else None,
-        "share": share_links(paper, paper.widgets["live-scoring"], ""),
+        "share": share_links(document, document.widgets["live-scoring"], ""),
         # The results show the prompt's parts and their legend as the prompt anatomy does, in its colours.
-        "prompt_style": asset_url(paper, "prompt-anatomy.css"),
+        "prompt_style": asset_url(document, "prompt-anatomy.css"),
         "status": service.status(),
-        "action": url_for("mmlu_live.page"),
+        "action": url_for("mmlu_run.page"),
         "csrf": {"field": CSRF_FIELD, "token": csrf_token()},
         "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load"),
                 "questions": url_for("mmlu_live.subjects")},
     }
+
+
+@bp.route("/mmlu/run", methods=["GET", "POST"])
+def page():
+    source = request.form if request.method == "POST" else request.args
+    values = values_from(source, dataset())
+    result = failure = None
+    if request.method == "POST":
+        try:
+            live_form.check_post("subject" in request.form, "The form arrived without a subject; choose one and press Run.",
+                                 "subject", "Run")
+            result = run_score(request_body(values))
+        except ScoreFailed as error:
+            failure = error
+    ls = context(values, result, failure)
+    # The script's panel is drawn for where the widget sits (inside the document, on a page, embedded).
+    mode = source.get("mode") if source.get("mode") in ("inline", "page", "embed") else "page"
+
+    def whole_page():
+        document = current_app.extensions["documents"][DOCUMENT]
+        assets = widget_assets(document, document.widgets["live-scoring"])
+        return render_template(f"{DOCUMENT}/server/run-page.html", ls=ls, assets=assets)
+
+    return live_form.answer(f"{DOCUMENT}/widgets/live-scoring-results.html", {"ls": ls, "mode": mode},
+                            whole_page, failure)

@@ -1,0 +1,1 @@
+"""The MMLU document's server side (not in the browser wheel): its "Run it yourself" page."""
