@@ -28,8 +28,9 @@ from pathlib import Path
 from flask import Flask, current_app
 from markupsafe import Markup
 
+from .content_records import ContentError, Glossary, Tip, Use
 from .documents import KINDS, Document, read_toml
-from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown, widget_names
+from .markdown_ext import PageRefs, render_markdown, widget_names
 
 SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
 SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link", "quote_by"}
