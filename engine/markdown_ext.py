@@ -49,7 +49,7 @@ from .mathml import MathSyntaxError, to_mathml
 class PageRefs:
     """What one page's Markdown refers to, collected while its sections render.
 
-    ``tracked`` pages (the paper) record uses and make terms and symbols interactive;
+    ``tracked`` pages (the document) record uses and make terms and symbols interactive;
     untracked text (a popover's own definition) renders terms as plain words, so popovers
     never nest.
     """
@@ -58,7 +58,7 @@ class PageRefs:
     glossary_url: str
     diagrams_dir: Path
     tracked: bool = True
-    widgets: frozenset[str] = frozenset()  # the names [[widget name]] may use (the paper's widget list)
+    widgets: frozenset[str] = frozenset()  # the names [[widget name]] may use (the document's widget list)
     term_uses: dict[str, list[Use]] = field(default_factory=dict)
     symbol_uses: dict[str, list[Use]] = field(default_factory=dict)
     snippets: list[Snippet] = field(default_factory=list)

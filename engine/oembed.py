@@ -13,26 +13,26 @@ from werkzeug.datastructures import MultiDict
 from widgetkit import Widget
 
 from .documents import Document
-from .widgets import papers, raw_state, share_links, view_of
+from .widgets import documents, raw_state, share_links, view_of
 
 bp = Blueprint("oembed", __name__)
 
 
 def _slug_and_name(path: str) -> tuple[str, str] | None:
-    """(paper, widget) of /<paper>/widgets/<name>, /embed/<paper>/<name> or the older /embed/<name>."""
+    """(document, widget) of /<document>/widgets/<name>, /embed/<document>/<name> or the older /embed/<name>."""
     segments = path.strip("/").split("/")
     if len(segments) == 3 and segments[1] == "widgets":
         return segments[0], segments[2]
     if len(segments) == 3 and segments[0] == "embed":
         return segments[1], segments[2]
     if len(segments) == 2 and segments[0] == "embed":
-        return next(((slug, segments[1]) for slug, p in papers().items() if segments[1] in p.widgets), None)
+        return next(((slug, segments[1]) for slug, p in documents().items() if segments[1] in p.widgets), None)
     return None
 
 
 def _example_url() -> str:
     """A real widget page of this site, for error messages."""
-    for paper in papers().values():
+    for paper in documents().values():
         for name in paper.widgets:
             return url_for("widgets.page", slug=paper.slug, name=name, _external=True)
     return request.host_url
@@ -45,7 +45,7 @@ def _widget_from_url(url: str) -> tuple[Document, Widget, str]:
     if parts.scheme not in ("http", "https") or parts.netloc != urlsplit(request.host_url).netloc:
         abort(404, description=f"url must be a widget page of this site, e.g. {example}")
     found = _slug_and_name(parts.path)
-    paper = papers().get(found[0]) if found else None
+    paper = documents().get(found[0]) if found else None
     if paper is None or found[1] not in paper.widgets:
         abort(404, description=f"{parts.path} is not a widget URL; widget URLs look like {example}.")
     return paper, paper.widgets[found[1]], parts.query
