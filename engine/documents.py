@@ -25,7 +25,7 @@ from pathlib import Path
 from widgetkit import Widget
 from widgetkit.registry import UnknownWidget, document_package, find_widget, mount_document
 
-from .markdown_ext import ContentError
+from .content_records import ContentError
 
 SLUG = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 WIDGET_FILE = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*\.py$")

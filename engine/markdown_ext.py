@@ -16,7 +16,9 @@ plain Markdown:
 * paragraphs starting ``Note:`` (margin notes), ``In words:``, ``With the numbers``, ``Reading it:``
   and ``Try it:`` (styled steps), and ladder headings (``### Everyday picture`` …).
 
-Everything a page uses is recorded in a :class:`PageRefs` shared by all its sections: which
+The math lives in markdown_math.py and the section's shape (steps, notes, ladder headings, phone
+folds) in markdown_shape.py; this module registers them all. Everything a page uses is recorded in a
+:class:`PageRefs` shared by all its sections: which
 terms and symbols appear where (for popovers and glossary back-links) and which snippets it shows.
 An unknown term, symbol, diagram or LaTeX command raises :class:`ContentError`.
 """
@@ -29,80 +31,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import markdown
-from markdown import util
 from markdown.blockprocessors import BlockProcessor
 from markdown.extensions import Extension
 from markdown.inlinepatterns import InlineProcessor
 from markdown.preprocessors import Preprocessor
-from markdown.treeprocessors import Treeprocessor
 from markupsafe import Markup, escape
 
 from widgetkit.snippets import split_result  # noqa: F401 - one definition for the page, the tests and the editor
 
+from .content_records import ContentError, Glossary, Snippet, Tip, Use
+from .markdown_math import DisplayMathPreprocessor, InlineMathProcessor
+from .markdown_shape import PhoneFoldTreeprocessor, StepTreeprocessor
 from .mathml import MathSyntaxError, to_mathml
-
-
-class ContentError(ValueError):
-    """Content that cannot be rendered: names the file or id to fix."""
-
-
-@dataclass(frozen=True)
-class Glossary:
-    """The terms and equation symbols that explain themselves, by id."""
-
-    terms: dict[str, dict]
-    symbols: dict[str, dict]
-
-    def term(self, term_id: str) -> dict:
-        if term_id not in self.terms:
-            raise ContentError(f"unknown glossary term [[{term_id}]]: add [terms.{term_id}] to glossary.toml")
-        return self.terms[term_id]
-
-    def symbol(self, symbol_id: str) -> dict:
-        if symbol_id not in self.symbols:
-            raise ContentError(f"unknown symbol \\g{{{symbol_id}}}: add [symbols.{symbol_id}] to glossary.toml")
-        return self.symbols[symbol_id]
-
-
-@dataclass(frozen=True)
-class Use:
-    """One place a term or symbol appears: the element id there, and its section."""
-
-    anchor: str
-    section_id: str
-    section_title: str
-
-
-@dataclass(frozen=True)
-class Snippet:
-    """A Python snippet exactly as shown on the page.
-
-    ``server_only`` is empty for a snippet the reader can run in the page (Pyodide), else why it
-    cannot (```` ```python server: it reads the dataset's files ````): the page then shows the code
-    and that reason, without "Edit and run". The tests run every snippet either way.
-    """
-
-    section_id: str
-    code: str
-    server_only: str = ""
-
-
-@dataclass(frozen=True)
-class Tip:
-    """A popover: the element id its triggers point at, a title, the definition, the entry's URL."""
-
-    id: str
-    title: str
-    text: Markup
-    href: str
-    more: str = "Glossary entry"  # the words of the link to ``href``
 
 
 @dataclass
 class PageRefs:
     """What one page's Markdown refers to, collected while its sections render.
 
-    ``tracked`` pages (the paper) record uses and make terms and symbols interactive;
+    ``tracked`` pages (the document) record uses and make terms and symbols interactive;
     untracked text (a popover's own definition) renders terms as plain words, so popovers
     never nest.
     """
@@ -111,7 +58,7 @@ class PageRefs:
     glossary_url: str
     diagrams_dir: Path
     tracked: bool = True
-    widgets: frozenset[str] = frozenset()  # the names [[widget name]] may use (the paper's widget list)
+    widgets: frozenset[str] = frozenset()  # the names [[widget name]] may use (the document's widget list)
     term_uses: dict[str, list[Use]] = field(default_factory=dict)
     symbol_uses: dict[str, list[Use]] = field(default_factory=dict)
     snippets: list[Snippet] = field(default_factory=list)
@@ -264,107 +211,6 @@ class SnippetPreprocessor(Preprocessor):
         return _PYTHON_FENCE.sub(replace, "\n".join(lines)).split("\n")
 
 
-# -- math ------------------------------------------------------------------------------------
-class DisplayMathPreprocessor(Preprocessor):
-    """``$$ … $$`` on lines of their own becomes a numbered, captioned MathML block."""
-
-    def __init__(self, md: markdown.Markdown, refs: PageRefs):
-        super().__init__(md)
-        self.refs = refs
-
-    def run(self, lines: list[str]) -> list[str]:
-        out: list[str] = []
-        collecting: list[str] | None = None
-        for line in lines:
-            stripped = line.strip()
-            if collecting is None and stripped.startswith("$$"):
-                collecting = []
-                stripped = stripped[2:]
-                if stripped.endswith("$$"):
-                    out.extend(self._block(stripped[:-2]))
-                    collecting = None
-                else:
-                    collecting.append(stripped)
-            elif collecting is not None:
-                if stripped.endswith("$$"):
-                    collecting.append(stripped[:-2])
-                    out.extend(self._block(" ".join(collecting)))
-                    collecting = None
-                else:
-                    collecting.append(stripped)
-            else:
-                out.append(line)
-        if collecting is not None:
-            raise ContentError(f"section {self.refs.section_id!r}: a $$ equation is never closed")
-        return out
-
-    def _block(self, latex: str) -> list[str]:
-        refs = self.refs
-        before = {key: len(value) for key, value in refs.symbol_uses.items()}
-        mathml = refs.math(latex.strip(), display=True)
-        refs.equation_count += 1
-        used = [key for key, value in refs.symbol_uses.items() if len(value) > before.get(key, 0)]
-        html = f'<div class="equation" id="eq-{refs.equation_count}">{mathml}{self._symbol_key(used)}</div>'
-        return ["", self.md.htmlStash.store(html), ""]
-
-    def _symbol_key(self, symbol_ids: list[str]) -> str:
-        """A collapsed list of the equation's symbols: their meaning without JavaScript or a mouse."""
-        if not symbol_ids:
-            return ""
-        items = "".join(
-            f'<dt>{self.refs.symbol_label(s)}</dt>'
-            f'<dd>{self.refs.definition(self.refs.glossary.symbols[s]["short"])} '
-            f'<a href="{self.refs.glossary_url}#symbol-{s}">Glossary entry</a></dd>'
-            for s in symbol_ids
-        )
-        return (f'<details class="symbol-key"><summary>What the symbols mean</summary>'
-                f'<dl>{items}</dl></details>')
-
-
-class InlineMathProcessor(InlineProcessor):
-    """``\\( … \\)`` inside a paragraph becomes inline MathML."""
-
-    def __init__(self, md: markdown.Markdown, refs: PageRefs):
-        super().__init__(r"\\\((?P<latex>.+?)\\\)", md)
-        self.refs = refs
-
-    def handleMatch(self, m: re.Match, data: str):
-        # A worked line such as "a = b = c" becomes one formula per step, so a narrow screen breaks
-        # the line between steps instead of hiding the answer in a sideways scroller; each wrapper
-        # still scrolls if one step alone is wider than the screen.
-        steps = [self.refs.math(step, display=False) for step in relation_steps(m.group("latex").strip())]
-        # <wbr>: a line may break between steps, with no space added beside the relation's own.
-        html = "<wbr>".join(f'<span class="math-inline">{mathml}</span>' for mathml in steps)
-        return self.md.htmlStash.store(html), m.start(0), m.end(0)
-
-
-_RELATION = re.compile(r"=|<|>|\\(?:approx|le|ge|leq|geq|ne|neq)(?![A-Za-z])")
-
-
-def relation_steps(latex: str) -> list[str]:
-    """``latex`` cut before each relation (=, ≈, <, ≤ …) that is not inside braces or \\left…\\right."""
-    steps, start, depth, position = [], 0, 0, 0
-    while position < len(latex):
-        char = latex[position]
-        if char == "\\" and latex.startswith(("\\left", "\\right"), position):
-            depth += 1 if latex.startswith("\\left", position) else -1
-            position += 5 if latex.startswith("\\left", position) else 6
-            continue
-        if char == "\\" and position + 1 < len(latex) and latex[position + 1] in "{}":
-            position += 2  # an escaped brace is a symbol, not a group
-            continue
-        if char in "{}":
-            depth += 1 if char == "{" else -1
-        elif depth == 0 and position > start and (match := _RELATION.match(latex, position)):
-            steps.append(latex[start:position].strip())
-            start = position
-            position = match.end()
-            continue
-        position += 1
-    steps.append(latex[start:].strip())
-    return [step for step in steps if step]
-
-
 # -- glossary terms --------------------------------------------------------------------------
 class TermProcessor(InlineProcessor):
     """``[[term-id]]`` or ``[[term-id|shown text]]``."""
@@ -430,148 +276,6 @@ class EmbedProcessor(BlockProcessor):
         if not re.search(r"<svg[^>]*\srole=", svg):
             svg = svg.replace("<svg", '<svg role="img"', 1)
         return svg
-
-
-# -- paragraph steps, margin notes and ladder headings ----------------------------------------
-# Paragraph openings that mark a step of the ladder; the label keeps any "(illustrative)".
-STEP_LABEL = re.compile(r"^(?P<label>In words:|With the numbers[^:]{0,40}:|Reading it:|Try it:)")
-STEP_CLASSES = {"In words": "in-words", "With the numbers": "with-numbers", "Reading it": "reading-it",
-                "Try it": "try-it"}
-LADDER_RUNGS = ("Everyday picture", "Tiny example", "Diagram", "Reading it", "The math",
-                "In Python", "Why it matters")
-
-
-def slugify(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-class StepTreeprocessor(Treeprocessor):
-    """Label step paragraphs, turn ``Note:`` into margin notes, mark ladder headings."""
-
-    def __init__(self, md: markdown.Markdown, refs: PageRefs):
-        super().__init__(md)
-        self.refs = refs
-
-    def run(self, root: etree.Element) -> None:
-        for element in root.iter():
-            if element.tag == "p" and element.text:
-                self._paragraph(element)
-            elif element.tag == "h3":
-                self._heading(element)
-
-    def _paragraph(self, p: etree.Element) -> None:
-        text = p.text
-        if text.startswith("Note:"):
-            p.tag = "aside"
-            p.set("class", "margin-note")
-            p.set("role", "note")
-            self._label(p, "Note:")
-            return
-        match = STEP_LABEL.match(text)
-        if match:
-            label = match.group("label")
-            css = next(css for opening, css in STEP_CLASSES.items() if label.startswith(opening))
-            p.set("class", f"step {css}")
-            self._label(p, label)
-
-    @staticmethod
-    def _label(p: etree.Element, label: str) -> None:
-        span = etree.Element("span", {"class": "step-label"})
-        span.text = label
-        span.tail = p.text[len(label):]
-        p.text = ""
-        p.insert(0, span)
-
-    def _heading(self, h3: etree.Element) -> None:
-        title = "".join(h3.itertext())
-        h3.set("id", self.refs.unique_id(f"{self.refs.section_id}--{slugify(title)}"))
-        for rung in LADDER_RUNGS:
-            if title.startswith(rung):
-                h3.set("class", f"rung rung-{slugify(rung)}")
-
-
-# -- what a first reading can skip, folded on a phone -------------------------------------------
-class PhoneFoldTreeprocessor(Treeprocessor):
-    """What a first reading can skip folds on a phone: each "The math" rung (everything under its
-    heading up to the next heading, widgets and diagrams excepted); elsewhere, each run of equations,
-    their "In words" and "With the numbers" and Python snippets (a run with an equation or a snippet
-    in it); and, one by one, each "Reading it" and "Try it" paragraph (the guide to a figure) and each
-    note. A heading stays outside its fold, so a screen reader still finds it.
-
-    A fold is a ``<details class="phone-fold" data-fold-narrow>``, closed in the HTML, so a phone
-    shows it folded with or without JavaScript and nothing moves once the page has drawn; on a wider
-    screen site.css shows what it holds and hides its summary, and print.css prints it open. A link
-    into a fold opens it (site.js)."""
-
-    # Folded one by one, each under these words: the guide to a figure, what to try with it, a note.
-    ASIDES = {"reading-it": "How to read the figure", "try-it": "What to try with the figure", "note": "A note"}
-
-    def _kind(self, element: etree.Element) -> str:
-        """'equation', 'snippet', 'in-words', 'with-numbers', 'reading-it', 'try-it', 'note', 'figure'
-        (a widget or a diagram) or ''."""
-        css = element.get("class", "")
-        if element.tag == "figure" or "widget-wrap" in css:
-            return "figure"
-        if element.tag == "p" and "step" in css.split():
-            return next((kind for kind in ("in-words", "with-numbers", "reading-it", "try-it") if kind in css.split()), "")
-        if element.tag == "aside" and "margin-note" in css:
-            return "note"
-        stashed = util.HTML_PLACEHOLDER_RE.fullmatch((element.text or "").strip())
-        if element.tag == "p" and len(element) == 0 and stashed:  # a block of raw HTML, put in after
-            raw = self.md.htmlStash.rawHtmlBlocks[int(stashed[1])]
-            for prefix, kind in (('<div class="equation"', "equation"), ('<div class="snippet', "snippet")):
-                if str(raw).startswith(prefix):
-                    return kind
-        return ""
-
-    @staticmethod
-    def _summary(kinds: list[str]) -> str:
-        """A fold's words, one short line on a phone: Python alone, or the math."""
-        return "Show it in Python" if set(kinds) == {"snippet"} else "Show the math"
-
-    @staticmethod
-    def _fold(parent: etree.Element, at: int, elements: list[etree.Element], words: str) -> None:
-        details = etree.Element("details", {"class": "phone-fold", "data-fold-narrow": ""})
-        summary = etree.SubElement(details, "summary")
-        summary.text = words
-        for element in elements:
-            parent.remove(element)
-            details.append(element)
-        parent.insert(at, details)
-
-    def run(self, root: etree.Element) -> None:
-        children = list(root)
-        groups: list[tuple[list[etree.Element], str]] = []  # (elements, the fold's summary)
-        run: list[etree.Element] = []
-        in_rung = False
-
-        def close_run() -> None:
-            nonlocal run
-            kinds = {self._kind(e) for e in run}
-            if run and kinds & {"equation", "snippet"}:
-                groups.append((run, self._summary([self._kind(e) for e in run])))
-            run = []
-
-        for child in children:
-            if child.tag in ("h2", "h3"):
-                close_run()
-                in_rung = "rung-the-math" in child.get("class", "")
-                continue
-            kind = self._kind(child)
-            if kind == "figure":
-                close_run()
-                continue
-            if kind in self.ASIDES:
-                close_run()
-                groups.append(([child], self.ASIDES[kind]))
-                continue
-            if in_rung or kind in ("equation", "snippet", "in-words", "with-numbers"):
-                run.append(child)
-            else:
-                close_run()
-        close_run()
-        for elements, words in groups:
-            self._fold(root, list(root).index(elements[0]), elements, words)
 
 
 class AnnotationExtension(Extension):

@@ -15,7 +15,7 @@ from widgetkit.words import shown
 bp = Blueprint("math_core_page", __name__)
 
 def examples() -> list[tuple[str, dict, str]]:
-    """Every paper's worked examples (its server hooks' ``math_examples``), paper by paper."""
+    """Every document's worked examples (its server hooks' ``math_examples``), document by document."""
     found = []
     for document in current_app.extensions["documents"].values():
         found += document.hooks.math_examples() if document.hooks.math_examples else []

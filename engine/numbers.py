@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 from flask import render_template
 from markupsafe import Markup
 
-from .markdown_ext import Tip
+from .content_records import Tip
 
 SKIPPED_TAGS = {"pre", "code", "script", "style", "svg", "h1", "h2", "h3", "h4", "h5", "h6", "summary"}
 SKIPPED_CLASSES = {"tips", "toc", "figure-skips", "widget-wrap", "venue", "citation", "section-tools", "back-links",

@@ -217,7 +217,7 @@ def _explainer_paths() -> dict:
 
 
 def _widget_paths() -> dict:
-    """The engine's own widget routes (every paper's widgets)."""
+    """The engine's own widget routes (every document's widgets)."""
     def text(name: str, where: str = "path", required: bool = True) -> dict:
         return {"name": name, "in": where, "required": required, "schema": {"type": "string"}}
 

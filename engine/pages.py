@@ -1,4 +1,4 @@
-"""Reader-facing pages: the index of annotated papers, each paper, and its glossary."""
+"""Reader-facing pages: the index of documents, each document, and its glossary."""
 from __future__ import annotations
 
 from flask import Blueprint, abort, render_template, request
@@ -6,7 +6,7 @@ from flask import Blueprint, abort, render_template, request
 from .caching import cached_page
 from .content import library
 from .numbers import QUERY_VALUES, with_number_sources, works_named
-from .widgets import fill_slots, paper_of
+from .widgets import document_of, fill_slots
 
 bp = Blueprint("pages", __name__)
 
@@ -21,17 +21,21 @@ def index():
 
 @bp.get("/<slug>/")
 @cached_page(choices={"sources": ("off", "on")})  # QUERY_VALUES's keys, the default (absent) first
-def paper(slug: str):
+def document(slug: str):
     found = library().paper(slug)
     if found is None:
         abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
     shown = request.args.get("sources", "off")
     if shown not in QUERY_VALUES:
         abort(400, description="'sources' is 'on' (show where each number comes from) or 'off'.")
-    folder = paper_of(slug)
+    folder = document_of(slug)
     page = render_template("paper.html", paper=found, fill=lambda html: fill_slots(folder, html),
                            widget_title=lambda name: folder.widgets[name].title, number_sources=QUERY_VALUES[shown])
     return with_number_sources(page, library().numbers(slug), works_named(found.meta)) if QUERY_VALUES[shown] else page
+
+
+# The same page under its endpoint's old name, "pages.paper", which engine/export.py still uses.
+bp.add_url_rule("/<slug>/", endpoint="paper", view_func=document)
 
 
 @bp.get("/<slug>/glossary/")

@@ -1,19 +1,19 @@
-"""Interactive widgets, for every paper: rendered fully on the server, then driven in the browser.
+"""Interactive widgets, for every document: rendered fully on the server, then driven in the browser.
 
 A widget's numbers, sentences and SVG scene come from its module's view (``widgetkit.run_view``),
 the same function the browser's Pyodide worker runs, so this blueprint only gathers the data the
-view declares (from the paper's server hooks), renders the paper's template for it, and serves:
+view declares (from the document's server hooks), renders the document's template for it, and serves:
 
-    /<paper>/widgets/                  the paper's widgets, with their embed snippets (for teachers)
-    /<paper>/widgets/<name>?<state>    one widget on a page of its own
-    /embed/<paper>/<name>?<state>      the widget alone, for an <iframe> on any site
+    /<document>/widgets/                  the document's widgets, with their embed snippets (for teachers)
+    /<document>/widgets/<name>?<state>    one widget on a page of its own
+    /embed/<document>/<name>?<state>      the widget alone, for an <iframe> on any site
     POST to either of those two        a live widget's form (below)
-    /embed/<name>?<state>              an older embed address: redirects to the first paper with that widget
+    /embed/<name>?<state>              an older embed address: redirects to the first document with that widget
     /oembed?url=<widget URL>           oEmbed (type "rich") for those URLs
-    /api/widgets/<paper>/<name>?<state>  the widget's view as JSON (widgets drawn by the server use it)
-    /<paper>/assets/<file>             a widget's own script or style sheet, from the paper's widgets/ folder
+    /api/widgets/<document>/<name>?<state>  the widget's view as JSON (widgets drawn by the server use it)
+    /<document>/assets/<file>             a widget's own script or style sheet, from the document's widgets/ folder
 
-A live widget (it shows the server's changing state) is drawn by its paper's ``live_widget`` hook
+A live widget (it shows the server's changing state) is drawn by its document's ``live_widget`` hook
 each time a page holding it is served, never from a cached copy: cached pages keep a marker in its
 place (see ``caching.cached_page``). A live widget whose paper defines ``live_widget_form`` also
 takes its form as a POST to its page and embed addresses, so the form works without JavaScript and
@@ -24,14 +24,12 @@ from __future__ import annotations
 import math
 import re
 from pathlib import Path
-from urllib.parse import parse_qsl, urlsplit
 
 from flask import (
     Blueprint,
     Flask,
     abort,
     current_app,
-    jsonify,
     make_response,
     redirect,
     render_template,
@@ -40,7 +38,6 @@ from flask import (
     url_for,
 )
 from markupsafe import Markup
-from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import MethodNotAllowed
 
 from widgetkit import Widget, run_view
@@ -59,12 +56,12 @@ ASSET_TYPES = {".js": "text/javascript", ".css": "text/css"}
 _LIVE = re.compile(r"<!--live-widget:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)/(?P<mode>inline|page|embed)-->")
 
 
-def papers() -> dict[str, Document]:
+def documents() -> dict[str, Document]:
     return current_app.extensions["documents"]
 
 
-def paper_of(slug: str) -> Document:
-    paper = papers().get(slug)
+def document_of(slug: str) -> Document:
+    paper = documents().get(slug)
     if paper is None:
         abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
     return paper
@@ -77,8 +74,8 @@ def widget_of(paper: Document, name: str) -> Widget:
     return widget
 
 
-def paper_context(paper: Document) -> dict:
-    """The data the paper's widgets may declare (its server hook's ``widget_context``), made once per app."""
+def document_context(paper: Document) -> dict:
+    """The data the document's widgets may declare (its server hook's ``widget_context``), made once per app."""
     made = current_app.extensions["widget_contexts"]
     if paper.slug not in made:
         hook = paper.hooks.widget_context
@@ -88,7 +85,7 @@ def paper_context(paper: Document) -> dict:
 
 def context_for(paper: Document, widget: Widget) -> dict:
     """Only the keys this widget declares."""
-    context = paper_context(paper)
+    context = document_context(paper)
     return {key: context[key] for key in (*widget.needs, *widget.accepts) if key in context}
 
 
@@ -145,7 +142,7 @@ def share_links(paper: Document, widget: Widget, query: str, width: str = "100%"
 
 
 def render_widget(paper: Document, widget: Widget, raw: dict, mode: str) -> Markup:
-    """The widget's HTML: ``mode`` is "inline" (inside the paper), "page" or "embed"."""
+    """The widget's HTML: ``mode`` is "inline" (inside the document), "page" or "embed"."""
     if widget.driver == "live":
         return Markup(f"<!--live-widget:{paper.slug}/{widget.name}/{mode}-->")
     context = context_for(paper, widget)
@@ -166,7 +163,7 @@ def render_widget(paper: Document, widget: Widget, raw: dict, mode: str) -> Mark
 
 
 def render_live(paper: Document, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
-    """A live widget as it is now: with ``variables`` from its paper's ``live_widget_form`` hook (a
+    """A live widget as it is now: with ``variables`` from its document's ``live_widget_form`` hook (a
     posted form), else from its ``live_widget`` hook."""
     if variables is None:
         variables = paper.hooks.live_widget(widget, mode)
@@ -209,7 +206,7 @@ def fill_live(body: str) -> str:
     exporting = current_app.config["STATIC_EXPORT"]
 
     def live(match: re.Match) -> str:
-        paper = papers()[match.group("slug")]
+        paper = documents()[match.group("slug")]
         widget, mode = paper.widgets[match.group("name")], match.group("mode")
         return str(render_live_elsewhere(paper, widget, mode) if exporting else render_live(paper, widget, mode))
 
@@ -221,7 +218,7 @@ def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
         return render_template("embed.html", widget=widget, html=html, paper=paper)
     exporting = current_app.config["STATIC_EXPORT"]
     if not exporting:
-        oembed = url_for("widgets.oembed", url=canonical_url(), format="json", _external=True)
+        oembed = url_for("oembed.oembed", url=canonical_url(), format="json", _external=True)
     elif exporting["base_url"]:  # written by engine/export.py beside the pages
         oembed = f"{exporting['base_url']}oembed/{paper.slug}/{widget.name}.json"
     else:  # no address to answer with: no oEmbed
@@ -232,13 +229,13 @@ def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
 def settings_read(slug: str, name: str) -> tuple[str, ...]:
     """The query parameters a widget's page or view reads: its settings (a percent setting's box's
     name too, as a form sent without JavaScript gives it), and the width it is drawn for."""
-    paper = paper_of(slug)
+    paper = document_of(slug)
     widget = widget_of(paper, name)
     return (*query_names(widget.params(context_for(paper, widget))), "width")
 
 
 def _widget_page(slug: str, name: str, mode: str):
-    paper = paper_of(slug)
+    paper = document_of(slug)
     widget = widget_of(paper, name)
     return _page_template(paper, widget, mode, render_widget(paper, widget, raw_state(request.args), mode))
 
@@ -246,7 +243,7 @@ def _widget_page(slug: str, name: str, mode: str):
 @bp.get("/<slug>/widgets/")
 @cached_page
 def gallery(slug: str):
-    paper = paper_of(slug)
+    paper = document_of(slug)
     widgets = [(w, share_links(paper, w, "")) for w in paper.widgets.values()]
     return render_template("widgets/gallery.html", widgets=widgets, paper=paper)
 
@@ -264,11 +261,11 @@ def embed(slug: str, name: str):
 
 
 def _live_form(slug: str, name: str, mode: str):
-    """A live widget's form, posted to the address that shows the widget: its paper's
+    """A live widget's form, posted to the address that shows the widget: its document's
     ``live_widget_form(widget, mode, whole_page)`` reads the request and answers it (the whole page,
     or for a script only the widget's results), drawing the page with ``whole_page(variables)``: the
     widget with those template variables, in its page or its embed."""
-    paper = paper_of(slug)
+    paper = document_of(slug)
     widget = widget_of(paper, name)
     hook = paper.hooks.live_widget_form
     if widget.driver != "live" or hook is None:
@@ -296,7 +293,7 @@ def embed_form(slug: str, name: str):
 @bp.get("/embed/<name>")
 def embed_by_name(name: str):
     """Embed addresses from before papers had their own (/embed/<name>): teachers have pasted them."""
-    for paper in papers().values():
+    for paper in documents().values():
         if name in paper.widgets:
             query = request.query_string.decode("latin-1")
             target = url_for("widgets.embed", slug=paper.slug, name=name) + (f"?{query}" if query else "")
@@ -306,7 +303,7 @@ def embed_by_name(name: str):
 
 @bp.get("/<slug>/assets/<filename>")
 def asset(slug: str, filename: str):
-    paper = paper_of(slug)
+    paper = document_of(slug)
     kind = ASSET_TYPES.get(Path(filename).suffix)
     folder = paper.folder / "widgets"
     try:
@@ -331,7 +328,7 @@ def asset(slug: str, filename: str):
 # drawn afresh each time).
 @cached_page(mimetype="application/json", state=settings_read)
 def view_json(slug: str, name: str):
-    paper = paper_of(slug)
+    paper = document_of(slug)
     widget = widget_of(paper, name)
     if widget.driver == "live":
         abort(404, description=f"{name} shows the server's state and is not drawn by this API.")
@@ -339,72 +336,6 @@ def view_json(slug: str, name: str):
     fragments = {key: render_template(paper.template(f"widgets/{template}"), view=view, widget=widget, paper=paper)
                  for key, template in widget.fragments.items()}
     return current_app.json.response({**view, "fragments": fragments} if fragments else view).get_data()
-
-
-def _slug_and_name(path: str) -> tuple[str, str] | None:
-    """(paper, widget) of /<paper>/widgets/<name>, /embed/<paper>/<name> or the older /embed/<name>."""
-    segments = path.strip("/").split("/")
-    if len(segments) == 3 and segments[1] == "widgets":
-        return segments[0], segments[2]
-    if len(segments) == 3 and segments[0] == "embed":
-        return segments[1], segments[2]
-    if len(segments) == 2 and segments[0] == "embed":
-        return next(((slug, segments[1]) for slug, p in papers().items() if segments[1] in p.widgets), None)
-    return None
-
-
-def _example_url() -> str:
-    """A real widget page of this site, for error messages."""
-    for paper in papers().values():
-        for name in paper.widgets:
-            return url_for("widgets.page", slug=paper.slug, name=name, _external=True)
-    return request.host_url
-
-
-def _widget_from_url(url: str) -> tuple[Document, Widget, str]:
-    """The widget a page or embed URL of this site shows, and the URL's query."""
-    parts = urlsplit(url)
-    example = _example_url()
-    if parts.scheme not in ("http", "https") or parts.netloc != urlsplit(request.host_url).netloc:
-        abort(404, description=f"url must be a widget page of this site, e.g. {example}")
-    found = _slug_and_name(parts.path)
-    paper = papers().get(found[0]) if found else None
-    if paper is None or found[1] not in paper.widgets:
-        abort(404, description=f"{parts.path} is not a widget URL; widget URLs look like {example}.")
-    return paper, paper.widgets[found[1]], parts.query
-
-
-def _pixels(key: str, largest: int) -> int:
-    raw = request.args.get(key)
-    if raw is None:
-        return largest
-    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
-        abort(400, description=f"{key} must be a positive whole number of pixels, got {raw[:20]!r}")
-    return min(largest, int(raw))
-
-
-@bp.get("/oembed")
-def oembed():
-    """oEmbed 1.0 for widget URLs: {"type": "rich", "html": "<iframe …>"}; JSON only."""
-    url = request.args.get("url", "")
-    if not url:
-        abort(400, description="url is required: the address of a widget page, e.g. /oembed?url=…&format=json")
-    if request.args.get("format", "json") != "json":
-        abort(400, description="format must be json (the only oEmbed format offered here)")
-    paper, widget, query = _widget_from_url(url)
-    clean = "" if widget.driver == "live" else view_of(paper, widget, raw_state(MultiDict(parse_qsl(query))))["query"]
-    # The frame starts at the widget's usual height (at most maxheight) and the resize script in
-    # the html makes it as tall as the widget is at the width it is shown at, never taller than
-    # maxheight when one is asked for: past it, the frame scrolls. A consumer that strips scripts
-    # keeps the frame at its first height, with its own scroll bar, nothing cut off for good.
-    max_height = _pixels("maxheight", 5000) if request.args.get("maxheight") is not None else None
-    width, height = _pixels("maxwidth", 640), min(widget.height, max_height or widget.height)
-    links = share_links(paper, widget, clean, width=str(width), height=height, max_height=max_height)
-    return jsonify(
-        version="1.0", type="rich", title=widget.title, provider_name="Annotated papers",
-        provider_url=request.host_url, html=f"{links['iframe']}\n{links['script']}", width=width, height=height,
-        cache_age=86400,
-    )
 
 
 def _log10(value: float) -> str:
@@ -421,3 +352,6 @@ def init_app(app: Flask) -> None:
     app.jinja_env.filters["in_percent"] = in_percent  # a share as its percent box shows it: 0.3 → 30
     app.jinja_env.globals["log_step"] = LOG_STEP
     app.register_blueprint(bp)
+    from .oembed import bp as oembed_bp  # here, not at the top: oembed.py reads this module's helpers
+
+    app.register_blueprint(oembed_bp)

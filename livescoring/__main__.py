@@ -15,8 +15,9 @@ import os
 from pathlib import Path
 
 from .model import PACKAGED_MODEL, ModelSettings
+from .model_thread import MAX_WAITING
 from .prompt_reader import CACHE_BYTES
-from .server import MAX_WAITING, serve
+from .server import serve
 
 
 def _settings(args) -> ModelSettings:

@@ -19,6 +19,7 @@ status and the field to fix); the ``*_answer`` functions build the JSON the clie
 """
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from dataclasses import dataclass
@@ -261,3 +262,46 @@ def detokenize_request(body: dict, vocabulary: int) -> list[int]:
     if not all(0 <= t < vocabulary for t in tokens):
         raise ApiError(400, f"token ids must be from 0 to {vocabulary - 1}", "tokens")
     return tokens
+
+
+def sse(payload) -> bytes:
+    return b"data: " + (payload if isinstance(payload, bytes) else json.dumps(payload).encode()) + b"\n\n"
+
+
+class StreamChunks:
+    """A stream's chunks, completions' or chat's, with the usage where it is asked for, as
+    server-sent events; fed the model thread's events for one request (server.py)."""
+
+    def __init__(self, name: str, prompts: list[list[int]], sampling: Sampling, chat: bool):
+        self.name, self.prompts, self.sampling, self.chat = name, prompts, sampling, chat
+        self.id = new_stream_id(chat)
+        self.index, self.written, self.cached, self.all_written = 0, 0, None, 0
+
+    def chunk(self, text: str | None, finish=None, stop_reason=None, delta=None) -> bytes:
+        if self.chat:
+            payload = chat_chunk(self.name, self.id, delta if delta is not None else
+                                     ({} if text is None else {"content": text}), finish, stop_reason)
+        else:
+            payload = completion_chunk(self.name, self.id, self.index, text or "", finish, stop_reason)
+        if self.sampling.continuous_usage:
+            payload["usage"] = usage(len(self.prompts[self.index]), self.written, self.cached)
+        return sse(payload)
+
+    def on_event(self, event: dict) -> bytes | None:
+        """The chunk for a job's event: the cache's share of the prompt (a chunk only with continuous
+        usage), a prompt's finish, or a piece of text."""
+        if "cached_tokens" in event:
+            self.cached = event["cached_tokens"]
+            return self.chunk(None) if self.sampling.continuous_usage else None
+        self.written = event["tokens"]
+        if "finish" not in event:
+            return self.chunk(event["text"])
+        piece = self.chunk(None, event["finish"], event["stop_reason"])
+        self.all_written += event["tokens"]
+        self.index, self.written, self.cached = event["index"] + 1, 0, None
+        return piece
+
+    def usage_chunk(self) -> bytes:
+        return sse({"id": self.id, "object": "chat.completion.chunk" if self.chat else "text_completion",
+                     "created": int(time.time()), "model": self.name, "choices": [],
+                     "usage": usage(sum(map(len, self.prompts)), self.all_written)})

@@ -41,6 +41,11 @@ Speed without changing a number (the model service chapter of docs/ says how it 
 ``Scorer(loaded, reuse_prefix=False)`` is the reference path instead: each row alone, one forward
 pass over its whole sequence with logits at every position, as the harness runs it. The tests and
 bench/ compare the two.
+
+Long because: one class, :class:`Scorer`, serves both of the harness's requests over one prefix
+cache, one token cache and one batched forward pass, and its methods share that state; split, a
+request's path would be read across files that each reach into the same object. Its records
+(requests, answers, rows) are short and read with it.
 """
 from __future__ import annotations
 

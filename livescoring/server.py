@@ -8,7 +8,7 @@ routes, the settings and the exact client command). A plain WSGI application und
 framework, no site, no task. What it knows is requests; readers, fairness between them and their
 budgets belong to the web tier in front of it.
 
-One thread, :class:`ModelWorker`, owns the model and its prompt reader (prompt_reader.py, the prefix
+One thread, :class:`ModelWorker` (model_thread.py), owns the model and its prompt reader (prompt_reader.py, the prefix
 cache). Every request is a job: a generator that runs one forward pass per step. The worker steps the
 running jobs in turn (at most ``max_active`` at once, so a long prompt does not hold back a short
 generation), and takes new ones from a bounded queue: past ``max_waiting`` waiting jobs a request
@@ -17,157 +17,26 @@ closed) stops before its next pass.
 """
 from __future__ import annotations
 
-import collections
 import hmac
 import json
 import logging
-import queue
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 
 from . import openai_api as api
 from .generate import MAX_NEW_TOKENS
 from .greedy import greedy_decode, streamed
-from .model import ModelSettings, ModelUnavailable, load
+from .model import ModelSettings
+from .model_thread import MAX_WAITING, Job, ModelWorker
 from .prompt_reader import CACHE_BYTES, PromptRead, PromptReader
-from .scorer import return_freed_memory
 
 log = logging.getLogger("livescoring.server")
 
 MAX_BODY_BYTES = 8 * 2**20
-MAX_WAITING = 64  # jobs waiting for the model; lm_eval's few concurrent requests never meet this
-MAX_ACTIVE = 4  # jobs stepped in turn
 REQUEST_TIMEOUT_S = 600.0  # a request waits at most this long for its next result
 SHUTDOWN_GRACE_S = 30.0
-
-
-@dataclass(eq=False)
-class Job:
-    """One request's work: ``steps`` yields None (a pass done) or an event for the caller, and
-    returns the result. Its events reach the caller through ``events``."""
-
-    steps: Iterator
-    gone: Callable[[], bool]
-    events: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
-    cancelled: threading.Event = field(default_factory=threading.Event)
-
-    def next(self, timeout: float):
-        """The next ("event", dict), ("done", result) or ("error", exception)."""
-        try:
-            return self.events.get(timeout=timeout)
-        except queue.Empty:
-            self.cancelled.set()
-            return "error", api.ApiError(504, f"no answer from the model within {timeout:g} s", kind="timeout")
-
-
-class ModelWorker:
-    """The one owner of the model: loads it, then steps the jobs in turn."""
-
-    def __init__(self, settings: ModelSettings, cache_bytes: int = CACHE_BYTES, max_waiting: int = MAX_WAITING,
-                 max_active: int = MAX_ACTIVE):
-        self.settings, self.cache_bytes = settings, cache_bytes
-        self.max_waiting, self.max_active = max(1, max_waiting), max(1, max_active)
-        self.waiting: collections.deque[Job] = collections.deque()
-        self.running: list[Job] = []
-        self.changed = threading.Condition()
-        self.state, self.message = "loading", "The model is loading."
-        self.loaded = self.reader = None
-        self.tokenizer = None  # the request threads' own copy (tokenisation beside the model's work)
-        self.tokenizing = threading.Lock()
-        self.ms_per_pass = 50.0
-        self.thread = threading.Thread(target=self._run, name="model-worker", daemon=True)
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def submit(self, steps: Iterator, gone: Callable[[], bool] = lambda: False) -> Job:
-        if self.state != "ready":
-            raise api.ApiError(503, self.message, kind="unavailable", retry_after=5)
-        job = Job(steps, gone)
-        with self.changed:
-            if len(self.waiting) >= self.max_waiting:
-                wait = max(1, round((len(self.waiting) + len(self.running)) * self.ms_per_pass * 4 / 1000))
-                raise api.ApiError(429, f"{len(self.waiting)} requests are waiting for the model; try again in "
-                                        f"about {wait} s", kind="rate_limit_error", retry_after=wait)
-            self.waiting.append(job)
-            self.changed.notify()
-        return job
-
-    def _run(self) -> None:
-        import copy
-
-        try:
-            self.loaded = load(self.settings)
-            self.reader = PromptReader(self.loaded, self.cache_bytes)
-            self.tokenizer = copy.deepcopy(self.loaded.tokenizer)
-        except ModelUnavailable as error:
-            self.state, self.message = "failed", str(error)
-            log.error("%s", error)
-            return
-        self.state, self.message = "ready", "ready"
-        log.info("model ready: %s (%s, %s, %d threads) in %.1f s", self.loaded.name, self.loaded.device,
-                 self.loaded.dtype, self.loaded.threads, self.loaded.load_seconds)
-        self.serve_jobs()
-
-    def serve_jobs(self) -> None:
-        """Step the running jobs in turn, taking waiting ones in as places free up (forever)."""
-        while True:
-            with self.changed:
-                while not self.waiting and not self.running:
-                    self.changed.wait()
-                while self.waiting and len(self.running) < self.max_active:
-                    self.running.append(self.waiting.popleft())
-                turn = list(self.running)
-            for job in turn:
-                self._step(job)
-
-    def _step(self, job: Job) -> None:
-        finished = None
-        if job.cancelled.is_set() or job.gone():
-            job.steps.close()
-            finished = ("error", api.ApiError(499, "the client went away", kind="cancelled"))
-        else:
-            started = time.perf_counter()
-            try:
-                item = next(job.steps)
-                if item is not None:
-                    job.events.put(("event", item))
-            except StopIteration as done:
-                finished = ("done", done.value)
-            except api.ApiError as error:
-                finished = ("error", error)
-            except Exception as error:  # noqa: BLE001 - one request's failure must not stop the worker
-                log.exception("a request failed in the model")
-                finished = ("error", api.ApiError(500, f"the model failed on this request: {type(error).__name__}",
-                                                  kind="server_error"))
-            self.ms_per_pass = 0.9 * self.ms_per_pass + 0.1 * (time.perf_counter() - started) * 1000
-        if finished is not None:
-            job.events.put(finished)
-            with self.changed:
-                self.running.remove(job)
-                idle = not self.running and not self.waiting
-            if idle:  # a long prompt's passes freed hundreds of MiB in pieces glibc keeps: give them back
-                return_freed_memory()
-
-    # -- tokenisation, in the request threads -------------------------------------------------
-    def encode(self, text: str, special: bool = False) -> list[int]:
-        with self.tokenizing:
-            return list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
-
-    def decode(self, tokens) -> str:
-        with self.tokenizing:
-            return self.tokenizer.decode(list(tokens))
-
-    def chat_text(self, messages) -> str:
-        with self.tokenizing:
-            return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
-
-    def token_strings(self, tokens) -> list[str]:
-        with self.tokenizing:
-            return [self.tokenizer.decode([t]) for t in tokens]
 
 
 # -- the work a request runs in the worker thread ----------------------------------------------
@@ -465,14 +334,14 @@ class ModelServer:
         return self._events(job, prompts, sampling, chat)
 
     def _events(self, job: Job, prompts: list[list[int]], sampling: api.Sampling, chat: bool) -> Iterator[bytes]:
-        chunks = _Chunks(self.served_name, prompts, sampling, chat)
+        chunks = api.StreamChunks(self.served_name, prompts, sampling, chat)
         try:
             if chat:
                 yield chunks.chunk(None, delta={"role": "assistant", "content": ""})
             while True:
                 kind, value = job.next(self.timeout_s)
                 if kind == "error":
-                    yield _sse(value.body())
+                    yield api.sse(value.body())
                     break
                 if kind == "done":
                     break
@@ -481,51 +350,9 @@ class ModelServer:
                     yield piece
             if sampling.include_usage:
                 yield chunks.usage_chunk()
-            yield _sse(b"[DONE]")
+            yield api.sse(b"[DONE]")
         finally:
             job.cancelled.set()
-
-
-def _sse(payload) -> bytes:
-    return b"data: " + (payload if isinstance(payload, bytes) else json.dumps(payload).encode()) + b"\n\n"
-
-
-class _Chunks:
-    """A stream's chunks, completions' or chat's, with the usage where it is asked for."""
-
-    def __init__(self, name: str, prompts: list[list[int]], sampling: api.Sampling, chat: bool):
-        self.name, self.prompts, self.sampling, self.chat = name, prompts, sampling, chat
-        self.id = api.new_stream_id(chat)
-        self.index, self.written, self.cached, self.all_written = 0, 0, None, 0
-
-    def chunk(self, text: str | None, finish=None, stop_reason=None, delta=None) -> bytes:
-        if self.chat:
-            payload = api.chat_chunk(self.name, self.id, delta if delta is not None else
-                                     ({} if text is None else {"content": text}), finish, stop_reason)
-        else:
-            payload = api.completion_chunk(self.name, self.id, self.index, text or "", finish, stop_reason)
-        if self.sampling.continuous_usage:
-            payload["usage"] = api.usage(len(self.prompts[self.index]), self.written, self.cached)
-        return _sse(payload)
-
-    def on_event(self, event: dict) -> bytes | None:
-        """The chunk for a job's event: the cache's share of the prompt (a chunk only with continuous
-        usage), a prompt's finish, or a piece of text."""
-        if "cached_tokens" in event:
-            self.cached = event["cached_tokens"]
-            return self.chunk(None) if self.sampling.continuous_usage else None
-        self.written = event["tokens"]
-        if "finish" not in event:
-            return self.chunk(event["text"])
-        piece = self.chunk(None, event["finish"], event["stop_reason"])
-        self.all_written += event["tokens"]
-        self.index, self.written, self.cached = event["index"] + 1, 0, None
-        return piece
-
-    def usage_chunk(self) -> bytes:
-        return _sse({"id": self.id, "object": "chat.completion.chunk" if self.chat else "text_completion",
-                     "created": int(time.time()), "model": self.name, "choices": [],
-                     "usage": api.usage(sum(map(len, self.prompts)), self.all_written)})
 
 
 def serve(settings: ModelSettings, host: str, port: int, *, api_key: str | None = None, served_name: str | None = None,

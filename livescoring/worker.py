@@ -38,6 +38,11 @@ closed before its first item was written), when ``gone()`` says the client left,
 server is stopping (:meth:`ScoringService.stop_by`): the reader then gets ServerStopping, whose
 words say why. No lock is held across a request: a generation that nobody reads only ever costs
 its own remaining tokens.
+
+Long because: :class:`ScoringService` is one bounded queue under one lock. Admission, each
+client's share, micro-batching, the generation lane and pre-emption all read and change the same
+waiting and running jobs under that lock, and are tested together (tests/service); split into
+modules, each part would reach into the others' state.
 """
 from __future__ import annotations
 

@@ -80,41 +80,21 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
     left, right = GAP + max(text_width(t) for t in tick_texts) + 8, width - GAP
     slot = (right - left) / len(rows)
     named = slot >= 48
-    if named:
-        plot_bottom_names = plot_bottom + 20
-    else:
-        plot_bottom_names = plot_bottom
+    plot_bottom_names = plot_bottom + 20 if named else plot_bottom
     marks.append(rect(left, right, y(low), y(high), "fig-band-gate", f"Delta {band_label}"))
     for tick, text in zip(tick_values, tick_texts, strict=True):
         marks.append(hline(left - 5, left, y(tick), "fig-axis"))
         marks.append(label(left - 8, y(tick) + 4, text, "fig-tick", "end"))
     for i, row in enumerate(rows):
-        x0 = left + i * slot + min(1, slot / 4)
-        y0, y1 = y(0), y(row["delta"])
-        if abs(y1 - y0) < MIN_BAR:  # a subject that did not move is still a visible bar at zero
-            y0, y1 = y(0) - MIN_BAR / 2, y(0) + MIN_BAR / 2
-        name = row["subject"].replace("_", " ")
-        group = groups.get(row["subject"]) if groups else None
-        cls = (f"fig-bar-group {group_class[group]}" if group else "fig-bar-down" if row["delta"] < 0 else "fig-bar-up")
-        marks.append(rect(x0, x0 + max(slot - 2 * min(1, slot / 4), 0.5), y0, y1, cls,
-                          f"{name}{f' ({group})' if group else ''}: {row['delta'] * 100:+.1f} points over "
-                          f"{row['n']} questions"))
-        if named:  # few subjects: each bar's name under the plot, cut to its slot
-            marks.append(label(x0 + slot / 2, plot_bottom + 14, _fit(name, slot - 4), "fig-tick"))
+        marks += _subject_bar(row, left + i * slot + min(1, slot / 4), slot, y, groups, group_class,
+                              plot_bottom + 14 if named else None)
     marks += [
         vline(left, plot_top, plot_bottom, "fig-axis"),
         hline(left, right, y(0), "fig-axis fig-zero-in-band" if zero_inside else "fig-axis"),
         hline(left, right, y(delta), "fig-ref fig-delta"),
     ]
     if width_setting:  # a grip at the middle of the band's upper edge
-        param, bands = width_setting
-        edge, middle = y(high), (left + right) / 2
-        marks.append(handle(param, multiple, f"{multiple:g} standard errors: band ± {band * 100:.2f} points",
-                            [(y(_clamped(delta + b, extent)), m) for m, b in bands],
-                            Box(middle - 14, edge - 6, middle + 14, edge + 6),
-                            [rect(middle - 14, middle + 14, edge - 1.5, edge + 1.5, "fig-grip-bar")],
-                            at=(middle, edge), hint="drag the edge to widen the gate", axis="y",
-                            label=f"{param.label} (the band's upper edge)"))
+        marks.append(_band_edge_grip(width_setting, multiple, band, delta, extent, y, y(high), (left + right) / 2))
     words, bottom = caption(left, plot_bottom_names + 8, width - left - GAP,
                             "subjects, sorted by their change (points, candidate minus production)", "start")
     marks += words
@@ -123,6 +103,37 @@ def subject_delta_chart(rows: list[dict], delta: float, band: float, multiple: f
         marks += pair_marks
     return figure(width, round(bottom + GAP), f"Per-subject deltas sorted, with the gate's band; verdict {verdict}",
                   marks, role="group" if width_setting else "img")
+
+
+def _subject_bar(row: dict, x0: float, slot: float, y: Linear, groups: dict[str, str] | None,
+                 group_class: dict[str, str], name_y: float | None) -> list[dict]:
+    """One subject's bar from zero to its delta, starting at ``x0`` in its ``slot``, coloured by its
+    group (or by its sign), with its name under the plot at ``name_y`` (None: no name)."""
+    y0, y1 = y(0), y(row["delta"])
+    if abs(y1 - y0) < MIN_BAR:  # a subject that did not move is still a visible bar at zero
+        y0, y1 = y(0) - MIN_BAR / 2, y(0) + MIN_BAR / 2
+    name = row["subject"].replace("_", " ")
+    group = groups.get(row["subject"]) if groups else None
+    cls = (f"fig-bar-group {group_class[group]}" if group else "fig-bar-down" if row["delta"] < 0 else "fig-bar-up")
+    marks = [rect(x0, x0 + max(slot - 2 * min(1, slot / 4), 0.5), y0, y1, cls,
+                  f"{name}{f' ({group})' if group else ''}: {row['delta'] * 100:+.1f} points over "
+                  f"{row['n']} questions")]
+    if name_y is not None:  # few subjects: each bar's name under the plot, cut to its slot
+        marks.append(label(x0 + slot / 2, name_y, _fit(name, slot - 4), "fig-tick"))
+    return marks
+
+
+def _band_edge_grip(width_setting: tuple[Param, list[tuple[float, float]]], multiple: float, band: float,
+                    delta: float, extent: float, y: Linear, edge: float, middle: float) -> dict:
+    """The handle on the band's upper edge (at ``edge``, centred on ``middle``) that sets its width
+    in standard errors, stopping at each (value, band) of ``width_setting``."""
+    param, bands = width_setting
+    return handle(param, multiple, f"{multiple:g} standard errors: band ± {band * 100:.2f} points",
+                  [(y(_clamped(delta + b, extent)), m) for m, b in bands],
+                  Box(middle - 14, edge - 6, middle + 14, edge + 6),
+                  [rect(middle - 14, middle + 14, edge - 1.5, edge + 1.5, "fig-grip-bar")],
+                  at=(middle, edge), hint="drag the edge to widen the gate", axis="y",
+                  label=f"{param.label} (the band's upper edge)")
 
 
 def _pair_rows(pairs: list[tuple[str, float, float]], top: float, width: int) -> tuple[list[dict], float]:

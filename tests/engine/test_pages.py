@@ -168,7 +168,7 @@ class Folds(HTMLParser):
 def test_on_a_phone_the_math_and_the_asides_fold_and_nothing_else(slug):
     """Each "The math" rung is one fold right under its heading; every equation and snippet is in a
     fold, every "Reading it", "Try it" and note is a fold of its own; no fold holds a widget, a
-    diagram or a heading (engine/markdown_ext.py, PhoneFoldTreeprocessor)."""
+    diagram or a heading (engine/markdown_shape.py, PhoneFoldTreeprocessor)."""
     folds = 0
     for section in paper_of(real_app(), slug).sections:
         blocks = Folds(str(section.html)).blocks

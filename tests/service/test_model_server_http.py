@@ -15,7 +15,8 @@ import pytest
 
 from livescoring import openai_api as api
 from livescoring.model import ModelSettings
-from livescoring.server import ModelServer, ModelWorker
+from livescoring.model_thread import ModelWorker
+from livescoring.server import ModelServer
 
 
 def call(app, method: str, path: str, body=None, headers=None, raw: bytes | None = None):

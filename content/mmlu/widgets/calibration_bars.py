@@ -73,13 +73,11 @@ def _published(state: dict, runs: dict) -> dict:
     }
 
 
-def view(state: dict, context: dict) -> dict:
-    source = state.get("source", EXAMPLE)
-    shown = _example(state) if source == EXAMPLE else _published(state, context["live_calibration"])
+def _summary(shown: dict) -> list[str]:
+    """The sentences: the answers' average confidence against their accuracy, then each group's."""
     groups, average, acc, gap, rms = (shown[k] for k in ("groups", "average", "accuracy", "gap", "rms"))
-
     direction = "more" if average > acc else "less"
-    summary = [
+    return [
         f"{shown['answers']}: average confidence {average:.2f}, accuracy {acc:.2f}; "
         f"the model claims {points(abs(average - acc))} {direction} than it delivers (gap {gap:.2f}).",
         f"RMS calibration error over {plural(len(groups), 'confidence group')}: {rms:.3f}.",
@@ -89,6 +87,12 @@ def view(state: dict, context: dict) -> dict:
         for i, g in enumerate(groups)
     ]
 
+
+def view(state: dict, context: dict) -> dict:
+    source = state.get("source", EXAMPLE)
+    shown = _example(state) if source == EXAMPLE else _published(state, context["live_calibration"])
+    groups, average, acc, gap, rms = (shown[k] for k in ("groups", "average", "accuracy", "gap", "rms"))
+    summary = _summary(shown)
     width = state["width"]
     y = Linear((0, 1), (220, 20))
     left, right = Y_AXIS_WIDTH, width - GAP

@@ -48,6 +48,65 @@ def group_sizes(name: str, value: object) -> dict[str, int]:
     return found
 
 
+def _model_bars(row: dict, m_index: int, counts: dict[str, int], level: float, method: str,
+                x_at, bar: float, y: Linear) -> tuple[list[dict], str, float | None, float | None]:
+    """One model's bars: a bar and band for each group, then its micro and macro averages (only where
+    every group is known), with its sentence for the summary. ``x_at(position)``: the left edge of its
+    bar in slot ``position``. Returns the marks, the sentence, and the micro and macro averages."""
+    keys = [group.key for group in GROUPS]
+    titles = {group.key: group.title for group in GROUPS}
+    cls = "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b"
+    marks, phrases = [], []
+    for g_index, k in enumerate(keys):
+        xs = x_at(g_index)
+        if row[k] is None:
+            marks.append(label(xs + bar / 2, y(0) - 6, "n/a", "fig-tick"))
+            continue
+        acc, n = row[k] / 100, counts[k]
+        low, high = stats.confidence_interval(acc, n, level, method)
+        tip = f"{row['model']}, {titles[k]}: {acc * 100:.1f}% of {count(n)} questions"
+        marks.append(rect(xs, xs + bar, y(0), y(acc), cls, tip))
+        marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
+        phrases.append(f"{titles[k]} {acc * 100:.1f}% ({pct(low)}–{pct(high)}, {count(n)} questions)")
+    if any(row[k] is None for k in keys):
+        return marks, (f"{row['model']}: {row['average']:.1f}% over the questions it was run on; "
+                       "some groups are not in its run." if row.get("measured") else
+                       f"{row['model']}: the paper's average is {row['average']:.1f}%; "
+                       "its group scores are not in our sources."), None, None
+    accs = [row[k] / 100 for k in keys]
+    micro = scoring.weighted_accuracy([counts[k] for k in keys], accs)
+    macro = scoring.plain_mean(accs)
+    low, high = stats.confidence_interval(micro, sum(counts[k] for k in keys), level, method)
+    for offset, value, name in ((0, micro, "micro"), (1, macro, "macro")):
+        xs = x_at(len(keys) + offset)
+        marks.append(rect(xs, xs + bar, y(0), y(value), cls, f"{row['model']}, {name} average: {pct(value)}"))
+    xs = x_at(len(keys))
+    marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
+    sentence = (
+        f"{row['model']}: " + "; ".join(phrases) + ". "
+        f"Micro average (every question counts once, weighted by our test files' group sizes): {pct(micro)}; "
+        f"macro average (plain mean of the four groups): {pct(macro)}; "
+        + (f"its score over the whole test: {row['average']:.1f}%." if row.get("measured")
+           else f"the paper's Average column: {row['average']:.1f}%.")
+    )
+    return marks, sentence, micro, macro
+
+
+def _slot_names(width: int, left: float, slot: float) -> tuple[list[dict], float]:
+    """Each slot's name under it, all on one line: the short names where each fits its slot (clear of
+    the divider before the averages), else the shortest (a phone); a line lower only if even those
+    meet. Returns the marks (the divider included) and their bottom."""
+    texts = [group.short for group in GROUPS] + ["micro avg", "macro avg"]
+    if max(text_width(text, "fig-group-label") for text in texts) + 2 * GAP > slot:
+        texts = [group.shortest for group in GROUPS] + ["micro", "macro"]
+    names = Placer(width)
+    marks = [names.near(text, "fig-group-label", left + slot * (position + 0.5),
+                        [250 + 16 * line for line in range(len(texts))])
+             for position, text in enumerate(texts)]
+    marks.append(vline(left + slot * len(GROUPS), 20, names.bottom, "fig-divider"))
+    return marks, names.bottom
+
+
 def view(state: dict, context: dict) -> dict:
     level, method = float(state["level"]), state["band"]
     counts = context["group_sizes"]
@@ -55,13 +114,10 @@ def view(state: dict, context: dict) -> dict:
         models = _live_rows(context["live_scores"])
     else:
         models = [row for row in paper_figures()["table_1"]["rows"] if row["model"] in PAPER_MODELS]
-    keys = [group.key for group in GROUPS]
-    titles = {group.key: group.title for group in GROUPS}
     width = state["width"]
     y = Linear((0, 1), (230, 20))
     left, right = Y_AXIS_WIDTH, width - GAP
-    slots = len(keys) + 2
-    slot = (right - left) / slots
+    slot = (right - left) / (len(GROUPS) + 2)
     bar = min(28, (slot - 8) / 2)
 
     def bar_x(position: int, model: int) -> float:
@@ -71,57 +127,15 @@ def view(state: dict, context: dict) -> dict:
     marks.append(hline(left, right, y(reference("chance")), "fig-ref fig-chance"))
     summary, numbers = [], {}
     for m_index, row in enumerate(models):
-        cls = "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b"
-        known = [k for k in keys if row[k] is not None]
-        phrases = []
-        for g_index, k in enumerate(keys):
-            xs = bar_x(g_index, m_index)
-            if row[k] is None:
-                marks.append(label(xs + bar / 2, y(0) - 6, "n/a", "fig-tick"))
-                continue
-            acc, n = row[k] / 100, counts[k]
-            low, high = stats.confidence_interval(acc, n, level, method)
-            tip = f"{row['model']}, {titles[k]}: {acc * 100:.1f}% of {count(n)} questions"
-            marks.append(rect(xs, xs + bar, y(0), y(acc), cls, tip))
-            marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
-            phrases.append(f"{titles[k]} {acc * 100:.1f}% ({pct(low)}–{pct(high)}, {count(n)} questions)")
-        micro = macro = None
-        if len(known) == len(keys):
-            accs = [row[k] / 100 for k in keys]
-            micro = scoring.weighted_accuracy([counts[k] for k in keys], accs)
-            macro = scoring.plain_mean(accs)
-            total = sum(counts[k] for k in keys)
-            low, high = stats.confidence_interval(micro, total, level, method)
-            for offset, value, name in ((0, micro, "micro"), (1, macro, "macro")):
-                xs = bar_x(len(keys) + offset, m_index)
-                marks.append(rect(xs, xs + bar, y(0), y(value), cls, f"{row['model']}, {name} average: {pct(value)}"))
-            xs = bar_x(len(keys), m_index)
-            marks.append(whisker(xs + bar / 2, y(low), y(high), cap=min(5, bar / 2)))
-            summary.append(
-                f"{row['model']}: " + "; ".join(phrases) + ". "
-                f"Micro average (every question counts once, weighted by our test files' group sizes): {pct(micro)}; "
-                f"macro average (plain mean of the four groups): {pct(macro)}; "
-                + (f"its score over the whole test: {row['average']:.1f}%." if row.get("measured")
-                   else f"the paper's Average column: {row['average']:.1f}%.")
-            )
-        else:
-            summary.append(f"{row['model']}: {row['average']:.1f}% over the questions it was run on; "
-                           "some groups are not in its run." if row.get("measured") else
-                           f"{row['model']}: the paper's average is {row['average']:.1f}%; "
-                           "its group scores are not in our sources.")
+        bars, sentence, micro, macro = _model_bars(row, m_index, counts, level, method,
+                                                   lambda position, m=m_index: bar_x(position, m), bar, y)
+        marks += bars
+        summary.append(sentence)
         numbers[row["model"]] = {"micro": micro, "macro": macro}
-    # Each slot's name under it, all on one line: the short names where each fits its slot (clear of
-    # the divider before the averages), else the shortest (a phone); a line lower only if even those meet.
-    texts = [group.short for group in GROUPS] + ["micro avg", "macro avg"]
-    if max(text_width(text, "fig-group-label") for text in texts) + 2 * GAP > slot:
-        texts = [group.shortest for group in GROUPS] + ["micro", "macro"]
-    names = Placer(width)
-    for position, text in enumerate(texts):
-        marks.append(names.near(text, "fig-group-label", left + slot * (position + 0.5),
-                                [250 + 16 * line for line in range(slots)]))
-    marks.append(vline(left + slot * len(keys), 20, names.bottom, "fig-divider"))
+    name_marks, names_bottom = _slot_names(width, left, slot)
+    marks += name_marks
     keys_marks, bottom = legend([("box", "fig-bar-model-a" if m_index == 0 else "fig-bar-model-b", row["model"])
-                                 for m_index, row in enumerate(models)], left, names.bottom + 6, right - left)
+                                 for m_index, row in enumerate(models)], left, names_bottom + 6, right - left)
     marks += keys_marks
     scores_from = ("our own runs of the live model over every test question" if state.get("models") == "live"
                    else "Table 1")
@@ -139,7 +153,6 @@ def view(state: dict, context: dict) -> dict:
                                                     "with micro and macro averages", marks),
         "numbers": numbers,
     }
-
 
 
 WIDGET = Widget(

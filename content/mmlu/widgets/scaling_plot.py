@@ -54,6 +54,25 @@ def _point_label(point: dict, cx: float, cy: float, nth: int, width: float) -> d
     return label(min(max(cx, half + GAP), width - half - GAP), y, words, "fig-point-label")
 
 
+def _point(key: str, name: str, pts: list[dict], nth: int, cx: float, cy: float, width: float) -> dict:
+    """The ``nth`` point of series ``key`` (named ``name``) at (cx, cy): its dot, its label, and where
+    two settings share its size, the setting's name beside it."""
+    p = pts[nth]
+    setting = f", {p['setting']}" if "setting" in p else ""
+    text = f"{name}, {_size(p['parameters'])} parameters{setting}: {p['accuracy']:.1f}%"
+    point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
+    same_size = sum(1 for q in pts[:nth] if q["parameters"] == p["parameters"])
+    pair = [q for q in pts if q["parameters"] == p["parameters"]]
+    higher = p is sorted(pair, key=lambda q: q["accuracy"])[-1]  # of equals, the second
+    named = ([label(cx + 10, cy - 6, p["setting"], "fig-tick", "start") if higher else
+              label(cx - 10, cy + 13, p["setting"], "fig-tick", "end")] if len(pair) > 1 and "setting" in p else [])
+    return mark("g", point, children=[
+        mark("circle", {"cx": cx, "cy": cy, "r": 6}),
+        _point_label(p, cx, cy, same_size, width),
+        *named,
+    ])
+
+
 def view(state: dict, context: dict) -> dict:
     chance, expert = reference("chance"), reference("expert")
     width = state["width"]
@@ -92,20 +111,7 @@ def view(state: dict, context: dict) -> dict:
         if len({p["parameters"] for p in pts}) > 1:
             marks.append(mark("polyline", {"points": " ".join(f"{a:.1f},{b:.1f}" for a, b in coords),
                                            "class": f"fig-line series-{key}"}))
-        for nth, (p, (cx, cy)) in enumerate(zip(pts, coords, strict=True)):
-            setting = f", {p['setting']}" if "setting" in p else ""
-            text = f"{name}, {_size(p['parameters'])} parameters{setting}: {p['accuracy']:.1f}%"
-            point = {"class": f"fig-point series-{key}", "tabindex": "0", "role": "img", "aria-label": text}
-            same_size = sum(1 for q in pts[:nth] if q["parameters"] == p["parameters"])
-            pair = [q for q in pts if q["parameters"] == p["parameters"]]
-            higher = p is sorted(pair, key=lambda q: q["accuracy"])[-1]  # of equals, the second
-            named = ([label(cx + 10, cy - 6, p["setting"], "fig-tick", "start") if higher else
-                      label(cx - 10, cy + 13, p["setting"], "fig-tick", "end")] if len(pair) > 1 and "setting" in p else [])
-            marks.append(mark("g", point, children=[
-                mark("circle", {"cx": cx, "cy": cy, "r": 6}),
-                _point_label(p, cx, cy, same_size, width),
-                *named,
-            ]))
+        marks += [_point(key, name, pts, nth, cx, cy, width) for nth, (cx, cy) in enumerate(coords)]
     keys, bottom = legend([("dot", f"fig-legend series-{key}", name) for key, name, _ in series if key in state["show"]],
                           left, bottom + 8, right - left)
     marks += keys

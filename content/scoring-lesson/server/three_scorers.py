@@ -40,8 +40,8 @@ MODES = ("inline", "page", "embed")
 PAGE_MAX_NEW_TOKENS = 32
 SIDES = ("plain", "chat")
 # The form's cost budget (check_form_budget): the whole form may have the model read FORM_WORK_FACTOR
-# times what one POST /api/score may (SCORER_MAX_WORK_CHARS: 32,000 work characters by default,
-# about 40 CPU-s at most when nothing is cached). It refuses 2,243 of MMLU's 14,042 test questions at
+# times what one POST /api/score may (SCORER_MAX_WORK_CHARS: 16,000 work characters by default, so
+# 32,000 for the form, about 40 CPU-s at most when nothing is cached). It refuses 2,243 of MMLU's 14,042 test questions at
 # 5 shots (7 subjects: the history passages, law, …) and 416 at 3 shots; the costliest,
 # high_school_european_history at 5 shots, would have cost about 180 CPU-s (issue 26).
 FORM_WORK_FACTOR = 2

@@ -19,6 +19,10 @@
 // A figure is drawn for the width it is shown at (widgetkit/layout.py): the view is asked for the
 // figure's frame's width, measured here, and again whenever the frame's width changes. Until the
 // first answer, the server's picture for a phone or for a wider frame stands in (widgets.css picks).
+//
+// Long because: this is the one driver every widget shares, and its steps (wire the controls,
+// measure the frame, ask the worker or the server, copy the view into the page) all work on one
+// widget record; what belongs to a single widget already lives in that widget's own script.
 
 import { enableHandles, replaceMarks } from './draggable-mark.js';
 import { boxText } from './percent-box.js';

@@ -1,0 +1,153 @@
+"""The model server's one model thread: it loads the model, then steps every request's job in turn.
+
+Every request to the model server (server.py) is a job: a generator that runs one forward pass
+per step. :class:`ModelWorker` steps the running jobs in turn (at most ``max_active`` at once, so a
+long prompt does not hold back a short generation) and takes new ones from a bounded queue: past
+``max_waiting`` waiting jobs a request gets 429 with Retry-After. A job whose client left stops
+before its next pass. No HTTP here: the server turns requests into jobs and events into answers.
+"""
+from __future__ import annotations
+
+import collections
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from . import openai_api as api
+from .model import ModelSettings, ModelUnavailable, load
+from .prompt_reader import CACHE_BYTES, PromptReader
+from .scorer import return_freed_memory
+
+log = logging.getLogger("livescoring.server")
+
+MAX_WAITING = 64  # jobs waiting for the model; lm_eval's few concurrent requests never meet this
+MAX_ACTIVE = 4  # jobs stepped in turn
+
+
+@dataclass(eq=False)
+class Job:
+    """One request's work: ``steps`` yields None (a pass done) or an event for the caller, and
+    returns the result. Its events reach the caller through ``events``."""
+
+    steps: Iterator
+    gone: Callable[[], bool]
+    events: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+
+    def next(self, timeout: float):
+        """The next ("event", dict), ("done", result) or ("error", exception)."""
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            self.cancelled.set()
+            return "error", api.ApiError(504, f"no answer from the model within {timeout:g} s", kind="timeout")
+
+
+class ModelWorker:
+    """The one owner of the model: loads it, then steps the jobs in turn."""
+
+    def __init__(self, settings: ModelSettings, cache_bytes: int = CACHE_BYTES, max_waiting: int = MAX_WAITING,
+                 max_active: int = MAX_ACTIVE):
+        self.settings, self.cache_bytes = settings, cache_bytes
+        self.max_waiting, self.max_active = max(1, max_waiting), max(1, max_active)
+        self.waiting: collections.deque[Job] = collections.deque()
+        self.running: list[Job] = []
+        self.changed = threading.Condition()
+        self.state, self.message = "loading", "The model is loading."
+        self.loaded = self.reader = None
+        self.tokenizer = None  # the request threads' own copy (tokenisation beside the model's work)
+        self.tokenizing = threading.Lock()
+        self.ms_per_pass = 50.0
+        self.thread = threading.Thread(target=self._run, name="model-worker", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def submit(self, steps: Iterator, gone: Callable[[], bool] = lambda: False) -> Job:
+        if self.state != "ready":
+            raise api.ApiError(503, self.message, kind="unavailable", retry_after=5)
+        job = Job(steps, gone)
+        with self.changed:
+            if len(self.waiting) >= self.max_waiting:
+                wait = max(1, round((len(self.waiting) + len(self.running)) * self.ms_per_pass * 4 / 1000))
+                raise api.ApiError(429, f"{len(self.waiting)} requests are waiting for the model; try again in "
+                                        f"about {wait} s", kind="rate_limit_error", retry_after=wait)
+            self.waiting.append(job)
+            self.changed.notify()
+        return job
+
+    def _run(self) -> None:
+        import copy
+
+        try:
+            self.loaded = load(self.settings)
+            self.reader = PromptReader(self.loaded, self.cache_bytes)
+            self.tokenizer = copy.deepcopy(self.loaded.tokenizer)
+        except ModelUnavailable as error:
+            self.state, self.message = "failed", str(error)
+            log.error("%s", error)
+            return
+        self.state, self.message = "ready", "ready"
+        log.info("model ready: %s (%s, %s, %d threads) in %.1f s", self.loaded.name, self.loaded.device,
+                 self.loaded.dtype, self.loaded.threads, self.loaded.load_seconds)
+        self.serve_jobs()
+
+    def serve_jobs(self) -> None:
+        """Step the running jobs in turn, taking waiting ones in as places free up (forever)."""
+        while True:
+            with self.changed:
+                while not self.waiting and not self.running:
+                    self.changed.wait()
+                while self.waiting and len(self.running) < self.max_active:
+                    self.running.append(self.waiting.popleft())
+                turn = list(self.running)
+            for job in turn:
+                self._step(job)
+
+    def _step(self, job: Job) -> None:
+        finished = None
+        if job.cancelled.is_set() or job.gone():
+            job.steps.close()
+            finished = ("error", api.ApiError(499, "the client went away", kind="cancelled"))
+        else:
+            started = time.perf_counter()
+            try:
+                item = next(job.steps)
+                if item is not None:
+                    job.events.put(("event", item))
+            except StopIteration as done:
+                finished = ("done", done.value)
+            except api.ApiError as error:
+                finished = ("error", error)
+            except Exception as error:  # noqa: BLE001 - one request's failure must not stop the worker
+                log.exception("a request failed in the model")
+                finished = ("error", api.ApiError(500, f"the model failed on this request: {type(error).__name__}",
+                                                  kind="server_error"))
+            self.ms_per_pass = 0.9 * self.ms_per_pass + 0.1 * (time.perf_counter() - started) * 1000
+        if finished is not None:
+            job.events.put(finished)
+            with self.changed:
+                self.running.remove(job)
+                idle = not self.running and not self.waiting
+            if idle:  # a long prompt's passes freed hundreds of MiB in pieces glibc keeps: give them back
+                return_freed_memory()
+
+    # -- tokenisation, in the request threads -------------------------------------------------
+    def encode(self, text: str, special: bool = False) -> list[int]:
+        with self.tokenizing:
+            return list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+
+    def decode(self, tokens) -> str:
+        with self.tokenizing:
+            return self.tokenizer.decode(list(tokens))
+
+    def chat_text(self, messages) -> str:
+        with self.tokenizing:
+            return self.tokenizer.apply_chat_template(list(messages), tokenize=False, add_generation_prompt=True)
+
+    def token_strings(self, tokens) -> list[str]:
+        with self.tokenizing:
+            return [self.tokenizer.decode([t]) for t in tokens]
