@@ -106,6 +106,18 @@ def view(state: dict, context: dict) -> dict:
     names["position"] = f"Answers at position {favourite}, its favourite"
     shares["position"] = sum(at_favourite) / k
     chance["position"] = 1 / 4
+    marks, bottom = _bars(width, names, shares, chance)
+    model = run["model"]
+    summary = _summary(run, where, n, shares, chance, favourite, at_favourite)
+    return {"summary": summary,
+            "figure": figure(width, round(bottom + GAP), f"Rotation check of {model}, {run['key']}, {where}",
+                             marks),
+            "numbers": {"n": n, **shares, "favourite": favourite, "at_favourite": at_favourite}}
+
+
+def _bars(width: float, names: dict, shares: dict, chance: dict) -> tuple[list, float]:
+    """One bar per share with the guesser's rate as a line across it, the axis and the legend; and
+    the drawing's bottom."""
     rows_at = Rows.fit(list(names.values()), width)
     pitch = rows_at.name_height + 26
     x = Linear((0, 1), (rows_at.x0, rows_at.x1))
@@ -124,11 +136,15 @@ def view(state: dict, context: dict) -> dict:
     marks.append(key(named))
     keys, bottom = legend([("line", "fig-ref fig-chance", "a random guesser")],
                           rows_at.x0 if rows_at.beside else GAP, axis_at + 26, width - 2 * GAP)
-    marks += keys
-    model = run["model"]
-    summary = [
-        f"{model}, {run['key']} ({run['sample']}), {where}, {count(n)} questions each asked in {k} orders: the same "
-        f"option in all {k} "
+    return marks + keys, bottom
+
+
+def _summary(run: dict, where: str, n: int, shares: dict, chance: dict, favourite: str,
+             at_favourite: list[float]) -> list[str]:
+    k = run["rotations"]
+    return [
+        f"{run['model']}, {run['key']} ({run['sample']}), {where}, {count(n)} questions each asked in {k} orders: the "
+        f"same option in all {k} "
         f"orders {pct(shares['same'])}, right in all {k} {pct(shares['all'])} (right as published "
         f"{pct(shares['first'])}, over the {k} orders {pct(shares['mean'])}).",
         f"A random guesser would be right {pct(chance['first'])} of the time in any one order, in all {k} "
@@ -139,10 +155,6 @@ def view(state: dict, context: dict) -> dict:
         + ("the model answers a position, not an option." if min(at_favourite) > 0.5 else
            "its answers move with the options more than with the positions."),
     ]
-    return {"summary": summary,
-            "figure": figure(width, round(bottom + GAP), f"Rotation check of {model}, {run['key']}, {where}",
-                             marks),
-            "numbers": {"n": n, **shares, "favourite": favourite, "at_favourite": at_favourite}}
 
 
 def rotation_widget(name: str, title: str, blurb: str, height: int = 760) -> Widget:

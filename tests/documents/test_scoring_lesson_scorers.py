@@ -8,13 +8,13 @@ from __future__ import annotations
 import re
 
 import pytest
+from documents.scoring_lesson.server import three_scorers as page
 from jinja2.exceptions import TemplateError
 
 from benchmarks.mmlu import prompt as mmlu_prompt
 from benchmarks.mmlu.data import Question
 from benchmarks.mmlu.server import data_dir as mmlu_data_dir
 from benchmarks.mmlu.server import harness_tasks as harness
-from documents.scoring_lesson.server import three_scorers as page
 from benchmarks.mmlu.server.reader import MMLUData
 from engine import create_app
 from tests.conftest import app_with_model, run_form_token

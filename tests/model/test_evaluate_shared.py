@@ -14,6 +14,8 @@ from benchmarks.mmlu_pro.server import evaluate as mmlu_pro_evaluate
 from benchmarks.mmlu_pro.server.reader import MMLUProData
 from benchmarks.runfile import question_key
 from benchmarks.server import evaluate as shared
+from benchmarks.server import evaluate_command
+from benchmarks.server import summary as summaries
 from benchmarks.server.runfile import read_rows
 from engine.__main__ import main as cli_main
 from engine.config import default_config
@@ -39,7 +41,7 @@ def test_both_benchmarks_evaluate_through_the_shared_command_and_keep_their_old_
         module.add_arguments(parser)
         args = parser.parse_args(old_flags[module] + shared_flags)
         assert (args.workers, args.batch_size, args.resume, args.limit) == (2, 4, True, 2)
-        command = shared.resume_command(task, args)  # what an interrupted run prints
+        command = evaluate_command.resume_command(task, args)  # what an interrupted run prints
         assert command.startswith(f"python -m engine {task.name} evaluate --{task.groups_option} ")
         again = parser.parse_args(command.split()[5:])
         assert {**again.__dict__, "no_progress": True} == args.__dict__
@@ -142,7 +144,7 @@ def test_a_rotation_check_row_holds_what_each_rotated_question_gets_alone(tmp_pa
             assert rotation["position"] == alone["prediction"]
             assert choices["ABCD".index(rotation["position"])] == doc.choices["ABCD".index(rotation["answer"])]
             assert rotation["key_probability"] == pytest.approx(alone["probabilities"][alone["key"]], abs=TOLERANCE)
-    summary = shared.summarise(rows, "subjects")["rotation"]
+    summary = summaries.summarise(rows, "subjects")["rotation"]
     same = sum(len({r["answer"] for r in row["rotations"]}) == 1 for row in rows)
     right = sum(all(r["answer"] == row["key"] for r in row["rotations"]) for row in rows)
     assert (summary["consistent_count"], summary["all_rotations_count"]) == (same, right)

@@ -9,7 +9,8 @@ import pytest
 
 from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.runfile import make_row, normalise, settings_of, template_of
-from benchmarks.server import evaluate as shared
+from benchmarks.server import evaluate_command
+from benchmarks.server import summary as summaries
 from benchmarks.server.runfile import RunWriter
 
 MODEL = {"name": "m"}
@@ -55,11 +56,11 @@ def test_resume_refuses_a_run_of_another_template(tmp_path):
 
 def test_the_summary_of_generative_rows():
     rows = [generative_row(0, "A"), generative_row(1, "B"), generative_row(2, "A. 4"), generative_row(3, "")]
-    summary = shared.summarise(rows)
+    summary = summaries.summarise(rows)
     assert summary["micro"]["accuracy"] == 0.25 and summary["chance"] == 0.25
     assert summary["predicted_letters"] == {"A": 1, "B": 1, "none": 2}
     assert summary["rms_calibration_error"] is None
-    assert "RMS calibration" not in shared.report(summary)
+    assert "RMS calibration" not in summaries.report(summary)
 
 
 def test_mmlu_has_every_method_and_the_chat_template_mmlu_pro_letter_and_option():
@@ -72,7 +73,7 @@ def test_mmlu_has_every_method_and_the_chat_template_mmlu_pro_letter_and_option(
     mmlu.add_arguments(parser)
     args = parser.parse_args(["--method", "generative", "--apply-chat-template"])
     assert (args.method, args.apply_chat_template) == ("generative", True)
-    command = shared.resume_command(mmlu.MMLUTask, args)  # what an interrupted run prints
+    command = evaluate_command.resume_command(mmlu.MMLUTask, args)  # what an interrupted run prints
     assert "--method generative" in command and "--apply-chat-template" in command
     assert parser.parse_args(command.split()[5:]).apply_chat_template
     parser = argparse.ArgumentParser()

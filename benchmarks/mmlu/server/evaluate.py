@@ -14,6 +14,8 @@ import argparse
 from pathlib import Path
 
 from benchmarks.server import evaluate as shared
+from benchmarks.server import evaluate_command as command
+from benchmarks.server import summary as summaries
 from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, DEFAULT_THREADS, DEFAULT_WORKERS, Task
 from benchmarks.server.runfile import SAVE_EVERY_S, read_lines, read_rows
 
@@ -120,12 +122,12 @@ def read_complete_rows(path: Path) -> tuple[list[dict], int]:
 
 
 def summarise(rows: list[dict]) -> dict:
-    """The shared summary with subjects as the groups (benchmarks/server/evaluate.summarise)."""
-    return shared.summarise(rows, "subjects")
+    """The shared summary with subjects as the groups (benchmarks/server/summary.py)."""
+    return summaries.summarise(rows, "subjects")
 
 
 def report(summary: dict) -> str:
-    return shared.report(summary, "subjects", MMLUTask.group_words)
+    return summaries.report(summary, "subjects", MMLUTask.group_words)
 
 
 def evaluate(scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
@@ -140,8 +142,8 @@ def evaluate(scorer, data: MMLUData, subjects: list[str], split: str = "test", s
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    shared.add_arguments(parser, MMLUTask)
+    command.add_arguments(parser, MMLUTask)
 
 
 def run(args: argparse.Namespace) -> int:
-    return shared.run(args, MMLUTask, (DataMissing,))
+    return command.run(args, MMLUTask, (DataMissing,))

@@ -165,23 +165,34 @@ def score_arguments(body, data: MMLUData) -> dict:
                                      "Choose a real question by its number, or write your own."))
     arguments = {"prompt_format": prompt, "subject": subject, "method": method,
                  "shots": list(data.questions(subject, "dev")[:shots]), "key": None}
-    if real:
-        split = body.get("split", "test")
-        if split not in QUESTION_SPLITS:
-            raise InvalidRequest(Problem(
-                "split", f"split must be one of {', '.join(QUESTION_SPLITS)} (dev holds the worked examples)",
-                f"Choose the {' or the '.join(QUESTION_SPLITS)} split."))
-        count = len(data.questions(subject, split))
-        title = data.subjects[subject].title
-        index = _whole_number("index", body.get("index"), 0, count - 1,
-                              f"Type a question number from 1 to {count:,}: {title} has {count:,} "
-                              f"questions in its {split} split.")
-        rotation = _whole_number("rotation", body.get("rotation", 0), 0, len(LETTERS) - 1,
-                                 "Choose how many places to move the options, 0 to 3.")
-        question = data.question(subject, split, index)
-        arguments.update(question=question.question, choices=explainers.rotate_options(list(question.choices), rotation),
-                         key=explainers.rotated_letter(question.answer, rotation, len(LETTERS)))
-        return {**arguments, "split": split, "index": index, "rotation": rotation}
+    return _real_question(body, data, arguments) if real else _own_question(body, arguments)
+
+
+def _real_question(body: dict, data: MMLUData, arguments: dict) -> dict:
+    """``arguments`` completed with a real question, chosen by split and index and moved ``rotation``
+    places, and its key."""
+    subject = arguments["subject"]
+    split = body.get("split", "test")
+    if split not in QUESTION_SPLITS:
+        raise InvalidRequest(Problem(
+            "split", f"split must be one of {', '.join(QUESTION_SPLITS)} (dev holds the worked examples)",
+            f"Choose the {' or the '.join(QUESTION_SPLITS)} split."))
+    count = len(data.questions(subject, split))
+    title = data.subjects[subject].title
+    index = _whole_number("index", body.get("index"), 0, count - 1,
+                          f"Type a question number from 1 to {count:,}: {title} has {count:,} "
+                          f"questions in its {split} split.")
+    rotation = _whole_number("rotation", body.get("rotation", 0), 0, len(LETTERS) - 1,
+                             "Choose how many places to move the options, 0 to 3.")
+    question = data.question(subject, split, index)
+    return {**arguments, "question": question.question,
+            "choices": explainers.rotate_options(list(question.choices), rotation),
+            "key": explainers.rotated_letter(question.answer, rotation, len(LETTERS)),
+            "split": split, "index": index, "rotation": rotation}
+
+
+def _own_question(body: dict, arguments: dict) -> dict:
+    """``arguments`` completed with the reader's own question, its four options and its answer, if given."""
     choices = body.get("choices")
     if not isinstance(choices, list) or len(choices) != len(LETTERS):
         raise InvalidRequest(Problem("choices", "choices must be a list of exactly four answers (A, B, C, D)",
@@ -191,5 +202,5 @@ def score_arguments(body, data: MMLUData) -> dict:
     if answer not in (None, "", *LETTERS):
         raise InvalidRequest(Problem("answer", "answer, if given, must be one of A, B, C, D",
                                      "Choose the correct answer from A to D, or “not given”."))
-    arguments.update(question=question, choices=choices, key=answer or None)
-    return {**arguments, "split": None, "index": None, "rotation": 0}
+    return {**arguments, "question": question, "choices": choices, "key": answer or None,
+            "split": None, "index": None, "rotation": 0}

@@ -14,6 +14,8 @@ import argparse
 from pathlib import Path
 
 from benchmarks.server import evaluate as shared
+from benchmarks.server import evaluate_command as command
+from benchmarks.server import summary as summaries
 from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, Task
 from benchmarks.server.runfile import SAVE_EVERY_S, write_rows
 
@@ -90,17 +92,17 @@ def write_jsonl(rows: list[dict], out: Path) -> None:
 
 def summarise(rows: list[dict]) -> dict:
     """The shared summary with categories as the groups; ``accuracy`` and ``ci95`` are the micro ones."""
-    summary = shared.summarise(rows, "categories")
-    return {**summary, "accuracy": summary["micro"]["accuracy"], "ci95": summary["micro"]["ci95"]}
+    found = summaries.summarise(rows, "categories")
+    return {**found, "accuracy": found["micro"]["accuracy"], "ci95": found["micro"]["ci95"]}
 
 
 def report(summary: dict) -> str:
-    return shared.report(summary, "categories", MMLUProTask.group_words)
+    return summaries.report(summary, "categories", MMLUProTask.group_words)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    shared.add_arguments(parser, MMLUProTask)
+    command.add_arguments(parser, MMLUProTask)
 
 
 def run(args: argparse.Namespace) -> int:
-    return shared.run(args, MMLUProTask, (DataMissing,))
+    return command.run(args, MMLUProTask, (DataMissing,))
