@@ -2,8 +2,8 @@
 
 Any document that shows MMLU questions calls :func:`init_app` from its hooks (it is idempotent): the
 data folder is read from ``MMLU_DATA_DIR`` in one place, here, and the app's model service is made.
-The routes are blueprints a document registers where it wants them: ``run.bp`` (``/mmlu/run``, the
-live scoring form and ``/api/score``), ``three_scorers.bp`` and ``overlap.bp``.
+Its API is a blueprint a document registers: ``api.bp`` (``/api/score``, ``/api/questions``); the
+pages that use it (a "Run it yourself" form, a lesson's scorers) are the documents' own.
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Any document that shows MMLU-Pro questions calls :func:`init_app` from its hooks (idempotent): the
 data folder is read from ``MMLU_PRO_DATA_DIR`` here, in one place, and the app's model service is
-made. ``routes.bp`` is the question browser, its scoring and its generation.
+made. ``api.bp`` is its API (questions, scoring, generation), mounted by the site under a prefix.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from benchmarks.server.runfile import read_rows
 from ..data import LETTERS
 from .reader import MMLUProData
 
-DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared" / "data" / "mmlu-pro"  # ../shared beside the checkout
+DEFAULT_DATA_DIR = Path(__file__).resolve().parents[4] / "shared/data/mmlu-pro"  # ../shared beside the checkout
 RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
 # The live model's run published with the page (runs/README.md says how it was made and what it covers).
 LIVE_RUN = "smollm2-0shot-first100.jsonl.gz"
