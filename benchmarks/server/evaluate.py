@@ -35,9 +35,10 @@ from pathlib import Path
 
 import explainers
 from benchmarks.runfile import make_row, rotations_setting
+from benchmarks.task import MultipleChoiceTask
 from livescoring.scorer import GENERATE_MAX_NEW_TOKENS
 
-from .multiple_choice import GENERATIVE, METHODS, answer_questions
+from .multiple_choice import GENERATIVE, answer_questions
 from .runfile import SAVE_EVERY_S, RunWriter
 
 # The fastest measured on this project's 2-core machine (bench/scoring.py, README "Performance"):
@@ -51,23 +52,36 @@ DEFAULT_THREADS = 1
 
 
 class Task:
-    """One benchmark's parts of the shared command; subclasses set the class attributes and methods.
+    """One benchmark on its data, for the shared command: the benchmark's typed task (``spec``,
+    benchmarks/task.py: its name, prompt, groups, options, target and methods) and its reader's
+    questions; a subclass sets ``spec`` and the reader's side (``groups``, ``questions``, ``shots``)
+    and may add what is truly its own (extra row fields, a generative reading, its command options).
 
     A question ("doc") is any object with ``index`` (0-based within its group and split) and
     ``question``; the task says the rest."""
 
-    name: str  # the command's benchmark word: python -m engine <name> evaluate
+    spec: MultipleChoiceTask
+    # Read from ``spec`` when a subclass is made, so the command can ask the class (its options
+    # exist before any data is read):
+    name: str  # the benchmark's word (python -m benchmarks <name> evaluate)
     prompt: object  # the prompt module: prompt_parts(group, question, choices, shots) and MAX_SHOTS
     group_field: str  # the rows' group field: "subject" or "category" (benchmarks/runfile.py)
     groups_option: str  # the command's option naming groups, and the summary's key: "subjects", "categories"
     group_words: tuple[str, str]  # ("subject", "subjects")
+    methods: tuple[str, ...]  # the methods it scores (``generative`` where it reads generated text)
+    chat_template: bool  # whether it builds prompts in the model's chat template (--apply-chat-template)
+
     default_out: Path
     create_folder = False  # whether a missing folder of --out is made (MMLU-Pro's command always did)
     data: object  # the benchmark's reader
-    methods: tuple[str, ...] = METHODS  # the methods it scores (``generative`` where it reads generated text)
-    chat_template = False  # whether it builds prompts in the model's chat template (--apply-chat-template)
     until: tuple[str, ...] = ()  # generative: the stop sequences (the model's end of text always stops)
     max_gen_toks = GENERATE_MAX_NEW_TOKENS  # generative: at most this many new tokens
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        spec = cls.spec
+        cls.name, cls.prompt, cls.group_field, cls.group_words = spec.name, spec.prompt, spec.group_field, spec.group_words
+        cls.groups_option, cls.methods, cls.chat_template = spec.groups_option, spec.methods, spec.chat_template
 
     # -- the benchmark's command line --------------------------------------------------------
     @classmethod
@@ -102,11 +116,11 @@ class Task:
         raise NotImplementedError
 
     def doc_to_choice(self, doc) -> Sequence[str]:
-        raise NotImplementedError
+        return self.spec.doc_to_choice(doc)
 
     def doc_to_target(self, doc) -> str:
         """The answer's letter."""
-        return doc.answer
+        return self.spec.doc_to_target(doc)
 
     def row_fields(self, doc, split: str) -> tuple[dict, dict]:
         """The row's identity (ending in group, split, index) and the fields after ``method``."""
@@ -127,7 +141,7 @@ class Task:
 
     def characters(self, doc) -> int:
         """A question's length in characters of its question and options: what its scoring costs, roughly."""
-        return len(doc.question) + sum(len(c) for c in self.doc_to_choice(doc))
+        return self.spec.characters(doc)
 
 
 # -- scoring ------------------------------------------------------------------------------------

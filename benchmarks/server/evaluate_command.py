@@ -82,7 +82,7 @@ def output_problem(out: Path, resume: bool, force: bool) -> str | None:
 
 def resume_command(task: type[Task], args: argparse.Namespace) -> str:
     """The command that continues this run where it stopped."""
-    words = ["python", "-m", "engine", task.name, "evaluate", *task.command_words(args),
+    words = ["python", "-m", "benchmarks", task.name, "evaluate", *task.command_words(args),
              "--shots", str(args.shots), "--limit", str(args.limit), "--method", args.method, "--out", str(args.out),
              "--batch-size", str(args.batch_size), "--workers", str(args.workers)]
     if getattr(args, "apply_chat_template", False):

@@ -42,7 +42,7 @@ def test_both_benchmarks_evaluate_through_the_shared_command_and_keep_their_old_
         args = parser.parse_args(old_flags[module] + shared_flags)
         assert (args.workers, args.batch_size, args.resume, args.limit) == (2, 4, True, 2)
         command = evaluate_command.resume_command(task, args)  # what an interrupted run prints
-        assert command.startswith(f"python -m engine {task.name} evaluate --{task.groups_option} ")
+        assert command.startswith(f"python -m benchmarks {task.name} evaluate --{task.groups_option} ")
         again = parser.parse_args(command.split()[5:])
         assert {**again.__dict__, "no_progress": True} == args.__dict__
 

@@ -22,6 +22,7 @@ from benchmarks.server.runfile import SAVE_EVERY_S, read_lines, read_rows
 from .. import prompt
 from ..data import DataMissing
 from ..prompt import MAX_SHOTS
+from ..task import TASK
 from . import data_dir
 from . import harness_tasks as harness
 from .reader import MMLUData
@@ -34,16 +35,9 @@ __all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_THREADS", "DEFAULT_WORKERS", "MAX_SHOT
 class MMLUTask(Task):
     """MMLU: questions by subject and split; worked examples from the subject's dev split."""
 
-    name = "mmlu"
-    prompt = prompt
-    group_field = "subject"
-    groups_option = "subjects"
-    group_words = ("subject", "subjects")
+    spec = TASK
     default_out = Path("mmlu-results.jsonl")
-    # lm-evaluation-harness's three: mmlu (letter), mmlu_generative (generative) and, scored after the
-    # same lettered prompt, each option's text (option); plain or in the chat template (harness_tasks.py).
-    methods = ("letter", "option", "generative")
-    chat_template = True
+    # the generative method's stop sequences and length, as the harness's mmlu_generative (harness_tasks.py)
     until = harness.STOP
     max_gen_toks = harness.HARNESS_MAX_GEN_TOKS
 
@@ -72,9 +66,6 @@ class MMLUTask(Task):
 
     def shots(self, group: str, k: int):
         return self.data.questions(group, "dev")[:k]
-
-    def doc_to_choice(self, doc):
-        return doc.choices
 
     def prompt_format(self, method: str, template: str = "plain", tokenizer=None):
         """Plain: the MMLU prompt (the harness's mmlu and mmlu_generative both use it), a space

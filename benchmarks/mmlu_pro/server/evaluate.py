@@ -19,8 +19,8 @@ from benchmarks.server import summary as summaries
 from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, Task
 from benchmarks.server.runfile import SAVE_EVERY_S, write_rows
 
-from .. import prompt
 from ..data import DataMissing
+from ..task import TASK
 from . import data_dir
 from .reader import MMLUProData
 
@@ -28,11 +28,7 @@ from .reader import MMLUProData
 class MMLUProTask(Task):
     """MMLU-Pro: test questions by category; worked examples from the category's validation split."""
 
-    name = "mmlu-pro"
-    prompt = prompt
-    group_field = "category"
-    groups_option = "categories"
-    group_words = ("category", "categories")
+    spec = TASK
     default_out = Path("mmlu-pro-results.jsonl")
     create_folder = True
 
@@ -56,9 +52,6 @@ class MMLUProTask(Task):
 
     def shots(self, group: str, k: int):
         return self.data.shots(group, k)
-
-    def doc_to_choice(self, doc):
-        return doc.options
 
     def row_fields(self, doc, split: str) -> tuple[dict, dict]:
         return ({"question_id": doc.question_id, "category": doc.category, "split": split, "index": doc.index},
