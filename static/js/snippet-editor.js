@@ -97,13 +97,9 @@ function describe(ran) {
   return parts;
 }
 
-/** Turn one `.snippet` into an editor with Run and Reset; resolves once it is ready to type in. */
-export async function openEditor(snippet, { announce = () => {} } = {}) {
-  const [{ state, view, commands, language, lang_python: langPython, highlight }, { explainers }] = await loadModules();
-  const pre = snippet.querySelector('pre');
-  const original = pre.querySelector('code').textContent;
-  const id = `snippet-editor-${++counter}`;
-
+// The editor's host, Run, Reset and the live region for results, put just after the page's <pre>,
+// which is hidden (not removed) while the editor stands in for it.
+function placeControls(snippet, pre, id) {
   const host = make('div', { class: 'snippet-editor', id });
   const run = make('button', { type: 'button', class: 'snippet-run' }, 'Run');
   const reset = make('button', { type: 'button', class: 'snippet-reset' }, 'Reset');
@@ -113,42 +109,56 @@ export async function openEditor(snippet, { announce = () => {} } = {}) {
   snippet.classList.add('is-editing');
   pre.hidden = true;
   pre.after(host, tools, output);
+  return { host, run, reset, output };
+}
 
-  const say = (...nodes) => output.replaceChildren(...nodes);
+// What a run that gave no result says: a run past the limit was stopped (its worker replaced, so the
+// reader may go on); any other failure is the page's Python worker failing to start or to answer.
+function runFailure(error) {
+  if (error.kind === 'Timeout') {
+    return make('p', { class: 'snippet-verdict snippet-error' }, make('strong', {}, 'Stopped'),
+      `: the code ran longer than ${RUN_LIMIT_MS / 1000} s (a loop that never ends?). `
+      + 'Python was restarted, so the page stays usable; change the code and run it again.');
+  }
+  return make('p', { class: 'snippet-verdict snippet-error' }, make('strong', {}, 'Python is not available'),
+    `: ${error.message}`);
+}
+
+// Run, for the button and the editor's keys: one run at a time (a press while one runs is ignored),
+// the button showing that it runs. ``code`` reads the editor's text when the run starts. Returns
+// true, as CodeMirror's key handlers must to say the key was handled.
+function snippetRunner({ explainers, button, say, code, original }) {
   let running = false;
-
-  async function runNow() {
+  return async function runNow() {
     if (running) return true;
     running = true;
-    run.disabled = true;
-    run.textContent = 'Running…';
+    button.disabled = true;
+    button.textContent = 'Running…';
+    // The first run also starts Python, which takes seconds: the reader is told why it waits.
     const startedPython = explainers.status !== 'ready';
     say(make('p', { class: 'snippet-verdict' }, startedPython
       ? 'Starting Python in this page (the first run takes a few seconds)…' : 'Running…'));
     try {
-      const ran = await explainers.runSnippet(editor.state.doc.toString(), { page: original, timeoutMs: RUN_LIMIT_MS });
+      const ran = await explainers.runSnippet(code(), { page: original, timeoutMs: RUN_LIMIT_MS });
       say(...describe(ran));
     } catch (error) {
-      if (error.kind === 'Timeout') {
-        say(make('p', { class: 'snippet-verdict snippet-error' }, make('strong', {}, 'Stopped'),
-          `: the code ran longer than ${RUN_LIMIT_MS / 1000} s (a loop that never ends?). `
-          + 'Python was restarted, so the page stays usable; change the code and run it again.'));
-      } else {
-        say(make('p', { class: 'snippet-verdict snippet-error' }, make('strong', {}, 'Python is not available'),
-          `: ${error.message}`));
-      }
+      say(runFailure(error));
     } finally {
       running = false;
-      run.disabled = false;
-      run.textContent = 'Run';
+      button.disabled = false;
+      button.textContent = 'Run';
     }
     return true;
-  }
+  };
+}
 
-  // In a shadow root: CodeMirror's own styles then go into a constructed style sheet, which the
-  // page's Content-Security-Policy (no inline <style>) allows; in a document it would add a <style>.
+// The CodeMirror view on ``original``, with Python highlighting and the page's theme, in ``host``.
+// In a shadow root: CodeMirror's own styles then go into a constructed style sheet, which the
+// page's Content-Security-Policy (no inline <style>) allows; in a document it would add a <style>.
+function createEditorView(host, editorModules, original, runNow) {
+  const { state, view, commands, language, lang_python: langPython, highlight } = editorModules;
   const shadow = host.attachShadow({ mode: 'open' });
-  const editor = new view.EditorView({
+  return new view.EditorView({
     parent: shadow,
     root: shadow,
     state: state.EditorState.create({
@@ -175,6 +185,20 @@ export async function openEditor(snippet, { announce = () => {} } = {}) {
       ],
     }),
   });
+}
+
+/** Turn one `.snippet` into an editor with Run and Reset; resolves once it is ready to type in. */
+export async function openEditor(snippet, { announce = () => {} } = {}) {
+  const [editorModules, { explainers }] = await loadModules();
+  const pre = snippet.querySelector('pre');
+  const original = pre.querySelector('code').textContent;
+  const id = `snippet-editor-${++counter}`;
+  const { host, run, reset, output } = placeControls(snippet, pre, id);
+  const say = (...nodes) => output.replaceChildren(...nodes);
+
+  // ``editor`` is read only when a run starts, after it is made below.
+  const runNow = snippetRunner({ explainers, button: run, say, code: () => editor.state.doc.toString(), original });
+  const editor = createEditorView(host, editorModules, original, runNow);
 
   run.addEventListener('click', runNow);
   reset.addEventListener('click', () => {

@@ -27,25 +27,15 @@ export async function getJSON(url, options = {}) {
   return body;
 }
 
-// The parts are found in ``root`` by their data attributes: [data-ls-form] (or ``form``),
-// [data-ls-results], [data-ls-status], [data-ls-progress], [data-ls-progress-text], [data-ls-run];
-// ``root.dataset.apiModel`` / ``apiLoad`` are the model's state and warm-up URLs. ``words`` says
-// what the status line says while it runs ({ running, busy }) and what the progress line says the
-// reader waits for ({ waiting }, before its seconds).
-export function liveForm(root, { form = root.querySelector('[data-ls-form]'), words } = {}) {
-  const results = root.querySelector('[data-ls-results]');
-  const status = root.querySelector('[data-ls-status]');
-  const progress = root.querySelector('[data-ls-progress]');
-  const progressText = root.querySelector('[data-ls-progress-text]');
-  const runButton = form.querySelector('[data-ls-run]');
+// -- warming the model up --------------------------------------------------------------------------
+// Asks the model server to load the model, then follows its state (root.dataset.state, and the status
+// line while it loads) until it is ready or failed. Returns warmUp: one warm-up at a time, shared by
+// every caller; after a failed request the next call tries again. ``afterWarming`` gives what the
+// status line says once the model is ready, in place of the warm-up's words (a run's words while one runs).
+function modelWarmUp(root, status, afterWarming) {
   let warming = null;
   let warmingWords = WARMING; // what the status line says while the model is not ready
-  let running = false;
 
-  // A field the reader changes is no longer marked: the next run checks it again.
-  root.addEventListener('input', (event) => { if (event.target.id) clearProblem(root, event.target); });
-
-  // -- warming the model up -----------------------------------------------------------------------
   async function pollModel() {
     try {
       const state = await getJSON(root.dataset.apiModel);
@@ -57,7 +47,7 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
         return new Promise((resolve) => setTimeout(() => resolve(pollModel()), POLL_MS));
       }
       if (state.state === 'failed') setText(status, state.message);
-      else if (status.textContent === warmingWords) setText(status, running ? words.running : '');
+      else if (status.textContent === warmingWords) setText(status, afterWarming());
       return state;
     } catch (error) {
       setText(status, error.message);
@@ -65,7 +55,7 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
     }
   }
 
-  function warmUp() {
+  return function warmUp() {
     if (!warming) {
       warming = getJSON(root.dataset.apiLoad, { method: 'POST' }).then(pollModel).catch((error) => {
         setText(status, error.message);
@@ -73,10 +63,87 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
       });
     }
     return warming;
+  };
+}
+
+// -- running ---------------------------------------------------------------------------------------
+// Counts the seconds of a wait since ``started`` in the progress line, twice a second, so that the reader
+// sees it has not stalled; ``waitingFor`` names what is awaited at each tick (it changes if the model
+// turns out to be loading). Returns the interval, for clearInterval when the wait ends.
+function countSeconds(progressText, started, waitingFor) {
+  const show = () => {
+    const seconds = ((performance.now() - started) / 1000).toFixed(0);
+    setText(progressText, `${waitingFor()} · ${seconds} s`);
+  };
+  const tick = setInterval(show, 500);
+  show();
+  return tick;
+}
+
+// POSTs the form (as ``submitter`` would) with ?fragment=1 and returns the results panel's HTML. A panel
+// saying the model is still loading, with a data-retry-after, is waited out and the request sent again, so
+// the reader's one press gets a real answer; the page is marked loading meanwhile (the progress line
+// then says so).
+async function fetchResultsPanel(root, form, submitter) {
+  for (;;) {
+    const body = new URLSearchParams(new FormData(form, submitter));
+    const action = new URL(form.getAttribute('action') || window.location.href, window.location.href);
+    action.searchParams.set('fragment', '1');
+    const response = await fetch(action, { method: 'POST', body, headers: { Accept: 'text/html' } });
+    if (!response.ok) throw new Error(`the server answered ${response.status}`);
+    const html = await response.text();
+    const panel = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-ls-error]');
+    const retry = Number(panel?.dataset.retryAfter || 0);
+    if (panel?.dataset.state === 'loading' && retry > 0) {
+      root.dataset.state = 'loading';
+      await new Promise((resolve) => setTimeout(resolve, retry * 1000));
+      continue;
+    }
+    return html;
   }
+}
+
+// Once the new panel is in: its problems go beside their fields, the status line says the verdict (and
+// the caution's headline, if any), and the focus moves to the first invalid field, or else to the
+// results (without scrolling the page when their top is already on the screen).
+function reportAnswer(root, results, status) {
+  const invalidField = placeProblems(root, results);
+  const verdict = results.querySelector('[data-ls-verdict]');
+  const said = verdict ? `Scored. ${verdict.textContent.replace(/\s+/g, ' ').trim()}.` : 'The question was not scored.';
+  const caution = results.querySelector('[data-ls-caution-headline]');
+  setText(status, caution ? `${said} ${caution.textContent}` : said);
+  (invalidField || results).focus({ preventScroll: !invalidField && isVisible(results) });
+}
+
+// A run that got no panel (the network or the server failed) says so as an alert in the results' place.
+function reportFailure(results, error) {
+  results.replaceChildren();
+  const box = document.createElement('div');
+  box.className = 'ls-error';
+  box.setAttribute('role', 'alert');
+  box.textContent = `The question could not be scored: ${error.message}. Check the connection and try again.`;
+  results.append(box);
+}
+
+// The parts are found in ``root`` by their data attributes: [data-ls-form] (or ``form``),
+// [data-ls-results], [data-ls-status], [data-ls-progress], [data-ls-progress-text], [data-ls-run];
+// ``root.dataset.apiModel`` / ``apiLoad`` are the model's state and warm-up URLs. ``words`` says
+// what the status line says while it runs ({ running, busy }) and what the progress line says the
+// reader waits for ({ waiting }, before its seconds).
+export function liveForm(root, { form = root.querySelector('[data-ls-form]'), words } = {}) {
+  const results = root.querySelector('[data-ls-results]');
+  const status = root.querySelector('[data-ls-status]');
+  const progress = root.querySelector('[data-ls-progress]');
+  const progressText = root.querySelector('[data-ls-progress-text]');
+  const runButton = form.querySelector('[data-ls-run]');
+  let running = false;
+
+  // A field the reader changes is no longer marked: the next run checks it again.
+  root.addEventListener('input', (event) => { if (event.target.id) clearProblem(root, event.target); });
+
+  const warmUp = modelWarmUp(root, status, () => (running ? words.running : ''));
   form.addEventListener('focusin', warmUp, { once: true });
 
-  // -- running ----------------------------------------------------------------------------------
   function busy(on) {
     running = on;
     runButton.setAttribute('aria-disabled', on ? 'true' : 'false');
@@ -88,46 +155,15 @@ export function liveForm(root, { form = root.querySelector('[data-ls-form]'), wo
     const started = performance.now();
     busy(true);
     setText(status, words.running);
-    const show = () => {
-      const seconds = ((performance.now() - started) / 1000).toFixed(0);
-      const what = root.dataset.state === 'loading' ? WARMING_SHORT : words.waiting || WAITING;
-      setText(progressText, `${what} · ${seconds} s`);
-    };
-    const tick = setInterval(show, 500);
-    show();
+    const tick = countSeconds(progressText, started,
+      () => (root.dataset.state === 'loading' ? WARMING_SHORT : words.waiting || WAITING));
     bringIntoView(progress);
     warmUp();
     try {
-      for (;;) {
-        const body = new URLSearchParams(new FormData(form, submitter));
-        const action = new URL(form.getAttribute('action') || window.location.href, window.location.href);
-        action.searchParams.set('fragment', '1');
-        const response = await fetch(action, { method: 'POST', body, headers: { Accept: 'text/html' } });
-        if (!response.ok) throw new Error(`the server answered ${response.status}`);
-        const html = await response.text();
-        const panel = new DOMParser().parseFromString(html, 'text/html').querySelector('[data-ls-error]');
-        const retry = Number(panel?.dataset.retryAfter || 0);
-        if (panel?.dataset.state === 'loading' && retry > 0) {
-          root.dataset.state = 'loading';
-          await new Promise((resolve) => setTimeout(resolve, retry * 1000));
-          continue;
-        }
-        results.innerHTML = html; // our own server's escaped template output
-        break;
-      }
-      const invalidField = placeProblems(root, results);
-      const verdict = results.querySelector('[data-ls-verdict]');
-      const said = verdict ? `Scored. ${verdict.textContent.replace(/\s+/g, ' ').trim()}.` : 'The question was not scored.';
-      const caution = results.querySelector('[data-ls-caution-headline]');
-      setText(status, caution ? `${said} ${caution.textContent}` : said);
-      (invalidField || results).focus({ preventScroll: !invalidField && isVisible(results) });
+      results.innerHTML = await fetchResultsPanel(root, form, submitter); // our own server's escaped template output
+      reportAnswer(root, results, status);
     } catch (error) {
-      results.replaceChildren();
-      const box = document.createElement('div');
-      box.className = 'ls-error';
-      box.setAttribute('role', 'alert');
-      box.textContent = `The question could not be scored: ${error.message}. Check the connection and try again.`;
-      results.append(box);
+      reportFailure(results, error);
     } finally {
       clearInterval(tick);
       busy(false);
