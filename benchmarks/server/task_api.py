@@ -90,7 +90,7 @@ def question_of(benchmark: Benchmark, group, index):
 
 
 def check_budget(prompt_chars: Callable[[int], int], shots: int, letters: int = 0, new_tokens: int = 0,
-                 tokens_field: str | None = None) -> None:
+                 tokens_field: str | None = None, group_word: str = "group") -> None:
     """Raise ScoreFailed(413) when a run would cost more than one request may (budget.py's rule): a
     prompt of ``prompt_chars(k)`` characters with ``k`` worked examples, the ``letters`` it compares,
     or the ``new_tokens`` it may write. The message names the shots, and the new tokens where the
@@ -114,7 +114,7 @@ def check_budget(prompt_chars: Callable[[int], int], shots: int, letters: int = 
         words.append("score the option letters without reasoning first")
     if not fixes:
         fixes.append("pick a shorter question")
-        words.append("choose a shorter question (another number, or another group)")
+        words.append(f"choose a shorter question (another number, or another {group_word})")
     run = (f"a chain of thought after a {prompt_chars(shots):,}-character prompt, writing up to {new_tokens} new "
            f"tokens at about {budget.GENERATED_TOKEN_CHARS} characters each" if new_tokens else
            f"a {prompt_chars(shots):,}-character prompt plus twice the {letters} characters of the letters it compares")
@@ -147,7 +147,8 @@ def score_question(benchmark: Benchmark, group, index, shots) -> dict:
         return len(task.prompt.build_prompt(name, doc.question, choices, reader.shots(name, k)))
 
     # Before the queue: a request too costly to run never loads the model.
-    check_budget(prompt_chars, shots, letters=sum(len(c) for c in continuations("letter", choices)))
+    check_budget(prompt_chars, shots, letters=sum(len(c) for c in continuations("letter", choices)),
+                 group_word=task.group_words[0])
     result = live.score(prompt_format=task.prompt, subject=name, question=doc.question, choices=choices,
                         shots=list(reader.shots(name, shots)), method="letter", key=task.doc_to_target(doc))
     if benchmark.after_score:

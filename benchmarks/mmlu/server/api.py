@@ -20,6 +20,7 @@ from benchmarks.server import live
 from benchmarks.server.api_docs import described
 from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
+from benchmarks.server.task_api import json_body
 from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
 
@@ -120,14 +121,6 @@ def run_score(body) -> dict:
     result.update(split=split, index=index, rotation=rotation, **in_words(result),
                   ms=round((time.perf_counter() - started) * 1000, 1))
     return result
-
-
-def json_body():
-    """The request's JSON, None when it is not JSON; nesting too deep for the parser is a 400."""
-    try:
-        return request.get_json(silent=True)
-    except RecursionError:
-        raise ScoreFailed(400, "the JSON body is nested too deeply; send a flat object", field="body") from None
 
 
 @bp.post("/api/score")

@@ -80,6 +80,10 @@ class MMLUProData:
         sizes = self.category_sizes("test")
         return tuple(sorted(sizes, key=lambda name: (-sizes[name], name)))
 
+    def groups(self) -> tuple[str, ...]:
+        """The categories, as the benchmarks' shared API and evaluate ask a reader (task_api.Reader)."""
+        return self.categories
+
     def category_sizes(self, split: str = "test") -> dict[str, int]:
         return {category: len(questions) for category, questions in _by_category(self.root, split).items()}
 
@@ -90,6 +94,9 @@ class MMLUProData:
         if not found:
             raise KeyError(f"unknown category {category!r}; use one of {', '.join(sorted(self.categories))}")
         return found
+
+    def in_group(self, category: str, split: str) -> tuple[Question, ...]:
+        return self.in_category(category, split)
 
     def question(self, category: str, split: str, index: int) -> Question:
         rows = self.in_category(category, split)
