@@ -54,8 +54,8 @@ DEFAULT_THREADS = 1
 class Task:
     """One benchmark on its data, for the shared command: the benchmark's typed task (``spec``,
     benchmarks/task.py: its name, prompt, groups, options, target and methods) and its reader's
-    questions; a subclass sets ``spec`` and the reader's side (``groups``, ``questions``, ``shots``)
-    and may add what is truly its own (extra row fields, a generative reading, its command options).
+    reader; a subclass sets ``spec``, ``default_out`` and ``open`` (its reader on the data folder) and
+    may add what is truly its own (extra row fields, a generative reading, its command options).
 
     A question ("doc") is any object with ``index`` (0-based within its group and split) and
     ``question``; the task says the rest."""
@@ -73,7 +73,6 @@ class Task:
 
     default_out: Path
     create_folder = False  # whether a missing folder of --out is made (MMLU-Pro's command always did)
-    data: object  # the benchmark's reader
     until: tuple[str, ...] = ()  # generative: the stop sequences (the model's end of text always stops)
     max_gen_toks = GENERATE_MAX_NEW_TOKENS  # generative: at most this many new tokens
 
@@ -83,11 +82,19 @@ class Task:
         cls.name, cls.prompt, cls.group_field, cls.group_words = spec.name, spec.prompt, spec.group_field, spec.group_words
         cls.groups_option, cls.methods, cls.chat_template = spec.groups_option, spec.methods, spec.chat_template
 
+    def __init__(self, data):
+        self.data = data  # the benchmark's reader (benchmarks/server/task_api.Reader: groups, in_group, shots)
+
     # -- the benchmark's command line --------------------------------------------------------
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
-        """The benchmark's own options (at least ``--<groups_option>``)."""
-        raise NotImplementedError
+        """The benchmark's own options: ``--<groups_option>`` (every group by default) and, where it
+        has more than one, ``--split``."""
+        word, plural = cls.group_words
+        parser.add_argument(f"--{plural}", nargs="+", default=["all"], metavar=word.upper(),
+                            help=f"{word} names, or 'all' (the default)")
+        if len(cls.spec.question_splits) > 1:
+            parser.add_argument("--split", choices=cls.spec.question_splits, default=cls.spec.question_splits[0])
 
     @classmethod
     def open(cls, config, args: argparse.Namespace) -> Task:
@@ -101,19 +108,27 @@ class Task:
     @classmethod
     def command_words(cls, args: argparse.Namespace) -> list[str]:
         """The benchmark's own options as words, to write the command that resumes a run."""
-        return [f"--{cls.groups_option}", *getattr(args, cls.groups_option)]
+        words = [f"--{cls.groups_option}", *getattr(args, cls.groups_option)]
+        return [*words, "--split", args.split] if hasattr(args, "split") else words
 
     # -- the task as data --------------------------------------------------------------------
     def groups(self, names: list[str]) -> list[str]:
         """The groups to score (``["all"]``: every group); a ValueError in words for unknown names."""
-        raise NotImplementedError
+        known = list(self.data.groups())
+        if names == ["all"]:
+            return known
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise ValueError(f"unknown {self.group_words[1 if len(unknown) > 1 else 0]}: {', '.join(unknown)}; "
+                             f"use {', '.join(known)}")
+        return names
 
     def questions(self, group: str, split: str) -> Sequence:
-        raise NotImplementedError
+        return self.data.in_group(group, split)
 
     def shots(self, group: str, k: int) -> Sequence:
         """The group's first ``k`` worked examples, objects the prompt module takes."""
-        raise NotImplementedError
+        return self.data.shots(group, k)
 
     def doc_to_choice(self, doc) -> Sequence[str]:
         return self.spec.doc_to_choice(doc)

@@ -41,9 +41,6 @@ class MMLUTask(Task):
     until = harness.STOP
     max_gen_toks = harness.HARNESS_MAX_GEN_TOKS
 
-    def __init__(self, data: MMLUData):
-        self.data = data
-
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--subjects", nargs="+", default=["all"], metavar="SUBJECT",

@@ -32,9 +32,6 @@ class MMLUProTask(Task):
     default_out = Path("mmlu-pro-results.jsonl")
     create_folder = True
 
-    def __init__(self, data: MMLUProData):
-        self.data = data
-
     @classmethod
     def add_arguments(cls, parser: argparse.ArgumentParser) -> None:
         parser.add_argument("--categories", nargs="+", default=["all"], metavar="CATEGORY",
@@ -46,12 +43,6 @@ class MMLUProTask(Task):
 
     def groups(self, names: list[str]) -> list[str]:
         return chosen_categories(names, self.data)
-
-    def questions(self, group: str, split: str):
-        return self.data.in_category(group, split)
-
-    def shots(self, group: str, k: int):
-        return self.data.shots(group, k)
 
     def row_fields(self, doc, split: str) -> tuple[dict, dict]:
         return ({"question_id": doc.question_id, "category": doc.category, "split": split, "index": doc.index},
