@@ -1,4 +1,5 @@
-"""The benchmarks' shared web side: the one model service of an app, and its routes.
+"""The benchmarks' shared web side: the one model service of an app, its routes, and the commands
+about runs of any benchmark.
 
 Every benchmark's routes score through :func:`service`; whichever document's hooks call
 :func:`init_service` first makes it (one per app, so one worker owns the model), and the others
@@ -8,8 +9,14 @@ from __future__ import annotations
 
 from flask import Flask, current_app
 
+from engine.documents import Command
 from livescoring.model import ModelSettings
 from livescoring.worker import ScoringService
+
+# ``python -m benchmarks <command>`` (benchmarks/__main__.py): the commands on runs of any benchmark.
+COMMANDS = {"gate": Command("benchmarks.server.gate_command",
+                            "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
+                            "clustered standard error, verdict and shape")}
 
 
 def init_service(app: Flask) -> ScoringService:
