@@ -28,8 +28,9 @@ import string
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .runfile import GROUP_FIELDS, LEGACY_DEFAULTS
-from .runs import RunFormatError, read_run, subject_of_task, task_of_file
+from . import registry
+from .runfile import LEGACY_DEFAULTS, group_field
+from .runs import RunFormatError, benchmark_of_task, read_run, subject_of_task, task_of_file
 
 LETTERS = string.ascii_uppercase
 
@@ -38,7 +39,7 @@ LETTERS = string.ascii_uppercase
 class Answer:
     """One run's answer to one question."""
 
-    subject: str  # MMLU's subject or MMLU-Pro's category
+    subject: str  # the question's group: MMLU's subject, MMLU-Pro's category
     split: str
     index: int | None  # the question's row in its subject's split, from 0 (None: the run does not say)
     key: str  # the key's letter
@@ -47,19 +48,19 @@ class Answer:
     correct: bool
     question: str | None = None
     choices: tuple[str, ...] | None = None
-    benchmark: str = "mmlu"  # "mmlu" or "mmlu-pro" (its rows name a category)
+    benchmark: str | None = None  # the benchmark's name (registry), None where the run does not say
     shots: int | None = None
 
 
 def answer_of_row(row: dict, question: str | None = None, choices: tuple[str, ...] | None = None) -> Answer:
     """An ``evaluate`` row (the shared schema) as an Answer, with the question's text where known."""
-    group = next(name for name in GROUP_FIELDS if name in row)
+    group = group_field(row)
     probabilities = row.get("probabilities")
     return Answer(subject=row[group], split=row.get("split", LEGACY_DEFAULTS["split"]), index=row.get("index"),
                   key=row.get("key"), answer=row.get("prediction") or None,
                   probabilities=probabilities if isinstance(probabilities, dict) else None,
                   correct=bool(row.get("correct")), question=question, choices=choices,
-                  benchmark="mmlu-pro" if group == "category" else "mmlu", shots=row.get("shots"))
+                  benchmark=registry.of_group_field(group), shots=row.get("shots"))
 
 
 def _letter(value: object, options: int) -> str | None:
@@ -73,8 +74,9 @@ def _letter(value: object, options: int) -> str | None:
     return None
 
 
-def harness_answer(row: dict, subject: str, correct: bool) -> Answer:
-    """One harness --log_samples line as an Answer (``correct``: the gate's reading of its metric)."""
+def harness_answer(row: dict, subject: str, correct: bool, benchmark: str | None = None) -> Answer:
+    """One harness --log_samples line as an Answer (``correct``: the gate's reading of its metric;
+    ``benchmark``: the one its task belongs to, where known)."""
     doc = row.get("doc") if isinstance(row.get("doc"), dict) else {}
     choices = doc.get("choices") if isinstance(doc.get("choices"), list) else None
     options = len(choices) if choices else 4
@@ -97,7 +99,7 @@ def harness_answer(row: dict, subject: str, correct: bool) -> Answer:
     question = doc.get("question") if isinstance(doc.get("question"), str) else None
     return Answer(subject=subject, split="test", index=None, key=key, answer=answer, probabilities=probabilities,
                   correct=correct, question=question,
-                  choices=tuple(str(c) for c in choices) if choices else None)
+                  choices=tuple(str(c) for c in choices) if choices else None, benchmark=benchmark)
 
 
 def read_answers(files: list[tuple[str, str]]) -> tuple[str, dict]:
@@ -114,10 +116,9 @@ def read_answers(files: list[tuple[str, str]]) -> tuple[str, dict]:
             if run.format == "harness":
                 task = row.get("task", file_task)
                 key = ("harness", task, row["doc_id"])
-                found[key] = harness_answer(row, subject_of_task(task), run.scores[key] == 1.0)
+                found[key] = harness_answer(row, subject_of_task(task), run.scores[key] == 1.0, benchmark_of_task(task))
             else:
-                group = next(field for field in GROUP_FIELDS if field in row)
-                key = ("evaluate", row[group], row.get("split", LEGACY_DEFAULTS["split"]), row["index"])
+                key = ("evaluate", row[group_field(row)], row.get("split", LEGACY_DEFAULTS["split"]), row["index"])
                 found[key] = answer_of_row({**row, "correct": run.scores[key] == 1.0})
     return run.format, found
 

@@ -1,11 +1,11 @@
 """The questions that flipped between two runs, as one widget for every document that shows the
-release gate (MMLU's release-gate and the scoring lesson's two-run-gate link to it). Sans I/O: it
-runs in the reader's browser (Pyodide) as well as on the server.
+release gate (each document's gate links to it). Sans I/O: it runs in the reader's browser
+(Pyodide) as well as on the server.
 
 Two sources:
 
 - the published runs (``published_answers``, a server object: every run's answers with the question
-  text; benchmarks/mmlu/server/published_runs.py), any two of them, chosen by the ``production``
+  text, from the benchmark's server side), any two of them, chosen by the ``production``
   and ``candidate`` settings. Drawn by the server, so the page reads without JavaScript and every
   view (filters, page) is an address;
 - a reader's own files (``runs``, the gate's loader: {"production": [[name, text]], "candidate":
@@ -14,11 +14,14 @@ Two sources:
 
 It lists the flipped questions (``explainers.question_flips``), filtered by kind, subject, group and
 letter, sorted by how far the key's probability moved, a page at a time, with each question's
-"run it live" address, and sets each run's letters beside the keys' (``explainers.letter_lean``).
-Its counts are the gate's: the net flips over the questions are its paired delta.
+"run it live" address on the live form the document names for its benchmark (``live_forms``), and
+sets each run's letters beside the keys' (``explainers.letter_lean``). Its counts are the gate's:
+the net flips over the questions are its paired delta.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from explainers import checks
@@ -27,6 +30,7 @@ from widgetkit import Param, Widget, state_query
 from widgetkit.context import server_object
 from widgetkit.scene import Linear, figure, label, rect
 
+from . import registry
 from .flips import Answer, answer_probability, key_probability, pair_answers, read_answers
 from .gate_widget import groups_check, loaded_runs
 from .runs import RunFormatError
@@ -38,7 +42,15 @@ ANY = "any"
 # The chart's bars, in the site's colours for a loss and a gain (and a neutral bar for a change of wrong letter).
 BAR_CLASSES = {"right_to_wrong": "fig-bar-down", "wrong_to_right": "fig-bar-up", "other_wrong": "fig-bar-prob"}
 SORTS = (("moved", "how far the key's probability moved"), ("order", "subject and question number"))
-LIVE_FORMS = {"mmlu": "/mmlu/run", "mmlu-pro": "/mmlu-pro/run"}
+
+
+@dataclass(frozen=True)
+class LiveForm:
+    """A document's live form, where a flipped question is run again: its address and the number of
+    worked examples it starts with (a question's address names its shots unless both are 0)."""
+
+    url: str
+    shots: int = 0
 
 
 # -- context checks --------------------------------------------------------------------------
@@ -132,19 +144,23 @@ def _pairs(state: dict, context: dict) -> tuple[dict, str]:
         f"our published {state['production']} run (production) against our {state['candidate']} run (candidate)")
 
 
-def live_address(answer: Answer) -> str:
-    """The live form's address with this question in it (its text, where the run has no row number)."""
-    if answer.benchmark == "mmlu-pro":
-        return LIVE_FORMS["mmlu-pro"] + "?" + urlencode({"category": answer.subject, "number": answer.index + 1,
-                                                         "shots": answer.shots or 0})
-    shots = {"shots": answer.shots} if answer.shots else {}
+def live_address(answer: Answer, live_forms: Mapping[str, LiveForm]) -> str:
+    """The live form's address with this question in it (its text, where the run has no row number).
+
+    ``live_forms``: the document's forms by benchmark name; a question of a benchmark without one
+    goes to the first, by its text. The question is named as its benchmark's task says: its group
+    field, its split where the benchmark asks questions from more than one, its number."""
+    name = answer.benchmark if answer.benchmark in live_forms else next(iter(live_forms))
+    form, task = live_forms[name], registry.task(name)
+    shots = {"shots": answer.shots or 0} if answer.shots or form.shots else {}
     if answer.index is not None:
-        query = {"subject": answer.subject, "split": answer.split, "number": answer.index + 1, **shots}
+        split = {"split": answer.split} if len(task.question_splits) > 1 else {}
+        query = {task.group_field: answer.subject, **split, "number": answer.index + 1, **shots}
     else:  # a harness log names the question by the harness's own numbering: send its text
-        query = {"subject": answer.subject, "source": "own", "question": answer.question or "",
-                 **{f"choice_{letter.lower()}": text for letter, text in zip("abcd", answer.choices or (), strict=False)},
-                 "answer": answer.key, **shots}
-    return LIVE_FORMS["mmlu"] + "?" + urlencode(query)
+        choices = zip((letter.lower() for letter in task.letters), answer.choices or (), strict=False)
+        query = {task.group_field: answer.subject, "source": "own", "question": answer.question or "",
+                 **{f"choice_{letter}": text for letter, text in choices}, "answer": answer.key, **shots}
+    return form.url + "?" + urlencode(query)
 
 
 def _moved(before: Answer, after: Answer) -> float | None:
@@ -154,7 +170,7 @@ def _moved(before: Answer, after: Answer) -> float | None:
     return key_probability(after) - key_probability(before)
 
 
-def _row(before: Answer, after: Answer, kind: str) -> dict:
+def _row(before: Answer, after: Answer, kind: str, live_forms: Mapping[str, LiveForm]) -> dict:
     moved = _moved(before, after)
     return {
         "kind": kind, "kind_words": KIND_WORDS[kind], "subject": before.subject.replace("_", " "),
@@ -164,7 +180,7 @@ def _row(before: Answer, after: Answer, kind: str) -> dict:
         "runs": [{"role": role, "answer": a.answer or "no letter", "probability": answer_probability(a),
                   "key_probability": key_probability(a), "correct": a.correct}
                  for role, a in (("production", before), ("candidate", after))],
-        "moved": moved, "live": live_address(before if before.index is not None else after),
+        "moved": moved, "live": live_address(before if before.index is not None else after, live_forms),
     }
 
 
@@ -211,7 +227,7 @@ def error_view(message: str, width: int) -> dict:
             "subject_choices": []}
 
 
-def view(state: dict, context: dict) -> dict:
+def view(state: dict, context: dict, live_forms: Mapping[str, LiveForm]) -> dict:
     try:
         paired, source = _pairs(state, context)
     except (RunFormatError, ValueError) as error:
@@ -234,7 +250,7 @@ def view(state: dict, context: dict) -> dict:
         chosen.sort(key=lambda t: -abs(_moved(t[0], t[1])) if _moved(t[0], t[1]) is not None else 1.0)
     pages = max(1, -(-len(chosen) // PAGE_SIZE))
     page = min(state["page"], pages)
-    shown = [_row(a, b, kind) for a, b, kind in chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]]
+    shown = [_row(a, b, kind, live_forms) for a, b, kind in chosen[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]]
     scope, scoped = _scope(state, counts, groups)
 
     def flipped(tally: dict, where: str = "") -> str:
@@ -272,13 +288,17 @@ def view(state: dict, context: dict) -> dict:
     }
 
 
-def flips_widget(name: str) -> Widget:
-    """The flips view as a document's widget ``name``."""
+def flips_widget(name: str, live_forms: Mapping[str, LiveForm]) -> Widget:
+    """The flips view as a document's widget ``name``, linking each question to the document's
+    ``live_forms`` (by benchmark name; the first also takes questions of any other benchmark)."""
+    if not live_forms:
+        raise ValueError("a flips view needs a live form to link its questions to")
     return Widget(
         name=name, title="Which questions flipped between two runs",
         blurb="Two runs question by question: the ones that went right to wrong, wrong to right, or to another "
               "wrong letter, and the letter each run leans on.",
-        height=1400, params=params, view=view, driver="server", script=True,
+        height=1400, params=params, view=lambda state, context: view(state, context, live_forms),
+        driver="server", script=True,
         accepts={"published_answers": server_object, "published_runs": published_list, "subject_groups": groups_check,
                  "runs": loaded_runs},
     )

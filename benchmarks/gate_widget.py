@@ -1,20 +1,22 @@
-"""The release gate as one widget, for every document that shows it (MMLU's release-gate, the
-scoring lesson's two-run-gate): its settings, its examples and its view. Sans I/O: it runs in the
-reader's browser (Pyodide) as well as on the server.
+"""The release gate as one widget, for every document that shows it: its settings, its examples and
+its view. Sans I/O: it runs in the reader's browser (Pyodide) as well as on the server.
 
+The document says what its examples are drawn from (:class:`GateExamples`): the benchmark whose
+runs it shows (MMLU in this site's documents) and a held-out set for the contamination example
+(MMLU-Pro's categories); the words name them by their tasks' titles (benchmarks/registry.py).
 What a reader can look at (the ``source`` setting):
 
-- ``simulated``: a simulated pair over MMLU's test subjects, with the settings below it;
+- ``simulated``: a simulated pair over the benchmark's test subjects, with the settings below it;
 - ``live``: the live model's published letter runs, 0-shot (production) against 5-shot (candidate),
-  as they are (benchmarks/mmlu/runs/);
+  as they are (the ``live_pairs`` context, benchmarks/live_runs.py);
 - one example per dashboard shape (``benchmarks.gate.SHAPES``): ``noise``, ``knowledge``,
   ``format`` (the published letter and generative runs at 5 shots against 0: real), ``contamination`` (the published
-  letter pair as the public set, with a simulated held-out pair on MMLU-Pro's 14 categories, as
-  benchmarks/mmlu_pro/runs/ samples them: no second MMLU-Pro run is published). Each says which
-  parts are simulated.
+  letter pair as the public set, with a simulated held-out pair on the held-out benchmark's groups,
+  as its published run samples them: no second run of it is published). Each says which parts are
+  simulated.
 
 A reader's own runs come as context, read in the page and sent nowhere: ``runs`` (files per role,
-parsed by ``benchmarks.runs`` exactly as ``python -m engine scoring-lesson gate`` parses them),
+parsed by ``benchmarks.runs`` exactly as ``python -m benchmarks gate`` parses them),
 ``pasted`` ("subject, production, candidate" lines) or ``results`` (already paired). The report
 is ``benchmarks.gate.compare``'s, the same the command prints; a file that cannot be read gives an
 error (``view["error"]``) and an empty chart, never the example in its place.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import math
 import random
+from dataclasses import dataclass
 from statistics import NormalDist
 
 from explainers import checks, student_t_quantile
@@ -32,8 +35,9 @@ from widgetkit.charts import subject_delta_chart
 from widgetkit.context import MAX_QUESTIONS, paired_results, sizes
 from widgetkit.scene import figure, label
 
+from . import registry
 from .gate import compare, error_lines, report_lines
-from .mmlu.live_runs import GENERATIVE, live_pairs, model_name, paired_marks, run_of, run_pair
+from .live_runs import GENERATIVE, live_pairs, model_name, paired_marks, run_of, run_pair
 from .runs import MAX_FILE_LINES, RunFormatError, count_line_breaks, pair_runs, read_run, too_many_lines
 
 ROLES = ("production", "candidate", "generative_production", "generative_candidate",
@@ -41,20 +45,16 @@ ROLES = ("production", "candidate", "generative_production", "generative_candida
 MAX_TEXT = 64 * MAX_QUESTIONS * 16  # characters in all loaded files together (a harness line is long)
 SIMULATED, PUBLISHED = "simulated", "live"
 SHAPE_EXAMPLES = ("noise", "knowledge", "format", "contamination")
-# MMLU-Pro's 14 categories, 100 questions each, as the published MMLU-Pro run samples them.
-HOLDOUT_CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering",
-                      "health", "history", "law", "math", "other", "philosophy", "physics", "psychology")
-# When the server has no subject groups (no MMLU files), the knowledge example groups the subjects
+# When the server has no subject sizes (no data files), the examples simulate 100 questions in each
+# of the benchmark's subjects; without subject groups, the knowledge example groups the subjects
 # itself, in alphabetical quarters, and says so.
-FALLBACK_SIZES = {f"subject {i + 1:02d}": 100 for i in range(57)}
+FALLBACK_SIZE = 100
 NOISE_SPREAD = 0.005  # the examples' spread of the subjects' true changes (the setting's own default is 2 points)
 
 SHAPE_NAMES = {"noise": "noise", "undecided": "none: too little data to tell",
                "knowledge": "knowledge regression (or gain)", "format": "format regression",
                "contamination": "contamination signature", "unexplained": "none of the four fits"}
 HEADLINE_VERDICTS = {"ship": "ship", "investigate": "investigate", "too little data": "too little data to decide"}
-# The chance a guesser has on MMLU's four options: letter scores at it mean no knowledge to keep.
-CHANCE = 0.25
 # What each shape means for the reader, in words a newcomer follows (the format shape's depends on
 # whether letter scoring is above chance: format_words).
 EXPLAIN = {
@@ -76,13 +76,38 @@ HYPOTHESIS = ("A shape is a hypothesis for a person to check, not a finding: the
               "only.")
 
 
-def above_chance(accuracy: float, n: int) -> bool:
+@dataclass(frozen=True)
+class GateExamples:
+    """What a document's gate draws its examples from: ``benchmark``, the one whose published runs
+    (``live_pairs``) and test subjects it shows, with ``subjects`` of them when the server has no
+    sizes; and the contamination example's held-out set, ``holdout_groups`` of the benchmark
+    ``holdout`` (its task's group words), ``holdout_size`` simulated questions in each, as its
+    published run samples them. Benchmarks by their registry names."""
+
+    benchmark: str
+    subjects: int
+    holdout: str
+    holdout_groups: tuple[str, ...]
+    holdout_size: int = 100
+
+    @property
+    def task(self):
+        return registry.task(self.benchmark)
+
+    @property
+    def chance(self) -> float:
+        """The chance a guesser has on the benchmark's options (MMLU's four: 0.25): letter scores at
+        it mean no knowledge to keep."""
+        return 1 / len(self.task.letters)
+
+
+def above_chance(accuracy: float, n: int, chance: float) -> bool:
     """Whether an accuracy over ``n`` questions is more than two standard errors of a guesser above
-    chance (CHANCE, one in four): CHANCE + 2 √(CHANCE (1 − CHANCE) / n)."""
-    return accuracy > CHANCE + 2 * math.sqrt(CHANCE * (1 - CHANCE) / n)
+    ``chance`` (one in four on four options): chance + 2 √(chance (1 − chance) / n)."""
+    return accuracy > chance + 2 * math.sqrt(chance * (1 - chance) / n)
 
 
-def format_words(report: dict) -> str:
+def format_words(report: dict, chance: float) -> str:
     """What a format regression means, by whether letter scoring shows knowledge to keep."""
     production, candidate = report["production_accuracy"], report["candidate_accuracy"]
     generative = report["generative"]
@@ -90,21 +115,21 @@ def format_words(report: dict) -> str:
     collapse = (f"written answers went from {generative['production_accuracy'] * 100:.1f}% to "
                 f"{generative['candidate_accuracy'] * 100:.1f}% while letter scores {held} "
                 f"({production * 100:.1f}% to {candidate * 100:.1f}%)")
-    if above_chance(production, report["n"]) and above_chance(candidate, report["n"]):
+    if above_chance(production, report["n"], chance) and above_chance(candidate, report["n"], chance):
         return (f"What it means: {collapse}. The model still picks the right letter when asked for its "
-                f"probabilities, above the {CHANCE:.0%} of a guess, but its written answers are scored wrong. "
+                f"probabilities, above the {chance:.0%} of a guess, but its written answers are scored wrong. "
                 f"That is usually the prompt's format (a chat template, a stop sequence), not lost knowledge: "
                 f"fix the format and score again.")
     return (f"What it means: {collapse}. That is the shape of a format regression, but both letter runs are "
-            f"at chance (a guess gets {CHANCE:.0%}), so there is no knowledge here to keep: this shows the shape, "
+            f"at chance (a guess gets {chance:.0%}), so there is no knowledge here to keep: this shows the shape, "
             f"not a model that kept what it knew. Check the prompt's format (a chat template, a stop sequence) "
             f"before calling anything lost.")
 
 
-def explain(report: dict) -> list[str]:
+def explain(report: dict, chance: float) -> list[str]:
     """The shape's meaning for the reader, and for a shape the gate names, that it is a hypothesis."""
     shape = report["shape"]
-    words = format_words(report) if shape == "format" else EXPLAIN[shape]
+    words = format_words(report, chance) if shape == "format" else EXPLAIN[shape]
     return [words] if shape in ("noise", "undecided") else [words, HYPOTHESIS]
 
 
@@ -223,15 +248,17 @@ def _pair(sizes: dict[str, int], base: float, delta: float, draw: int, corr: flo
     return {"subjects": subjects, "baseline": baseline, "candidate": candidate}
 
 
-def subject_sizes(context: dict) -> dict[str, int]:
-    """MMLU's test subjects with their sizes: from the published runs' order, or the dataset's."""
+def subject_sizes(context: dict, examples: GateExamples) -> dict[str, int]:
+    """The benchmark's test subjects with their sizes: from the published runs' order, or the
+    dataset's, or (neither given) FALLBACK_SIZE in each of its subjects."""
     if context.get("live_pairs"):
         return {name: size for name, size in context["live_pairs"]["order"]}
-    return dict(context.get("subject_sizes") or FALLBACK_SIZES)
+    return dict(context.get("subject_sizes")
+                or {f"subject {i + 1:02d}": FALLBACK_SIZE for i in range(examples.subjects)})
 
 
 def _groups_for(context: dict, sizes: dict[str, int]) -> tuple[dict[str, str], bool]:
-    """Subject → group, and whether the groups are MMLU's own (False: alphabetical quarters)."""
+    """Subject → group, and whether the groups are the benchmark's own (False: alphabetical quarters)."""
     groups = {s: g for s, g in (context.get("subject_groups") or {}).items() if s in sizes}
     if len(set(groups.values())) >= 2:
         return groups, True
@@ -239,19 +266,19 @@ def _groups_for(context: dict, sizes: dict[str, int]) -> tuple[dict[str, str], b
     return {s: f"quarter {1 + 4 * i // len(names)}" for i, s in enumerate(names)}, False
 
 
-def _published(context: dict) -> tuple[dict, str] | None:
+def _published(context: dict, examples: GateExamples) -> tuple[dict, str] | None:
     pairs = context.get("live_pairs")
     pair = run_pair(pairs)
     if not pair:
         return None
     production, candidate = (run_of(pairs, key) for key in pair)
     words = (f"{model_name(pairs['model'])}'s published runs (this site's live model, letter scoring) over the "
-             f"whole MMLU test ({production['questions']:,} questions): its {production['key']} run (production) "
-             f"against its {candidate['key']} run (candidate)")
+             f"whole {examples.task.title} test ({production['questions']:,} questions): its {production['key']} "
+             f"run (production) against its {candidate['key']} run (candidate)")
     return paired_marks(pairs, *pair), words
 
 
-def _published_format(context: dict) -> tuple[dict, dict, str] | None:
+def _published_format(context: dict, examples: GateExamples) -> tuple[dict, dict, str] | None:
     """The real format regression in the published runs: the prompt without worked examples
     (candidate) against the prompt with them (production), by letter scoring and by generation."""
     pairs = context.get("live_pairs")
@@ -260,63 +287,68 @@ def _published_format(context: dict) -> tuple[dict, dict, str] | None:
         return None
     fewest, most = (run_of(pairs, key) for key in generative)
     words = (f"Real runs, nothing simulated: {model_name(pairs['model'])}'s published runs (this site's live model) "
-             f"over the whole MMLU test ({fewest['questions']:,} questions), as if a release had dropped the "
+             f"over the whole {examples.task.title} test ({fewest['questions']:,} questions), as if a release had dropped the "
              f"{most['shots']} worked examples from the prompt: production is the {most['shots']}-shot prompt, "
              f"candidate the {fewest['shots']}-shot one, each scored by letter probabilities and by generation "
-             f"(the harness's mmlu_generative). Without examples the model mostly writes no letter before its "
+             f"(the harness's {examples.task.name}_generative). Without examples the model mostly writes no letter before its "
              f"first line break.")
     return paired_marks(pairs, *reversed(letter)), paired_marks(pairs, *reversed(generative)), words
 
 
-def example(source: str, state: dict, context: dict) -> tuple[dict, dict | None, dict | None, dict, str]:
+def example(source: str, state: dict, context: dict,
+            examples: GateExamples) -> tuple[dict, dict | None, dict | None, dict, str]:
     """(main pair, generative pair, held-out pair, groups, description) for a chosen source."""
-    sizes = subject_sizes(context)
+    sizes = subject_sizes(context, examples)
     groups = {s: g for s, g in (context.get("subject_groups") or {}).items() if s in sizes}
     n = sum(sizes.values())
-    if source == PUBLISHED and _published(context):
-        main, words = _published(context)
+    title = examples.task.title
+    if source == PUBLISHED and _published(context, examples):
+        main, words = _published(context, examples)
         return main, None, None, groups, f"From {words}. Real runs, nothing simulated."
     if source == "noise":
         return (_pair(sizes, 0.6, 0.0, 11), None, None, groups,
-                f"Simulated: two models whose true overall scores are the same, over MMLU's {n:,} test questions "
+                f"Simulated: two models whose true overall scores are the same, over {title}'s {n:,} test questions "
                 f"in {len(sizes)} subjects; each subject still gets its own small true change (a spread of "
                 f"{NOISE_SPREAD * 100:g} points around 0), and one run's luck does the rest.")
     if source == "knowledge":
         groups, own = _groups_for(context, sizes)
         lost = "STEM" if own and "STEM" in groups.values() else sorted(set(groups.values()))[0]
         shift = {s: -0.12 for s, g in groups.items() if g == lost}
-        where = "MMLU's own subject groups" if own else "the subjects in alphabetical quarters"
+        where = f"{title}'s own subject groups" if own else "the subjects in alphabetical quarters"
         return (_pair(sizes, 0.6, 0.0, 12, shift=shift), None, None, groups,
                 f"Simulated: a candidate that lost 12 points on every {lost} subject and nothing elsewhere, over "
-                f"MMLU's {n:,} test questions ({where}).")
-    real_format = _published_format(context) if source == "format" else None
+                f"{title}'s {n:,} test questions ({where}).")
+    real_format = _published_format(context, examples) if source == "format" else None
     if real_format:
         main, generative, words = real_format
         return main, generative, None, groups, words
     if source == "format":
         return (_pair(sizes, 0.6, 0.0, 13), _pair(sizes, 0.55, -0.08, 14), None, groups,
-                f"Simulated (no pair of generative runs is published): letter scoring unchanged over MMLU's {n:,} test "
+                f"Simulated (no pair of generative runs is published): letter scoring unchanged over {title}'s {n:,} test "
                 f"questions, while the candidate's written answers (generative scoring) drop by 8 points, as a "
                 f"broken chat template or stop sequence would make them.")
     if source == "contamination":
-        holdout = _pair({c: 100 for c in HOLDOUT_CATEGORIES}, 0.15, 0.0, 15)
-        found = _published(context)
+        holdout = _pair({g: examples.holdout_size for g in examples.holdout_groups}, 0.15, 0.0, 15)
+        held = registry.task(examples.holdout)
+        count = f"{examples.holdout_size * len(examples.holdout_groups):,}"
+        each = f"{examples.holdout_size} in each of its {len(examples.holdout_groups)} {held.group_words[1]}"
+        found = _published(context, examples)
         public = compare(found[0]) if found else None
         if public and public["verdict"] == "investigate" and public["delta"] > 0:
             main, words = found
             return (main, None, holdout, groups,
-                    f"Part simulated. Public set: {words}, real. Held-out set: simulated, 1,400 MMLU-Pro questions "
-                    f"(100 in each of its 14 categories, as our published MMLU-Pro run samples them) on which the "
-                    f"candidate did not move; only one MMLU-Pro run is published, so this pairing shows what the "
+                    f"Part simulated. Public set: {words}, real. Held-out set: simulated, {count} {held.title} "
+                    f"questions ({each}, as our published {held.title} run samples them) on which the candidate "
+                    f"did not move; only one {held.title} run is published, so this pairing shows what the "
                     f"signature looks like, not a finding about our model (its 5-shot gain comes from the "
                     f"examples in the prompt).")
         return (_pair(sizes, 0.6, 0.03, 16), None, holdout, groups,
-                f"Simulated: the candidate rose 3 points on MMLU's {n:,} public test questions but not on 1,400 "
-                f"held-out MMLU-Pro questions (100 in each of its 14 categories).")
+                f"Simulated: the candidate rose 3 points on {title}'s {n:,} public test questions but not on {count} "
+                f"held-out {held.title} questions ({each}).")
     candidate, baseline, subjects = simulate_pair(sizes, state["base"], state["delta"], state["corr"],
                                                   state["spread"], state["draw"])
     return ({"subjects": subjects, "baseline": baseline, "candidate": candidate}, None, None, groups,
-            f"Simulated: a run over MMLU's {n:,} test questions with the settings below (draw {state['draw']}).")
+            f"Simulated: a run over {title}'s {n:,} test questions with the settings below (draw {state['draw']}).")
 
 
 # -- a reader's own runs ---------------------------------------------------------------------
@@ -431,7 +463,7 @@ def evidence(report: dict, groups: dict[str, str]) -> dict:
     return found
 
 
-def view(state: dict, context: dict) -> dict:
+def view(state: dict, context: dict, examples: GateExamples) -> dict:
     multiple = state["multiple"]
     groups = context.get("subject_groups") or {}
     try:
@@ -445,7 +477,7 @@ def view(state: dict, context: dict) -> dict:
             main, generative, holdout = context["results"], None, None
             source = f"Your loaded results ({len(main['subjects']):,} questions)."
         else:
-            main, generative, holdout, groups, source = example(state["source"], state, context)
+            main, generative, holdout, groups, source = example(state["source"], state, context, examples)
         report = compare(main, groups, generative, holdout, multiple)
     except (RunFormatError, ValueError) as error:
         return error_view(str(error), state["width"], pasted=not context.get("runs"))
@@ -453,7 +485,7 @@ def view(state: dict, context: dict) -> dict:
     for_engineers = error_lines(report)  # behind the summary's fold for engineers
     summary = [f"Verdict: {HEADLINE_VERDICTS[verdict]}. Shape: {SHAPE_NAMES[report['shape']]}.", source,
                *[line for line in report_lines(report, headline_given=True) if line not in for_engineers],
-               *explain(report)]
+               *explain(report, examples.chance)]
     rows = [{"subject": r["subject"].replace("_", " "), "delta": r["delta"], "n": r["n"]}
             for r in report["subject_rows"]]
     setting = {p.name: p for p in params(context)}["multiple"]
@@ -472,11 +504,13 @@ def view(state: dict, context: dict) -> dict:
     }
 
 
-def gate_widget(name: str, title: str, blurb: str, default: str = SIMULATED, height: int = 1000) -> Widget:
-    """The gate as a document's widget ``name``; ``default``: the source shown first."""
+def gate_widget(name: str, title: str, blurb: str, examples: GateExamples, default: str = SIMULATED,
+                height: int = 1000) -> Widget:
+    """The gate as a document's widget ``name``; ``examples``: what its examples are drawn from;
+    ``default``: the source shown first."""
     return Widget(
         name=name, title=title, blurb=blurb, height=height,
-        params=lambda context: params(context, default), view=view,
+        params=lambda context: params(context, default), view=lambda state, context: view(state, context, examples),
         accepts={"live_pairs": live_pairs, "subject_sizes": sizes, "subject_groups": groups_check,
                  "runs": loaded_runs, "pasted": pasted_text, "results": paired_results},
         script=True,

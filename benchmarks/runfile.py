@@ -3,9 +3,9 @@
 A run file is JSON Lines, one object per scored question, optionally gzip-compressed (``.gz``).
 Only complete lines count: a line without its final newline is not a question. Every row has
 
-* the question's identity: its **group** field (``subject`` for MMLU, ``category`` for MMLU-Pro:
-  the one of :data:`GROUP_FIELDS` the row holds), ``split`` and ``index`` (0-based within its
-  group and split); a benchmark may add its own identity fields before them (MMLU-Pro's
+* the question's identity: its **group** field (its benchmark's, ``MultipleChoiceTask.group_field``:
+  ``subject`` for MMLU, ``category`` for MMLU-Pro; benchmarks/registry.py knows them all), ``split``
+  and ``index`` (0-based within its group and split); a benchmark may add its own identity fields before them (MMLU-Pro's
   ``question_id``);
 * the run's **settings**: ``method`` (``letter``, ``option`` or ``generative``), ``template``
   (``plain``: the prompt as text; ``chat``: built as lm-evaluation-harness's
@@ -44,7 +44,8 @@ from __future__ import annotations
 
 import json
 
-GROUP_FIELDS = ("subject", "category")
+from .registry import group_fields
+
 RESULT_FIELDS = ("shots", "probabilities", "prediction", "key", "correct", "confidence", "vocabulary_share", "model")
 GENERATIVE_FIELDS = ("response", "generated")
 TEMPLATES = ("plain", "chat")
@@ -57,11 +58,11 @@ class RunFileError(ValueError):
 
 
 def group_field(row: dict) -> str:
-    """The name of the row's group field: ``subject`` or ``category``."""
-    for name in GROUP_FIELDS:
+    """The name of the row's group field: one of the benchmarks' (``subject``, ``category``)."""
+    for name in group_fields():
         if name in row:
             return name
-    raise RunFileError(f"a run row needs one of {', '.join(GROUP_FIELDS)}")
+    raise RunFileError(f"a run row needs one of {', '.join(group_fields())}")
 
 
 def group_of(row: dict) -> str:

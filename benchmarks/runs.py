@@ -2,7 +2,7 @@
 
 Two formats, recognised line by line:
 
-- this project's ``python -m engine <benchmark> evaluate`` JSONL (the schema in benchmarks/runfile.py):
+- this project's ``python -m benchmarks <benchmark> evaluate`` JSONL (the schema in benchmarks/runfile.py):
   one object per question with its group (``subject``, or MMLU-Pro's ``category``), ``split``,
   ``index`` and a true/false ``correct``; a question is (group, split, index), the split ``test``
   where a row written before the shared schema has none;
@@ -10,10 +10,14 @@ Two formats, recognised line by line:
   document with ``doc_id`` (and ``doc``, ``target``, ``resps``, ``filtered_resps``, ``metrics``) and
   a per-document metric of 1.0 or 0.0: ``acc`` for letter tasks (``mmlu_<subject>``),
   ``exact_match`` for written answers (``mmlu_<subject>_generative``), or another the line's
-  ``metrics`` list names; a question is (task, doc_id), its subject the task name without the
-  ``mmlu_`` prefix and the variant (``_generative``, ``_continuation``; older releases put it
-  first, ``generative_``). The task comes from the file name, or from the line's ``task`` field
-  where a file holds several tasks.
+  ``metrics`` list names; a question is (task, doc_id), its subject the task name without its
+  benchmark's prefix (``mmlu_``, ``mmlu_pro_``: each task's ``harness_task_prefixes``, longest
+  first) and the variant (``_generative``, ``_continuation``; older releases put it first,
+  ``generative_``). The task comes from the file name, or from the line's ``task`` field where a
+  file holds several tasks.
+
+A run also notes its benchmark (benchmarks/registry.py), where its lines say: the one whose group
+field an evaluate line holds, or whose prefix a harness task has.
 
 Anything else is a :class:`RunFormatError` naming the file and the line. Standard library only:
 the widget runs this module in the browser too.
@@ -25,7 +29,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .runfile import GROUP_FIELDS, LEGACY_DEFAULTS
+from . import registry
+from .runfile import LEGACY_DEFAULTS
 
 MAX_LINES = 100_000  # questions per run; MMLU's whole test split is 14,042
 MAX_FILE_LINES = 2 * MAX_LINES  # lines in one file, blank ones included: a file of line breaks is refused
@@ -33,7 +38,6 @@ MAX_FILE_LINES = 2 * MAX_LINES  # lines in one file, blank ones included: a file
 # split, so a file of "\r" or "\x1c" is as many lines as a file of "\n", and refused as soon.
 LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 HARNESS_FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[0-9.:_-]+)\.jsonl$")
-TASK_PREFIXES = ("mmlu_continuation_", "mmlu_generative_", "mmlu_flan_n_shot_generative_", "mmlu_")
 TASK_SUFFIXES = ("_generative", "_continuation")  # lm_eval 0.4: mmlu_astronomy_generative
 # The per-document metrics read first, before any other a line's ``metrics`` list names.
 HARNESS_METRICS = ("acc", "exact_match")
@@ -51,6 +55,7 @@ class Run:
     scores: dict  # question key (a tuple) -> score
     subjects: dict  # question key -> subject name
     metric: str = "correct"  # what each score is: evaluate's "correct", or the harness metric read
+    benchmark: str | None = None  # the benchmark's name (registry), where the lines say which
 
     def __len__(self) -> int:
         return len(self.scores)
@@ -66,19 +71,30 @@ def too_many_lines(where: str) -> RunFormatError:
     return RunFormatError(f"{where}: more than {MAX_FILE_LINES:,} lines; a run holds at most {MAX_LINES:,} questions")
 
 
+def _task_prefix(task: str) -> tuple[str, str] | None:
+    """(prefix, benchmark) of the benchmark whose harness task prefix ``task`` starts with, the
+    longest first (registry.harness_prefixes); None for a task of no benchmark here."""
+    return next(((prefix, name) for prefix, name in registry.harness_prefixes()
+                 if task.startswith(prefix) and len(task) > len(prefix)), None)
+
+
 def subject_of_task(task: str) -> str:
-    """The MMLU subject a harness task scores: ``mmlu_abstract_algebra`` and
-    ``mmlu_abstract_algebra_generative`` → ``abstract_algebra``."""
-    for prefix in TASK_PREFIXES:
-        if task.startswith(prefix) and len(task) > len(prefix):
-            task = task[len(prefix):]
-            break
-    else:
+    """The subject a harness task scores: ``mmlu_abstract_algebra`` and
+    ``mmlu_abstract_algebra_generative`` → ``abstract_algebra``, ``mmlu_pro_law`` → ``law``."""
+    found = _task_prefix(task)
+    if found is None:
         return task
+    task = task[len(found[0]):]
     for suffix in TASK_SUFFIXES:
         if task.endswith(suffix) and len(task) > len(suffix):
             return task[:-len(suffix)]
     return task
+
+
+def benchmark_of_task(task: str) -> str | None:
+    """The benchmark a harness task belongs to (``mmlu_pro_law`` → ``mmlu_pro``); None if none here."""
+    found = _task_prefix(task)
+    return found[1] if found else None
 
 
 def task_of_file(name: str) -> str | None:
@@ -96,17 +112,18 @@ def _score(value: object, where: str, field: str) -> float:
     raise RunFormatError(f"{where}: {field!r} must be 0 or 1 (true or false), got {value!r}")
 
 
-def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float, str]:
-    field = next(name for name in GROUP_FIELDS if name in row)
+def _evaluate_row(row: dict, where: str) -> tuple[tuple, str, float, str, str | None]:
+    field = next(name for name in registry.group_fields() if name in row)
     subject, split, index = row[field], row.get("split", LEGACY_DEFAULTS["split"]), row.get("index")
     if not isinstance(subject, str) or not subject:
         raise RunFormatError(f"{where}: {field!r} must be a {field} name, got {subject!r}")
     if not isinstance(split, str) or not isinstance(index, int) or isinstance(index, bool) or index < 0:
         raise RunFormatError(f"{where}: an evaluate line needs 'split' (text) and 'index' (a whole number)")
-    return ("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct"), "correct"
+    return (("evaluate", subject, split, index), subject, _score(row.get("correct"), where, "correct"), "correct",
+            registry.of_group_field(field))
 
 
-def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, str, float, str]:
+def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, str, float, str, str | None]:
     task = row.get("task", file_task)
     if not isinstance(task, str) or not task:
         raise RunFormatError(f"{where}: no task: name the file samples_<task>_<date>.jsonl as the harness does")
@@ -114,7 +131,8 @@ def _harness_row(row: dict, where: str, file_task: str | None) -> tuple[tuple, s
     if not isinstance(doc_id, int) or isinstance(doc_id, bool) or doc_id < 0:
         raise RunFormatError(f"{where}: 'doc_id' must be a whole number, got {doc_id!r}")
     metric = _harness_metric(row, where)
-    return ("harness", task, doc_id), subject_of_task(task), _score(row[metric], where, metric), metric
+    return ("harness", task, doc_id), subject_of_task(task), _score(row[metric], where, metric), metric, \
+        benchmark_of_task(task)
 
 
 def _harness_metric(row: dict, where: str) -> str:
@@ -129,8 +147,8 @@ def _harness_metric(row: dict, where: str) -> str:
         f"mmlu_anatomy), 'exact_match' (written answers, mmlu_anatomy_generative) or one its 'metrics' list names")
 
 
-def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float, str]:
-    """(question key, subject, score, the metric the score is) of one line."""
+def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, str, float, str, str | None]:
+    """(question key, subject, score, the metric the score is, its benchmark or None) of one line."""
     try:
         row = json.loads(line)
     except json.JSONDecodeError as error:
@@ -145,7 +163,7 @@ def _parse_line(line: str, where: str, file_task: str | None) -> tuple[tuple, st
         raise RunFormatError(f"{where}: each line must be a JSON object")
     if "doc_id" in row:
         return _harness_row(row, where, file_task)
-    if "correct" in row and any(name in row for name in GROUP_FIELDS):
+    if "correct" in row and any(name in row for name in registry.group_fields()):
         return _evaluate_row(row, where)
     raise RunFormatError(
         f"{where}: neither an evaluate line (subject, split, index, correct) nor a harness sample line "
@@ -165,6 +183,7 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
     scores: dict = {}
     subjects: dict = {}
     formats: set[str] = set()
+    benchmarks: set[str | None] = set()
     metrics: dict[str, str] = {}  # each metric read, and the first line read by it
     for name, text in files:
         file_task = task_of_file(name)
@@ -174,8 +193,9 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
             if not line.strip():
                 continue
             where = f"{name} line {number}"
-            key, subject, score, metric = _parse_line(line, where, file_task)
+            key, subject, score, metric, benchmark = _parse_line(line, where, file_task)
             formats.add(key[0])
+            benchmarks.add(benchmark)
             if len(formats) > 1:
                 raise RunFormatError(f"{where}: this run mixes evaluate lines and harness sample lines")
             metrics.setdefault(metric, where)
@@ -192,7 +212,7 @@ def read_run(files: list[tuple[str, str | Iterable[str]]]) -> Run:
             subjects[key] = subject
     if not scores:
         raise RunFormatError("the run files hold no questions")
-    return Run(formats.pop(), scores, subjects, next(iter(metrics)))
+    return Run(formats.pop(), scores, subjects, next(iter(metrics)), benchmarks.pop() if len(benchmarks) == 1 else None)
 
 
 def pair_runs(production: Run, candidate: Run) -> dict:

@@ -24,12 +24,11 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.config.update(overrides)
     documents = load_documents(app.config["CONTENT_DIR"])
     app.extensions["documents"] = documents
-    # Site templates by name; a paper's own templates as "<slug>/<path in its folder>".
+    # Site templates by name; a paper's own templates as "<slug>/<path in its folder>". A package a
+    # document's hooks set up may add its own, as a blueprint's templates (caching.template_folders).
     app.jinja_loader = ChoiceLoader([
         FileSystemLoader(app.template_folder),
         PrefixLoader({slug: FileSystemLoader(str(document.folder)) for slug, document in documents.items()}),
-        # The benchmarks' own pages (a live form's page without JavaScript) as "benchmarks/<path>".
-        PrefixLoader({"benchmarks": FileSystemLoader(str(REPO_ROOT / "benchmarks"))}),
     ])
 
     from . import api, caching, content, errors, offline, pages, security, vendor, widgets
@@ -48,10 +47,12 @@ def create_app(overrides: dict | None = None) -> Flask:
     widgets.init_app(app)  # interactive widgets of every paper: pages, /embed/, /oembed, widget JSON
     api.init_app(app)  # the math core: JSON API, Pyodide's files, the browser's Python wheel
     vendor.init_app(app)  # the snippet editor's CodeMirror, ES modules from node_modules
-    offline.init_app(app)  # the service worker and the manifest: reading offline, installing
     for document in documents.values():  # a document's own routes and data (e.g. the benchmarks it scores)
         if document.hooks.init_app:
             document.hooks.init_app(app, document)
+    # After the documents' hooks: the site's version digests every template folder, those their
+    # packages register among them.
+    offline.init_app(app)  # the service worker and the manifest: reading offline, installing
     return app
 
 

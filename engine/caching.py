@@ -34,13 +34,12 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from flask import Flask, Response, abort, current_app, g, request
+from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, PrefixLoader
 from werkzeug.exceptions import TooManyRequests
 
-from .config import REPO_ROOT
 from .security import client_key
 
 ONE_YEAR = 365 * 24 * 3600
-BENCHMARK_PAGES = REPO_ROOT / "benchmarks"  # the benchmarks' own page templates
 COMPRESSIBLE_TYPES = {
     "text/html", "text/css", "text/javascript", "application/javascript", "application/json",
     "image/svg+xml", "application/wasm", "text/plain", "application/xml", "text/xml",
@@ -146,11 +145,25 @@ def static_version(path: Path) -> str | None:
     return caches().version(path)
 
 
+def _loader_folders(loader: BaseLoader | None) -> list[Path]:
+    if isinstance(loader, FileSystemLoader):
+        return [Path(folder) for folder in loader.searchpath]
+    inner = loader.loaders if isinstance(loader, ChoiceLoader) else (
+        loader.mapping.values() if isinstance(loader, PrefixLoader) else ())
+    return [folder for each in inner for folder in _loader_folders(each)]
+
+
+def template_folders(app: Flask) -> list[Path]:
+    """Every folder the app reads templates from, once each: its own loader's (the site's templates,
+    each document's folder), then its blueprints' (a package's that registers its own)."""
+    loaders = [app.jinja_loader, *(blueprint.jinja_loader for blueprint in app.iter_blueprints())]
+    return list(dict.fromkeys(folder for loader in loaders for folder in _loader_folders(loader)))
+
+
 def content_mtime(app: Flask) -> float:
     """The newest modification time among content and template files: a page's only inputs."""
-    roots = [Path(app.template_folder), BENCHMARK_PAGES,
-             *(document.folder for document in app.extensions["documents"].values())]
-    return max((p.stat().st_mtime for root in roots for p in root.rglob("*") if p.is_file()), default=0.0)
+    return max((p.stat().st_mtime for root in template_folders(app) for p in root.rglob("*") if p.is_file()),
+               default=0.0)
 
 
 class RenderBudget:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from flask import Blueprint, Flask, Response, current_app, jsonify, url_for
 
-from .caching import BENCHMARK_PAGES
+from .caching import template_folders
 from .python_runtime import _FILES as PYODIDE_FILES
 
 bp = Blueprint("offline", __name__)
@@ -44,8 +44,7 @@ bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
 def site_version(app: Flask) -> str:
     """A digest of every file a page is made from (see the module's docstring)."""
     digest = hashlib.sha256()
-    folders = [Path(app.static_folder), Path(app.template_folder), BENCHMARK_PAGES,
-               *(document.folder for document in app.extensions["documents"].values())]
+    folders = [Path(app.static_folder), *template_folders(app)]  # each document's folder among the templates
     for folder in folders:
         for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())

@@ -1,8 +1,9 @@
 """Build the Python the browser runs into one pure-Python wheel, in memory, with the standard library only.
 
-The wheel holds the math core (explainers/), the widget kit (widgetkit/), the benchmarks' sans-I/O
-modules (benchmarks/ without its server/ folders) and each document's Python under the name the
-server imports it by (``documents/<slug>/``, without its server-only hooks.py): everything a widget's
+The wheel holds the math core (explainers/), the widget kit (widgetkit/), every other package of the
+site's own that a document's browser code imports (found in its import statements; each whole but
+for its server/ folders, which are the server's) and each document's Python under the name the
+server imports it by (``documents/<slug>/``, without its server-only hooks.py and server/): everything a widget's
 view needs, so the reader's browser runs the very source the server runs, the served folder's own. It is built when the app starts
 (no manual step to forget) and is byte-for-byte
 reproducible: files are sorted and stamped with a fixed date, so the same source gives the same
@@ -13,6 +14,7 @@ pyodide-build (which would download a cross-build environment); Pyodide unpacks 
 """
 from __future__ import annotations
 
+import ast
 import base64
 import hashlib
 import io
@@ -27,6 +29,7 @@ from .config import REPO_ROOT, default_config
 from .documents import Document, load_documents
 
 NAME = "browser_python"
+ALWAYS = ("explainers", "widgetkit")  # the math core and the widget kit: every widget's view runs on them
 # 1980-01-01, the earliest date a zip entry can hold: fixed so rebuilding changes no byte.
 _FIXED_DATE = (1980, 1, 1, 0, 0, 0)
 
@@ -74,10 +77,33 @@ def _document_server_side(relative: Path) -> bool:
     return relative.as_posix() == "hooks.py" or relative.parts[0] == "server"
 
 
+def _imported_tops(path: Path) -> set[str]:
+    """The top-level names of the absolute imports in one Python file."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), str(path))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def site_packages(documents: dict[str, Document]) -> list[str]:
+    """The site's own packages (folders beside the engine) the documents' browser code imports,
+    besides ALWAYS, sorted."""
+    found = set()
+    for document in documents.values():
+        for path in document.folder.rglob("*.py"):
+            if "__pycache__" not in path.parts and not _document_server_side(path.relative_to(document.folder)):
+                found |= _imported_tops(path)
+    return sorted(name for name in found - {*ALWAYS, PACKAGE} if (REPO_ROOT / name / "__init__.py").is_file())
+
+
 def browser_files(documents: dict[str, Document]) -> list[tuple[str, bytes]]:
     """The Python the browser runs, as (path inside the wheel, bytes)."""
-    files = _python_files(REPO_ROOT / "explainers", "explainers") + _python_files(REPO_ROOT / "widgetkit", "widgetkit")
-    files += _python_files(REPO_ROOT / "benchmarks", "benchmarks", _in_server_folder)
+    files = [file for name in ALWAYS for file in _python_files(REPO_ROOT / name, name)]
+    for name in site_packages(documents):
+        files += _python_files(REPO_ROOT / name, name, _in_server_folder)
     files.append((f"{PACKAGE}/__init__.py", b""))
     for document in documents.values():
         under = document_package(document.slug).replace(".", "/")
@@ -95,7 +121,7 @@ def build_wheel(documents: dict[str, Document]) -> Wheel:
     dist_info = f"{NAME}-{version}.dist-info"
     files.append((f"{dist_info}/METADATA", (
         f"Metadata-Version: 2.1\nName: {NAME}\nVersion: {version}\n"
-        "Summary: The math core, the widget kit, the benchmarks' sans-I/O modules and the documents' widgets.\n"
+        "Summary: The math core, the widget kit, the packages the documents' widgets import and the widgets.\n"
         "Requires-Python: >=3.11\n"
     ).encode()))
     files.append((f"{dist_info}/WHEEL", (

@@ -1,5 +1,5 @@
 """lm-evaluation-harness's own per-question answers on a few real MMLU questions: the reference that
-tests/model/test_harness_equality.py holds ``python -m engine mmlu evaluate`` to.
+tests/model/test_harness_equality.py holds ``python -m benchmarks mmlu evaluate`` to.
 
 Needs lm_eval 0.4.13 installed (``pip install lm_eval==0.4.13``, best in a virtual environment of
 its own made with ``--system-site-packages``, so that it uses this project's torch and
@@ -77,7 +77,7 @@ LETTERS = "ABCD"
 def model_folder() -> Path:
     found = sorted((Path.home() / ".cache" / "annotated-papers").glob("smollm2-135m-instruct-*/config.json"))
     if not found:
-        sys.exit("no converted model folder in ~/.cache/annotated-papers; load the model once (python -m engine "
+        sys.exit("no converted model folder in ~/.cache/annotated-papers; load the model once (python -m benchmarks "
                  "mmlu evaluate --limit 1 --subjects astronomy --out /tmp/x.jsonl --force) or pass --model-dir")
     return found[-1].parent
 

@@ -39,4 +39,4 @@ class Subject:
         return self.name.replace("_", " ")
 
 
-DOWNLOAD_HINT = "run: python -m engine mmlu download (or set MMLU_DATA_DIR)"
+DOWNLOAD_HINT = "run: python -m benchmarks mmlu download (or set MMLU_DATA_DIR)"

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 LETTERS = "ABCDEFGHIJ"
 SPLITS = {"test": "test-00000-of-00001.parquet", "validation": "validation-00000-of-00001.parquet"}
 FILLER = "N/A"
+# Its 14 categories, as the data files name them (the published run samples 100 questions of each).
+CATEGORIES = ("biology", "business", "chemistry", "computer science", "economics", "engineering", "health",
+              "history", "law", "math", "other", "philosophy", "physics", "psychology")
 # The sources MMLU-Pro's ``src`` field names, as the paper and this page call them.
 ORIGINS = {"ori_mmlu": "MMLU", "stemez": "the STEM website", "theoremQA": "TheoremQA", "scibench": "SciBench"}
 COLUMNS = ("question_id", "question", "options", "answer", "answer_index", "cot_content", "category", "src")

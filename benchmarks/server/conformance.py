@@ -1,4 +1,4 @@
-"""``python -m engine mmlu conformance``: does a model server score as the published runs were scored?
+"""``python -m benchmarks mmlu conformance``: does a model server score as the published runs were scored?
 
 It takes ``--questions`` questions of a published run (a seeded sample over the whole run), scores
 them through ``--server`` with the evaluate machinery (benchmarks/server/evaluate.py on a

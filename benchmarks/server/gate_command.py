@@ -1,8 +1,11 @@
-"""``python -m engine scoring-lesson gate``: the release gate on two runs a team already has.
+"""``python -m benchmarks gate``: the release gate on two runs a team already has, of any benchmark
+(its old command line, through the scoring lesson's document, still runs it).
 
-Each run is one file of ``python -m engine mmlu evaluate`` output (``.jsonl``, or ``.jsonl.gz`` as
-benchmarks/mmlu/runs/ publishes them), or one or more
-lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). Prints the paired
+Each run is one file of ``python -m benchmarks <benchmark> evaluate`` output (``.jsonl``, or
+``.jsonl.gz`` as a benchmark's runs/ folder publishes them), or one or more
+lm-evaluation-harness ``samples_<task>_<date>.jsonl`` files (pass them all). The subject groups
+(for the knowledge-regression shape) are those of the runs' benchmark: its server package's
+``gate_groups()``, found through benchmarks/registry.py. Prints the paired
 delta, its naive, paired and subject-clustered standard errors (CR0 and CR1), the error and band
 the verdict rests on (with the few-subjects warning under 20 subjects), the per-subject deltas
 sorted with the gate's band, the verdict and the shape; ``--json`` prints the same as one object
@@ -22,8 +25,8 @@ import json
 import sys
 import zlib
 
+from benchmarks import registry
 from benchmarks.gate import compare, report_lines
-from benchmarks.mmlu.server import data_dir, subject_groups
 from benchmarks.runs import LINE_BREAKS, MAX_FILE_LINES, RunFormatError, count_line_breaks, pair_runs, read_run, too_many_lines
 
 
@@ -37,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="optional: both models on held-out questions (questions that are not public, such as a private set)")
     parser.add_argument("--holdout-candidate", nargs="+", metavar="FILE")
     parser.add_argument("--no-groups", action="store_true",
-                        help="do not read MMLU's subject groups (then no knowledge-regression shape)")
+                        help="do not read the benchmark's subject groups (then no knowledge-regression shape)")
     parser.add_argument("--json", action="store_true", help="print the report as one JSON object")
 
 
@@ -151,11 +154,19 @@ def subject_table(report: dict) -> list[str]:
     return lines
 
 
+def gate_groups(benchmark: str | None) -> dict[str, str]:
+    """Subject → group of the runs' benchmark (empty when the runs do not say which, or its data is
+    not here)."""
+    return registry.server(benchmark).gate_groups() if benchmark else {}
+
+
 def run(args: argparse.Namespace) -> int:
     try:
-        pair = pair_runs(_read(args.production), _read(args.candidate))
+        production, candidate = _read(args.production), _read(args.candidate)
+        pair = pair_runs(production, candidate)
         generative, holdout = _optional_pair(args, "generative"), _optional_pair(args, "holdout")
-        report = compare(pair, None if args.no_groups else subject_groups(data_dir(None)), generative, holdout)
+        groups = None if args.no_groups else gate_groups(production.benchmark or candidate.benchmark)
+        report = compare(pair, groups, generative, holdout)
         # JSON escapes every control character itself (ensure_ascii), and holds each subject once
         out = json.dumps(report, indent=1) if args.json else "\n".join([*report_lines(report), "", *subject_table(report)])
     except (RunFormatError, ValueError) as error:

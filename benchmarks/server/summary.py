@@ -1,4 +1,4 @@
-"""The summary of a run's rows that ``python -m engine <benchmark> evaluate`` prints (and the
+"""The summary of a run's rows that ``python -m benchmarks <benchmark> evaluate`` prints (and the
 MMLU-Pro page reads): micro and macro accuracy with 95 % intervals, the chance rate, RMS
 calibration error, predicted letters, per group; every figure computed by ``explainers``.
 """

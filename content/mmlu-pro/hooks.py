@@ -12,7 +12,7 @@ from flask import Flask
 
 from benchmarks.mmlu_pro import server as mmlu_pro
 from benchmarks.mmlu_pro.data import DataMissing
-from engine.documents import Command, DocumentHooks
+from engine.documents import DocumentHooks
 
 from .figures import CATEGORY_SIZES
 
@@ -42,9 +42,7 @@ def widget_context(app: Flask) -> dict:
 HOOKS = DocumentHooks(
     init_app=init_app,
     widget_context=widget_context,
-    commands={"evaluate": Command("benchmarks.mmlu_pro.server.evaluate",
-                                  "score real MMLU-Pro test questions with the live-scoring model; write JSONL"),
-              "conformance": Command("benchmarks.mmlu_pro.server.conformance",
-                                     "check a model server against the published run: prediction agreement, max |dp|")},
+    # MMLU-Pro's own commands (python -m benchmarks mmlu_pro ...), under their old name through this document
+    commands=mmlu_pro.COMMANDS,
     unavailable=(DataMissing,),
 )

@@ -14,7 +14,7 @@ from benchmarks.mmlu import server as mmlu
 from benchmarks.mmlu.data import DataMissing
 from benchmarks.mmlu.figures import paper_figures
 from benchmarks.mmlu.server import published_runs, rotation_runs
-from engine.documents import Command, DocumentHooks
+from engine.documents import DocumentHooks
 
 
 def init_app(app: Flask, document) -> None:
@@ -113,12 +113,7 @@ HOOKS = DocumentHooks(
     static_files=static_files,
     static_live_widget=static_live_widget,
     math_examples=math_examples,
-    commands={
-        "download": Command("benchmarks.mmlu.server.download", "fetch the official MMLU release into MMLU_DATA_DIR"),
-        "evaluate": Command("benchmarks.mmlu.server.evaluate",
-                            "score real MMLU questions with the live-scoring model; write JSONL"),
-        "conformance": Command("benchmarks.mmlu.server.conformance",
-                               "check a model server against a published run: prediction agreement, max |dp|"),
-    },
+    # MMLU's own commands (python -m benchmarks mmlu ...), under their old name python -m engine mmlu ...
+    commands=mmlu.COMMANDS,
     unavailable=(DataMissing,),
 )

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from flask import Flask
 
+from benchmarks import server as benchmarks_server
 from benchmarks.mmlu import server as mmlu
 from benchmarks.mmlu.data import DataMissing
 from benchmarks.mmlu.figures import paper_figures
 from benchmarks.mmlu.server import published_runs, rotation_runs
-from engine.documents import Command, DocumentHooks
+from engine.documents import DocumentHooks
 
 
 def init_app(app: Flask, document) -> None:
@@ -65,7 +66,6 @@ HOOKS = DocumentHooks(
     widget_context=widget_context,
     live_widget=live_widget,
     live_widget_form=live_widget_form,
-    commands={"gate": Command("benchmarks.server.gate_command",
-                              "compare two runs (evaluate JSONL or harness sample logs): paired delta, "
-                              "clustered standard error, verdict and shape")},
+    # The gate on runs of any benchmark (python -m benchmarks gate), under its old name through the lesson
+    commands={"gate": benchmarks_server.COMMANDS["gate"]},
 )

@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from documents.scoring_lesson.widgets.two_run_gate import WIDGET
 
+from benchmarks.__main__ import main as benchmarks_main
 from benchmarks.gate import compare
 from benchmarks.mmlu.live_runs import paired_marks, run_pair
 from benchmarks.mmlu.server import data_dir as mmlu_data_dir
 from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.data_checks import overlap_with_test, split_counts
-from benchmarks.runs import RunFormatError, pair_runs, read_run, subject_of_task, task_of_file
+from benchmarks.runs import RunFormatError, benchmark_of_task, pair_runs, read_run, subject_of_task, task_of_file
 from benchmarks.server.runfile import read_rows
 from engine.__main__ import main as engine_main
 from widgetkit import run_view
@@ -181,6 +182,9 @@ def test_task_and_subject_names():
     assert task_of_file("results.jsonl") is None
     assert subject_of_task("mmlu_continuation_astronomy") == "astronomy"
     assert subject_of_task("mmlu_generative_high_school_physics") == "high_school_physics"
+    # each benchmark's prefixes, the longest first: MMLU-Pro's task is not read as MMLU's "pro_law"
+    assert (subject_of_task("mmlu_pro_law"), benchmark_of_task("mmlu_pro_law")) == ("law", "mmlu_pro")
+    assert (benchmark_of_task("mmlu_astronomy"), benchmark_of_task("arc_easy")) == ("mmlu", None)
 
 
 GOOD_HARNESS = '{"doc_id": 0, "doc": {}, "target": 0, "resps": [], "filtered_resps": [], "acc": 1.0}'
@@ -249,6 +253,24 @@ def test_gate_command_names_the_bad_line(tmp_path, capsys):
     assert engine_main(["scoring-lesson", "gate", "--production", str(tmp_path / "none.jsonl"),
                         "--candidate", str(EXAMPLE[1])]) == 2
     assert "cannot read it" in capsys.readouterr().err
+    # python -m benchmarks gate: the same command, the old line its alias
+    assert benchmarks_main(["gate", "--production", str(bad), "--candidate", str(EXAMPLE[1])]) == 2
+    assert f"{bad} line 2: not valid JSON" in capsys.readouterr().err
+
+
+def test_benchmark_commands_are_addressed_by_benchmark(capsys):
+    """python -m benchmarks <benchmark> <command>, by lm-evaluation-harness's names: each benchmark's
+    commands as its server package lists them; the documents' old command lines run the same ones."""
+    for words, usage in ((["mmlu", "evaluate"], "python -m benchmarks mmlu evaluate"),
+                         (["mmlu", "download"], "python -m benchmarks mmlu download"),
+                         (["mmlu_pro", "conformance"], "python -m benchmarks mmlu_pro conformance"),
+                         (["gate"], "python -m benchmarks gate")):
+        with pytest.raises(SystemExit) as done:
+            benchmarks_main([*words, "--help"])
+        assert done.value.code == 0 and capsys.readouterr().out.startswith(f"usage: {usage} ")
+    with pytest.raises(SystemExit):
+        benchmarks_main(["mmlu-pro", "evaluate"])  # a document's slug is not a benchmark's name
+    assert "invalid choice: 'mmlu-pro'" in capsys.readouterr().err
 
 
 # -- the widget ------------------------------------------------------------------------------

@@ -67,6 +67,10 @@ CACHES = {
     "benchmarks/mmlu_pro/server/__init__.py:live_run": "files: the published run, read once",
     "benchmarks/mmlu_pro/server/reader.py:_by_category": "settings: the data folder and a split name",
     "benchmarks/mmlu_pro/server/reader.py:_read_split": "settings: the data folder and a split name",
+    "benchmarks/registry.py:_found": "no arguments: the benchmarks found, once",
+    "benchmarks/registry.py:tasks": "no arguments: the benchmarks found, once",
+    "benchmarks/registry.py:harness_prefixes": "no arguments: made once",
+    "benchmarks/registry.py:of_group_field": "one of the benchmarks' group fields (a row's others are never asked)",
 }
 _DECORATED = re.compile(r"^@(?:functools\.)?(?:lru_cache|cache)\b.*\n(?:@.*\n)*def (\w+)", re.M)
 _HELD = re.compile(r"^(?:\s*(self\.\w+)|(\w+))(?:: [^=\n]+)? = (?:collections\.)?(?:OrderedDict|BoundedCache|"

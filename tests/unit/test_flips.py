@@ -12,9 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from documents.mmlu.widgets.question_flips import LIVE_FORMS, WIDGET
 
 from benchmarks.flips import harness_answer, pair_answers, read_answers
-from benchmarks.flips_widget import PAGE_SIZE, flips_widget, live_address
+from benchmarks.flips_widget import PAGE_SIZE, live_address
 from benchmarks.gate import compare
 from benchmarks.mmlu.live_runs import paired_marks
 from benchmarks.mmlu.server import published_runs
@@ -24,7 +25,6 @@ from widgetkit import run_view
 
 RUNS = published_runs.RUNS_DIR
 HARNESS = Path(__file__).resolve().parents[1] / "fixtures" / "harness_samples"
-WIDGET = flips_widget("question-flips")
 
 
 @functools.cache  # each published file read once by the whole module (read-only rows)
@@ -181,7 +181,7 @@ def test_published_view_filters_sorts_pages_and_links(real_app):
 def test_live_address_keeps_the_question():
     own = read_answers([("run.jsonl", json.dumps({"category": "law", "split": "test", "index": 4, "prediction": "C",
                                                    "key": "C", "correct": True, "shots": 5}) + "\n")])[1]
-    assert live_address(next(iter(own.values()))) == "/mmlu-pro/run?category=law&number=5&shots=5"
+    assert live_address(next(iter(own.values())), LIVE_FORMS) == "/mmlu-pro/run?category=law&number=5&shots=5"
 
 
 LEDGER_ENTRY = re.compile(r"^data: benchmarks/mmlu/runs/(?P<file>\S+\.jsonl\.gz), letter_lean (?P<key>\w+)")

@@ -5,14 +5,20 @@
     livescoring/  no web layer: never flask, werkzeug, engine, benchmarks or a document
     benchmarks/   outside a server/ folder (the browser wheel): the standard library, explainers,
                   widgetkit and benchmarks' own modules outside server/
-    engine/       never benchmarks, livescoring or a document (documents reach it through their hooks)
+    engine/       never benchmarks, livescoring or a document (documents reach it through their hooks),
+                  and no string or comment names the benchmarks' folder, a module of theirs or a benchmark
+    the shared benchmark layer (benchmarks/*.py, benchmarks/server/): never a particular benchmark
+                  (it finds one through benchmarks/registry.py)
     content/<d>/  never another document; outside hooks.py and server/ (the browser wheel) the standard
                   library, explainers, widgetkit, sans-I/O benchmarks and the document's own modules
 """
 from __future__ import annotations
 
 import ast
+import io
+import re
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -106,3 +112,86 @@ def test_the_checker_catches_what_it_forbids(tmp_path):
     lib.mkdir()
     (lib / "x.py").write_text("import torch\nfrom flask import Flask\n")
     assert [f.split(" imports ")[1] for f in breaches(lib, "livescoring", RULES["livescoring"])] == ["flask"]
+
+
+# -- benchmarks and the layers that must not know one ------------------------------------------
+
+BENCHMARK_PACKAGES = sorted(p.parent.name for p in (ROOT / "benchmarks").glob("*/task.py"))
+# The benchmarks/ folder or one of its modules named in a string or comment ("benchmarks/gate.py",
+# "benchmarks.mmlu", the bare "benchmarks" of a path or loader prefix); the English word is free.
+BENCHMARKS_FOLDER = re.compile(r"""\bbenchmarks(?:/|\.[A-Za-z_])|(?<![\w-])["']benchmarks["']""")
+
+
+def names_a_benchmark(source: str, packages: list[str]) -> list[tuple[int, str]]:
+    """(line, text) of every string and comment in ``source`` naming the benchmarks' folder or
+    module, or a benchmark's package as a word (``mmlu``, ``MMLU``, ``mmlu_pro``)."""
+    package = re.compile(r"\b(?:" + "|".join(map(re.escape, packages)) + r")\b", re.I)
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type in (tokenize.STRING, tokenize.COMMENT) and (
+                BENCHMARKS_FOLDER.search(token.string) or package.search(token.string)):
+            found.append((token.start[0], token.string))
+    return found
+
+
+def engine_breaches(folder: Path, packages: list[str]) -> list[str]:
+    """The engine's imports of benchmarks and its strings and comments naming them."""
+    found = breaches(folder, "engine", lambda path, m: top(m) != "benchmarks")
+    for path in sorted(folder.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            found += [f"{path.relative_to(folder.parent)}:{line}: {text}"
+                      for line, text in names_a_benchmark(path.read_text(encoding="utf-8"), packages)]
+    return found
+
+
+def shared_layer_breaches(folder: Path, packages: list[str]) -> list[str]:
+    """Imports of a particular benchmark (``benchmarks.<package>``, relative or not) in the shared
+    benchmark layer: benchmarks/*.py and benchmarks/server/."""
+    def particular(module: str) -> bool:
+        parts = module.split(".")
+        return parts[0] == "benchmarks" and len(parts) > 1 and parts[1] in packages
+
+    found = []
+    for path in sorted([*folder.glob("*.py"), *(folder / "server").rglob("*.py")]):
+        for line, module in imports(path, package_of(path, folder, "benchmarks")):
+            if particular(module):
+                found.append(f"{path.relative_to(folder.parent)}:{line} imports {module}")
+    return found
+
+
+def test_the_engine_names_no_benchmark():
+    """engine/ neither imports benchmarks nor names their folder, a module of theirs or a benchmark
+    (a template prefix, a path, a package in the wheel): documents and the site tell it."""
+    assert BENCHMARK_PACKAGES and not engine_breaches(ROOT / "engine", BENCHMARK_PACKAGES)
+
+
+def test_the_shared_benchmark_layer_imports_no_particular_benchmark():
+    """benchmarks/*.py and benchmarks/server/ find a benchmark through benchmarks/registry.py, or are
+    handed what is its by the document that calls them."""
+    assert not shared_layer_breaches(ROOT / "benchmarks", BENCHMARK_PACKAGES)
+
+
+def test_the_benchmark_rules_catch_a_planted_breach(tmp_path):
+    engine = tmp_path / "engine"
+    engine.mkdir()
+    (engine / "site.py").write_text(
+        'from benchmarks.mmlu import data\n'
+        'LOADER = {"benchmarks": ROOT / "benchmarks"}  # the benchmarks it scores\n'
+        'PAGE = "benchmarks/gate-widget.html"\n'
+        'MODULE = "benchmarks.server.gate_command"\n'
+        'TASK = "mmlu_pro"  # MMLU\'s sibling\n'
+        'WORDS = "the benchmarks it scores, the documents\' benchmarks"\n')
+    found = engine_breaches(engine, ["mmlu", "mmlu_pro"])
+    # line 2: the prefix and the path (not the comment's English word); line 5: the string and the comment
+    assert [re.search(r":(\d+)", f)[1] for f in found] == ["1", "2", "2", "3", "4", "5", "5"], found
+    assert found[0].endswith("imports benchmarks.mmlu")
+    shared = tmp_path / "benchmarks"
+    (shared / "server").mkdir(parents=True)
+    (shared / "mmlu").mkdir()
+    (shared / "gate_widget.py").write_text(
+        "from . import registry\nfrom .runs import read_run\nfrom .mmlu.live_runs import run_pair\n")
+    (shared / "server" / "gate_command.py").write_text(
+        "from benchmarks.registry import server\nfrom benchmarks.mmlu_pro import data\nfrom ..mmlu import task\n")
+    (shared / "mmlu" / "own.py").write_text("from ..mmlu_pro import data\n")  # a benchmark's own: not the shared layer
+    assert [f.split(" imports ")[1] for f in shared_layer_breaches(shared, ["mmlu", "mmlu_pro"])] == [
+        "benchmarks.mmlu.live_runs", "benchmarks.mmlu_pro", "benchmarks.mmlu"]

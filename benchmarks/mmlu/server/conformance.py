@@ -1,4 +1,4 @@
-"""``python -m engine mmlu conformance --server URL --run NAME``: score a sample of a published MMLU
+"""``python -m benchmarks mmlu conformance --server URL --run NAME``: score a sample of a published MMLU
 run (benchmarks/mmlu/runs/) through a model server and print prediction agreement, the largest
 letter-probability difference (max |dp|) and the wall time against the run; a server without
 prompt log-probabilities is refused (exit 2). The command is the shared one

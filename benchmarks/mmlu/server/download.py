@@ -1,4 +1,4 @@
-"""`python -m engine mmlu download`: fetch the official MMLU release into MMLU_DATA_DIR.
+"""`python -m benchmarks mmlu download`: fetch the official MMLU release into MMLU_DATA_DIR.
 
 The official archive (data.tar, about 166 MB) holds data/{dev,val,test}/<subject>_<split>.csv and
 an auxiliary training set we do not need. Only the three evaluation splits are extracted, with

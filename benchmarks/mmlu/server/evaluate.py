@@ -1,4 +1,4 @@
-"""``python -m engine mmlu evaluate``: run the live scorer over real MMLU questions.
+"""``python -m benchmarks mmlu evaluate``: run the live scorer over real MMLU questions.
 
 The command is the shared one (benchmarks/server/evaluate.py: packed batches, ``--workers``,
 ``--resume``, atomic saves, the summary); this module is MMLU's task: its 57 subjects, its splits,

@@ -1,6 +1,6 @@
 """The live model's published runs over the whole MMLU test set (benchmarks/mmlu/runs/*.jsonl.gz).
 
-The files are this project's own output, written by ``python -m engine mmlu evaluate`` (one JSON
+The files are this project's own output, written by ``python -m benchmarks mmlu evaluate`` (one JSON
 object per question; the README says how to make them again). The widgets never see the rows:
 they get :func:`widget_context`, made once at start-up, with every figure they draw already computed
 by ``explainers/`` from the rows, in three parts so that a page carries only what its widget draws:

@@ -110,7 +110,7 @@ def _read_subjects(root: Path) -> dict[str, Subject]:
         log.warning("no subjects.csv in MMLU_DATA_DIR=%s", root)
         raise DataMissing(
             "MMLU data not found: the directory MMLU_DATA_DIR names has no subjects.csv. Set MMLU_DATA_DIR to a "
-            "directory holding subjects.csv, dev/, val/ and test/, or run: python -m engine mmlu download"
+            "directory holding subjects.csv, dev/, val/ and test/, or run: python -m benchmarks mmlu download"
         )
     subjects = {}
     for line, row in enumerate(csv.DictReader(io.StringIO(_decoded(path, "subjects.csv", None), newline="")), start=2):

@@ -1,6 +1,6 @@
 """The live model's published rotation checks (benchmarks/mmlu/runs/rotations/*.jsonl.gz).
 
-Each file is ``python -m engine mmlu evaluate --rotations 4`` output (benchmarks/runfile.py: every
+Each file is ``python -m benchmarks mmlu evaluate --rotations 4`` output (benchmarks/runfile.py: every
 row holds each rotation's answer). The widgets get :func:`widget_context`'s ``rotation_runs``,
 made once at start-up: per run and per subject, the counts behind explainers.rotation_metrics and
 where the answers landed (how many picks went to each position in each rotation). See

@@ -1,4 +1,5 @@
-"""MMLU-Pro's server side: where its data lives, its reader for this app, its published run, its routes.
+"""MMLU-Pro's server side: where its data lives, its reader for this app, its published run, its
+routes and its commands.
 
 Any document that shows MMLU-Pro questions calls :func:`init_app` from its hooks (idempotent): the
 data folder is read from ``MMLU_PRO_DATA_DIR`` here, in one place, and the app's model service is
@@ -14,6 +15,7 @@ from flask import Flask, current_app
 
 from benchmarks.server import init_service
 from benchmarks.server.runfile import read_rows
+from engine.documents import Command
 
 from ..data import LETTERS
 from .reader import MMLUProData
@@ -23,6 +25,14 @@ RUNS_DIR = Path(__file__).resolve().parents[1] / "runs"
 # The live model's run published with the page (runs/README.md says how it was made and what it covers).
 LIVE_RUN = "smollm2-0shot-first100.jsonl.gz"
 LIVE_RUN_SAMPLE = "the first 100 test questions of each category by question_id (1,400 of the 12,032)"
+# ``python -m benchmarks mmlu_pro <command>`` (benchmarks/__main__.py); the MMLU-Pro document's hooks
+# give the same commands their old name.
+COMMANDS = {
+    "evaluate": Command("benchmarks.mmlu_pro.server.evaluate",
+                        "score real MMLU-Pro test questions with the live-scoring model; write JSONL"),
+    "conformance": Command("benchmarks.mmlu_pro.server.conformance",
+                           "check a model server against the published run: prediction agreement, max |dp|"),
+}
 
 
 def data_dir(config=None) -> Path:
@@ -37,6 +47,11 @@ def init_app(app: Flask) -> MMLUProData:
         app.extensions["mmlu_pro_data"] = MMLUProData(app.config["MMLU_PRO_DATA_DIR"])
         init_service(app)
     return app.extensions["mmlu_pro_data"]
+
+
+def gate_groups() -> dict[str, str]:
+    """Groups of categories for the release gate's knowledge shape: MMLU-Pro has none."""
+    return {}
 
 
 def dataset() -> MMLUProData:

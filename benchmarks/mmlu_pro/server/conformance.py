@@ -1,4 +1,4 @@
-"""``python -m engine mmlu-pro conformance --server URL --run NAME``: score a sample of the published
+"""``python -m benchmarks mmlu_pro conformance --server URL --run NAME``: score a sample of the published
 MMLU-Pro run (benchmarks/mmlu_pro/runs/) through a model server and print prediction agreement, the
 largest letter-probability difference (max |dp|) and the wall time against the run; a server
 without prompt log-probabilities is refused (exit 2). The command is the shared one

@@ -1,4 +1,4 @@
-"""``python -m engine mmlu-pro evaluate``: score real MMLU-Pro test questions with the live model.
+"""``python -m benchmarks mmlu_pro evaluate``: score real MMLU-Pro test questions with the live model.
 
 The command is the shared one (benchmarks/server/evaluate.py: packed batches, ``--workers``,
 ``--resume``, atomic saves, gzip when ``--out`` ends ``.gz``, the summary); this module is

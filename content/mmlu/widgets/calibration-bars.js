@@ -18,7 +18,7 @@ function setAnswers(widget, confidences, corrects) {
   list.replaceChildren(...confidences.map((c, i) => row(widget, i + 1, c, corrects[i])));
 }
 
-// Parse "confidence, right" lines, or the JSON lines `python -m engine mmlu evaluate` writes
+// Parse "confidence, right" lines, or the JSON lines `python -m benchmarks mmlu evaluate` writes
 // (their "confidence" and "correct" fields); returns [confidences, corrects] or throws with the
 // line named.
 function parsePairs(text) {

@@ -8,12 +8,15 @@ Student's t (with the few-subjects rule under 20 subjects; see ``explainers.gate
 """
 from __future__ import annotations
 
-from benchmarks.gate_widget import SIMULATED, gate_widget, simulate_pair
+from benchmarks.gate_widget import SIMULATED, GateExamples, gate_widget, simulate_pair
+from benchmarks.mmlu.subject_table import SUBJECT_GROUPS
+from benchmarks.mmlu_pro.data import CATEGORIES
 
 __all__ = ["WIDGET", "simulate_pair"]
 
 WIDGET = gate_widget(
     "release-gate", "Release gate: is a score change real?",
     "A candidate against production, question by question, with a standard error clustered by subject.",
+    GateExamples("mmlu", len(SUBJECT_GROUPS), holdout="mmlu_pro", holdout_groups=CATEGORIES),
     default=SIMULATED, height=1000,
 )

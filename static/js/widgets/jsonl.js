@@ -1,4 +1,4 @@
-// Reading JSON Lines files (what `python -m engine <paper> evaluate` writes), shared by widget scripts.
+// Reading JSON Lines files (what `python -m benchmarks <benchmark> evaluate` writes), shared by widget scripts.
 export function parseJsonLine(line, i) {
   try {
     return JSON.parse(line);
