@@ -1,7 +1,7 @@
 """One route factory for every benchmark's question API: ``task_blueprint(benchmark)``.
 
 It gives the routes a multiple-choice benchmark has, relative to the prefix the site mounts the
-blueprint at (MMLU-Pro's document mounts it at ``/api/mmlu-pro``):
+blueprint at (the document that scores the benchmark chooses it when it registers the blueprint):
 
     GET  /questions           the groups, each with its number of questions per split
     GET  /questions/<group>   ?split=…&index=N (one question, counted from 0) or ?random=1

@@ -8,7 +8,8 @@ Student's t (with the few-subjects rule under 20 subjects; see ``explainers.gate
 """
 from __future__ import annotations
 
-from benchmarks.gate_widget import SIMULATED, GateExamples, gate_widget, simulate_pair
+from benchmarks.gate_examples import SIMULATED, GateExamples, simulate_pair
+from benchmarks.gate_widget import gate_widget
 from benchmarks.mmlu.subject_table import SUBJECT_GROUPS
 from benchmarks.mmlu_pro.data import CATEGORIES
 

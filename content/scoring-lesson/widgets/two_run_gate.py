@@ -7,7 +7,8 @@ gate`` read a file the same way and fail on the same line with the same message.
 """
 from __future__ import annotations
 
-from benchmarks.gate_widget import PUBLISHED, GateExamples, band_label, gate_widget, loaded_runs
+from benchmarks.gate_examples import PUBLISHED, GateExamples
+from benchmarks.gate_widget import band_label, gate_widget, loaded_runs
 from benchmarks.mmlu.subject_table import SUBJECT_GROUPS
 from benchmarks.mmlu_pro.data import CATEGORIES
 
