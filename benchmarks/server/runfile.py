@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from benchmarks.runfile import complete_lines, dumps, normalise, question_key, settings_of
+from benchmarks.runfile import complete_lines, dumps, group_of, normalise, question_key, settings_of
 
 SAVE_EVERY_S = 10.0
 TEMPORARY_SUFFIX = ".partial"
@@ -62,6 +62,19 @@ def first_row(path: Path) -> dict | None:
             if line.endswith("\n") and line.strip():  # complete_lines' rule: whole and not blank
                 return normalise(json.loads(line))
     return None
+
+
+def one_run(path: Path, rows: list[dict], error: type[ValueError], also=lambda row: ()) -> dict[tuple[str, int], dict]:
+    """A published run's rows by (group, index), checked to be one run: one setting (method, split,
+    shots, model, and what ``also`` adds), no question twice; else ``error`` naming the file."""
+    settings = {(r.get("method"), r.get("split"), r.get("shots"), r.get("model"), *also(r)) for r in rows}
+    if len(settings) != 1:
+        raise error(f"{path.name} mixes {len(settings)} settings (method, split, shots, model)")
+    by_key = {(group_of(r), r["index"]): r for r in rows}
+    if len(by_key) != len(rows):
+        raise error(f"{path.name} is not one complete test run: it holds a question twice ({len(by_key)} distinct "
+                    f"questions in {len(rows)} rows)")
+    return by_key
 
 
 def _temporaries(out: Path) -> list[Path]:

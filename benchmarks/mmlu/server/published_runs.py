@@ -20,7 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchmarks.flips import answer_of_row, pair_answers
-from benchmarks.server.runfile import first_row, read_rows
+from benchmarks.server.runfile import first_row, one_run, read_rows
 from explainers import calibration
 
 from ..data import DataMissing
@@ -40,14 +40,7 @@ class PublishedRunError(ValueError):
 def _checked(path: Path, rows: list[dict]) -> dict:
     """The rows of a single-setting run keyed by (subject, index), no question twice (whether they
     are the whole test set is _summarised's check, where the data folder is known)."""
-    settings = {(r.get("method"), r.get("split"), r.get("shots"), r.get("model")) for r in rows}
-    if len(settings) != 1:
-        raise PublishedRunError(f"{path.name} mixes {len(settings)} settings (method, split, shots, model)")
-    by_key = {(r["subject"], r["index"]): r for r in rows}
-    if len(by_key) != len(rows):
-        raise PublishedRunError(f"{path.name} is not one complete test run: {len(by_key)} distinct questions in "
-                                f"{len(rows)} rows")
-    return by_key
+    return one_run(path, rows, PublishedRunError)
 
 
 def _calibration_table(confidences: list[float], correct: list[int]) -> dict:

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import explainers
-from benchmarks.server.runfile import read_rows
+from benchmarks.server.runfile import one_run, read_rows
 
 from ..live_runs import model_name
 
@@ -45,12 +45,8 @@ def tally(rows: list[dict]) -> dict:
 
 
 def summarise(path: Path, rows: list[dict], test_sizes: dict[str, int] | None) -> dict:
-    settings = {(r["method"], r["split"], r["shots"], r["model"], len(r["rotations"])) for r in rows}
-    if len(settings) != 1:
-        raise RotationRunError(f"{path.name} mixes {len(settings)} settings")
-    (_, split, shots, model, rotations), = settings
-    if len({(r["subject"], r["index"]) for r in rows}) != len(rows):
-        raise RotationRunError(f"{path.name} holds a question twice")
+    one_run(path, rows, RotationRunError, also=lambda row: (len(row["rotations"]),))
+    split, shots, model, rotations = rows[0]["split"], rows[0]["shots"], rows[0]["model"], len(rows[0]["rotations"])
     by_subject: dict[str, list[dict]] = {}
     for row in sorted(rows, key=lambda r: (r["subject"], r["index"])):
         by_subject.setdefault(row["subject"], []).append(row)
