@@ -55,40 +55,6 @@ class TransformersDecoder:
     def __init__(self, model):
         self.model = model
 
-    @staticmethod
-    def _read_plan(reads, offsets, lengths, causal, device):
-        """Where the last layer reads: each read's index among the pass's tokens, the reads' order
-        grouped by row, and each row's read queries ((first, end) in that order, the row, its mask)."""
-        import torch
-
-        read_index = torch.tensor([offsets[r] + p for r, p in reads], dtype=torch.long, device=device)
-        read_rows = {}  # row: (indices into reads, positions in the row), for the last layer's attention
-        for n, (r, p) in enumerate(reads):
-            read_rows.setdefault(r, ([], []))
-            read_rows[r][0].append(n)
-            read_rows[r][1].append(p)
-        read_order = torch.tensor([n for got, _ in read_rows.values() for n in got], dtype=torch.long, device=device)
-        ends = [0]
-        for got, _ in read_rows.values():
-            ends.append(ends[-1] + len(got))
-        read_queries = [(ends[n], ends[n + 1], r, causal[wanted][:, :lengths[r]])
-                        for n, (r, (_, wanted)) in enumerate(read_rows.items())]
-        return read_index, read_order, read_queries
-
-    def _attend_rows(self, q, k, v, queries, offsets, past_layer, start: int):
-        """One layer's attention for ``queries``: each row's queries to its own row's keys, combined
-        by their log-sum-exps with attention to the ``past_layer``'s prefix (None: no prefix)."""
-        import torch
-
-        parts = [self._attend(q[first:end], k[:, :, offsets[r]:offsets[r + 1]], v[:, :, offsets[r]:offsets[r + 1]],
-                              row_mask) for first, end, r, row_mask in queries]
-        attended, lse = torch.cat([o for o, _ in parts]), torch.cat([m for _, m in parts])
-        if past_layer is not None:
-            before, before_lse = self._attend(q, past_layer[0][:, :, :start], past_layer[1][:, :, :start])
-            both = torch.logaddexp(before_lse, lse)
-            attended = before * (before_lse - both).exp()[..., None] + attended * (lse - both).exp()[..., None]
-        return attended
-
     def __call__(self, rows, start: int, past=None, reads=(), keep: bool = True):
         import torch
         from transformers import DynamicCache
