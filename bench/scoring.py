@@ -39,15 +39,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import hardware  # noqa: E402
 from benchmarks.mmlu import prompt  # noqa: E402
 from benchmarks.mmlu.server import data_dir  # noqa: E402
-from benchmarks.mmlu.server.evaluate import (  # noqa: E402
-    DEFAULT_BATCH_SIZE,
-    DEFAULT_WORKERS,
-    batches,
-    characters,
-    evaluate,
-)
+from benchmarks.mmlu.server.evaluate import MMLUTask  # noqa: E402
 from benchmarks.mmlu.server.reader import MMLUData  # noqa: E402
+from benchmarks.mmlu.task import TASK  # noqa: E402
+from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, DEFAULT_WORKERS, batches, evaluate  # noqa: E402
 from benchmarks.server.multiple_choice import answer_question, answer_questions, prepare, read  # noqa: E402
+from benchmarks.server.summary import summarise  # noqa: E402
 from engine.config import default_config  # noqa: E402
 from livescoring.model import ModelSettings, load  # noqa: E402
 from livescoring.pool import score_jobs, twin  # noqa: E402
@@ -87,15 +84,15 @@ def full_test_estimate(loaded, data: MMLUData, every: int, workers: int, batch: 
     for scorer in scorers[1:]:
         scorer.prefixes.entries = OrderedDict(first.prefixes.entries)  # read-only tensors, shared
     whole_test = {s: data.questions(s, "test") for s in data.subjects}
-    jobs = batches(data, whole_test, 5, "letter", batch)[every // 2::every]  # the batch command's own batches
+    jobs = batches(MMLUTask(data), whole_test, 5, "letter", batch)[every // 2::every]  # the batch command's own batches
 
     started = time.perf_counter()
     score_jobs(scorers, jobs, answer_questions, lambda job, results: None)
     seconds = time.perf_counter() - started
     torch.set_num_threads(threads)
     question = {(q.subject, q.index): q for questions in whole_test.values() for q in questions}
-    sampled = sum(characters(question[r["subject"], r["index"]]) for job in jobs for r in job)
-    whole = sum(map(characters, question.values()))
+    sampled = sum(TASK.characters(question[r["subject"], r["index"]]) for job in jobs for r in job)
+    whole = sum(map(TASK.characters, question.values()))
     total = seconds * whole / sampled + prefixes
     return (f"full 5-shot test, {workers} worker(s), {torch.get_num_threads() if workers == 1 else 1} thread(s) "
             f"each, batches of {batch}: {sum(map(len, jobs))} sampled questions ({sampled:,} characters) in "
@@ -200,8 +197,8 @@ def main() -> None:
           f"over {len(batch_questions)} questions")
     for size in args.batch_sizes:
         started = time.perf_counter()  # from a cold prefix cache: the batch command pays for it too
-        summary = evaluate(Scorer(loaded, batch_rows=size), data, list(SUBJECTS), "test", shots=5,
-                           limit=args.batch, progress=False, batch_size=size)
+        summary = summarise(evaluate(MMLUTask(data), Scorer(loaded, batch_rows=size), list(SUBJECTS), "test", shots=5,
+                                     limit=args.batch, progress=False, batch_size=size))
         rate = summary["questions"] / (time.perf_counter() - started)
         print(f"5-shot, prefix reused, batches of {size}: {rate:.2f} questions/s = {rate / base:.1f}x the reference")
     if args.sample_every > 0:  # on a GPU: one worker, the largest batches

@@ -194,17 +194,19 @@ def test_a_bare_post_to_the_question_browser_does_not_start_the_model(client):
 
 
 def test_evaluate_summary_and_whole_file_writing(tmp_path):
-    from benchmarks.mmlu_pro.server.evaluate import summarise, write_jsonl
+    from benchmarks.server.runfile import write_rows
+    from benchmarks.server.summary import summarise
 
     rows = [{"category": "law", "options": 10, "prediction": "A", "key": "A"},
             {"category": "law", "options": 10, "prediction": "B", "key": "A"},
             {"category": "math", "options": 4, "prediction": "C", "key": "C"}]
-    summary = summarise(rows)
-    assert summary["questions"] == 3 and round(summary["accuracy"], 4) == 0.6667
+    summary = summarise(rows, "categories")
+    assert summary["questions"] == 3 and round(summary["micro"]["accuracy"], 4) == 0.6667
     assert summary["categories"]["law"]["n"] == 2 and summary["categories"]["law"]["accuracy"] == 0.5
     assert round(summary["chance"], 4) == 0.15  # (0.1 + 0.1 + 0.25) / 3
     out = tmp_path / "runs" / "r.jsonl"
-    write_jsonl(rows, out)
+    out.parent.mkdir()
+    write_rows(rows, out)
     assert out.read_text().count("\n") == 3 and [p.name for p in out.parent.iterdir()] == ["r.jsonl"]
 
 

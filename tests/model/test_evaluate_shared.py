@@ -82,20 +82,21 @@ def test_two_workers_and_a_resume_after_an_interruption_give_the_uninterrupted_r
                 raise KeyboardInterrupt
             return super().loglikelihood(requests, stop)
 
+    task = mmlu_pro_evaluate.MMLUProTask(data)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # as the command runs them: one torch thread per worker
     try:
         whole = tmp_path / "whole.jsonl"
-        mmlu_pro_evaluate.evaluate(Scorer(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
-                                   out=whole, batch_size=2, workers=1)
+        shared.evaluate(task, Scorer(loaded), CATEGORIES, "test", shots=1, limit=LIMIT, progress=False,
+                        out=whole, batch_size=2, workers=1)
         parts = tmp_path / "parts.jsonl.gz"
         with pytest.raises(KeyboardInterrupt):
-            mmlu_pro_evaluate.evaluate(Interrupted(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
-                                       out=parts, batch_size=2, workers=2, save_every=0)
+            shared.evaluate(task, Interrupted(loaded), CATEGORIES, "test", shots=1, limit=LIMIT, progress=False,
+                            out=parts, batch_size=2, workers=2, save_every=0)
         kept = read_rows(parts)
         assert 0 < len(kept) < len(CATEGORIES) * LIMIT
-        mmlu_pro_evaluate.evaluate(Scorer(loaded), data, CATEGORIES, shots=1, limit=LIMIT, progress=False,
-                                   out=parts, resume=True, batch_size=2, workers=2)
+        shared.evaluate(task, Scorer(loaded), CATEGORIES, "test", shots=1, limit=LIMIT, progress=False,
+                        out=parts, resume=True, batch_size=2, workers=2)
     finally:
         torch.set_num_threads(threads)
     one = {question_key(r): r for r in read_rows(whole)}

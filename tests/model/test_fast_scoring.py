@@ -16,8 +16,10 @@ from types import SimpleNamespace
 import pytest
 
 from benchmarks.mmlu import prompt
-from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.mmlu.server.evaluate import MMLUTask
+from benchmarks.server import evaluate as shared
 from benchmarks.server.multiple_choice import answer_question, answer_questions, prepare, read
+from benchmarks.server.summary import summarise
 from livescoring.model import ModelSettings
 from livescoring.pool import twin
 from livescoring.scorer import Generation, Loglikelihood, Scorer
@@ -180,8 +182,8 @@ def test_two_workers_write_the_rows_one_worker_writes(loaded_model, mmlu_data, t
         runs = {}
         for workers in (1, 2):
             out = tmp_path / f"workers-{workers}.jsonl"
-            summary = evaluate(Scorer(loaded_model), mmlu_data, ["astronomy", "virology"], shots=5, limit=3, out=out,
-                               progress=False, workers=workers)
+            summary = summarise(shared.evaluate(MMLUTask(mmlu_data), Scorer(loaded_model), ["astronomy", "virology"],
+                                                shots=5, limit=3, out=out, progress=False, workers=workers))
             assert summary["questions"] == 6
             runs[workers] = {(r["subject"], r["index"]): r for r in map(json.loads, out.read_text().splitlines())}
     finally:

@@ -16,9 +16,11 @@ import pytest
 
 from benchmarks.mmlu import prompt
 from benchmarks.mmlu.prompt import format_shot
-from benchmarks.mmlu.server.evaluate import evaluate
+from benchmarks.mmlu.server.evaluate import MMLUTask
+from benchmarks.server import evaluate as shared
 from benchmarks.server.multiple_choice import answer_question, prepare
 from benchmarks.server.reading import reading
+from benchmarks.server.summary import summarise
 from engine.__main__ import main as cli_main
 from livescoring.model import ModelSettings, cache_location, load, packaged_gguf
 from livescoring.scorer import PromptTooLong, Scorer
@@ -236,7 +238,8 @@ def test_a_full_queue_answers_429_with_retry_after(scoring_app):
 
 def test_the_batch_command_writes_jsonl_and_a_summary(scorer, data, tmp_path):
     out = tmp_path / "results.jsonl"
-    summary = evaluate(scorer, data, ["world_religions", "astronomy"], "test", shots=5, limit=1, out=out, progress=False)
+    summary = summarise(shared.evaluate(MMLUTask(data), scorer, ["world_religions", "astronomy"], "test", shots=5, limit=1,
+                                        out=out, progress=False))
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["subject"], r["index"], r["shots"]) for r in rows] == [("world_religions", 0, 5), ("astronomy", 0, 5)]
     for r in rows:

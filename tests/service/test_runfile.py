@@ -19,9 +19,9 @@ import pytest
 from benchmarks.mmlu.server.published_runs import RUNS_DIR as MMLU_RUNS
 from benchmarks.mmlu_pro.server import LIVE_RUN
 from benchmarks.mmlu_pro.server import RUNS_DIR as MMLU_PRO_RUNS
-from benchmarks.mmlu_pro.server.evaluate import summarise as mmlu_pro_summary
 from benchmarks.runfile import question_key
 from benchmarks.server.runfile import RunWriter, first_row, read_lines, read_rows
+from benchmarks.server.summary import summarise
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -116,9 +116,10 @@ def test_the_published_mmlu_pro_run_reads_through_the_schema_with_its_numbers():
     rows = read_rows(path)
     assert {(r["split"], r["method"]) for r in rows} == {("test", "letter")}  # written before the schema had them
     assert len({question_key(r) for r in rows}) == 1400
-    summary = mmlu_pro_summary(rows)  # runs/README.md, "What it printed"
-    assert summary["questions"] == 1400 and round(100 * summary["accuracy"], 1) == 12.9
-    assert [round(100 * x, 1) for x in summary["ci95"]] == [11.3, 14.8] and round(100 * summary["chance"], 1) == 11.3
+    summary = summarise(rows, "categories")  # runs/README.md, "What it printed"
+    assert summary["questions"] == 1400 and round(100 * summary["micro"]["accuracy"], 1) == 12.9
+    assert [round(100 * x, 1) for x in summary["micro"]["ci95"]] == [11.3, 14.8]
+    assert round(100 * summary["chance"], 1) == 11.3
     shares = {name: c["accuracy"] for name, c in summary["categories"].items()}
     assert min(shares.values()) == shares["math"] == shares["psychology"] == 0.08
     assert max(shares.values()) == shares["computer science"] == 0.19

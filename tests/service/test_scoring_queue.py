@@ -15,8 +15,11 @@ import time
 
 import pytest
 
-from benchmarks.mmlu.server.evaluate import evaluate, read_complete_rows
+from benchmarks.mmlu.server.evaluate import MMLUTask
+from benchmarks.server import evaluate as shared
 from benchmarks.server.failures import service_failure
+from benchmarks.server.runfile import read_lines, read_rows
+from benchmarks.server.summary import summarise
 from engine.__main__ import main as cli_main
 from livescoring import worker
 from livescoring.model import ModelSettings
@@ -236,6 +239,16 @@ class LetterScorer:
 @pytest.fixture(scope="module")
 def data(app):
     return app.extensions["mmlu_data"]
+
+
+def evaluate(scorer, data, subjects, **options) -> dict:
+    """MMLU's evaluate (the shared one on MMLU's task), summarised."""
+    return summarise(shared.evaluate(MMLUTask(data), scorer, subjects, **options))
+
+
+def read_complete_rows(path) -> tuple[list[dict], int]:
+    """The rows of the file's complete lines, and the bytes those lines take."""
+    return read_rows(path), sum(len(line.encode("utf-8")) for line in read_lines(path))
 
 
 def test_an_interrupted_run_keeps_complete_lines_and_resumes_where_it_stopped(data, tmp_path):

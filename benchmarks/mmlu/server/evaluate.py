@@ -13,23 +13,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.server import evaluate as shared
 from benchmarks.server import evaluate_command as command
-from benchmarks.server import summary as summaries
-from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, DEFAULT_THREADS, DEFAULT_WORKERS, Task
-from benchmarks.server.runfile import SAVE_EVERY_S, read_lines, read_rows
+from benchmarks.server.evaluate import Task
 
 from .. import prompt
 from ..data import DataMissing
-from ..prompt import MAX_SHOTS
 from ..task import TASK
 from . import data_dir
 from . import harness_tasks as harness
 from .reader import MMLUData
 from .validation import QUESTION_SPLITS
-
-__all__ = ["DEFAULT_BATCH_SIZE", "DEFAULT_THREADS", "DEFAULT_WORKERS", "MAX_SHOTS", "MMLUTask", "add_arguments",
-           "batches", "characters", "evaluate", "read_complete_rows", "report", "run", "summarise"]
 
 
 class MMLUTask(Task):
@@ -91,42 +84,6 @@ def chosen_subjects(names: list[str], data: MMLUData) -> list[str]:
     if unknown:
         raise ValueError(f"unknown subject(s): {', '.join(unknown)}; see subjects.csv for the 57 names")
     return names
-
-
-def characters(q) -> int:
-    """A question's length in characters of its question and options: what its scoring costs, roughly."""
-    return len(q.question) + sum(len(c) for c in q.choices)
-
-
-def batches(data: MMLUData, questions: dict[str, list], shots: int, method: str, batch_size: int) -> list[list[dict]]:
-    """The shared command's batches (benchmarks/server/evaluate.batches) for MMLU questions per subject."""
-    return shared.batches(MMLUTask(data), questions, shots, method, batch_size)
-
-
-def read_complete_rows(path: Path) -> tuple[list[dict], int]:
-    """The rows of the file's complete lines, and the byte length they take."""
-    lines = read_lines(path)
-    return read_rows(path), sum(len(line.encode("utf-8")) for line in lines)
-
-
-def summarise(rows: list[dict]) -> dict:
-    """The shared summary with subjects as the groups (benchmarks/server/summary.py)."""
-    return summaries.summarise(rows, "subjects")
-
-
-def report(summary: dict) -> str:
-    return summaries.report(summary, "subjects", MMLUTask.group_words)
-
-
-def evaluate(scorer, data: MMLUData, subjects: list[str], split: str = "test", shots: int = 5,
-             limit: int = 0, method: str = "letter", out: Path | None = None, progress: bool = True,
-             resume: bool = False, batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1,
-             save_every: float = SAVE_EVERY_S, template: str = "plain") -> dict:
-    """Score the questions, save their rows to ``out``, and return the summary of every row
-    (benchmarks/server/evaluate.evaluate does the work)."""
-    rows = shared.evaluate(MMLUTask(data), scorer, subjects, split, shots, limit, method, out, progress, resume,
-                           batch_size, workers, save_every, template)
-    return summarise(rows)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

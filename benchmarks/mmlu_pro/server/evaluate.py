@@ -13,11 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchmarks.server import evaluate as shared
 from benchmarks.server import evaluate_command as command
-from benchmarks.server import summary as summaries
-from benchmarks.server.evaluate import DEFAULT_BATCH_SIZE, Task
-from benchmarks.server.runfile import SAVE_EVERY_S, write_rows
+from benchmarks.server.evaluate import Task
 
 from ..data import DataMissing
 from ..task import TASK
@@ -58,30 +55,6 @@ def chosen_categories(names: list[str], data: MMLUProData) -> list[str]:
         raise ValueError(f"unknown categor{'y' if len(unknown) == 1 else 'ies'}: {', '.join(unknown)}; "
                          f"use {', '.join(data.categories)}")
     return wanted
-
-
-def evaluate(scorer, data: MMLUProData, categories: list[str], shots: int = 5, limit: int = 0,
-             progress: bool = True, out: Path | None = None, resume: bool = False, method: str = "letter",
-             batch_size: int = DEFAULT_BATCH_SIZE, workers: int = 1, save_every: float = SAVE_EVERY_S) -> list[dict]:
-    """One row per scored question (with ``resume``, the rows already in ``out`` first); saved to
-    ``out`` if given (benchmarks/server/evaluate.evaluate does the work)."""
-    return shared.evaluate(MMLUProTask(data), scorer, categories, "test", shots, limit, method, out, progress,
-                           resume, batch_size, workers, save_every)
-
-
-def write_jsonl(rows: list[dict], out: Path) -> None:
-    """Write the rows next to ``out`` first and move them into place, so ``out`` is whole or absent."""
-    write_rows(rows, out)
-
-
-def summarise(rows: list[dict]) -> dict:
-    """The shared summary with categories as the groups; ``accuracy`` and ``ci95`` are the micro ones."""
-    found = summaries.summarise(rows, "categories")
-    return {**found, "accuracy": found["micro"]["accuracy"], "ci95": found["micro"]["ci95"]}
-
-
-def report(summary: dict) -> str:
-    return summaries.report(summary, "categories", MMLUProTask.group_words)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
