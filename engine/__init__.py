@@ -1,4 +1,4 @@
-"""The engine for annotated papers: a Flask application factory.
+"""The engine for annotated papers and lessons: a Flask application factory.
 
 It is document-agnostic: every document is a folder under CONTENT_DIR (see documents.py), and the engine
 registers one blueprint per job for all of them.
@@ -13,7 +13,7 @@ from .documents import load_documents
 
 
 def create_app(overrides: dict | None = None) -> Flask:
-    """Build the application: configuration, the papers, then one blueprint per job."""
+    """Build the application: configuration, the documents, then one blueprint per job."""
     app = Flask(
         __name__,
         template_folder=str(REPO_ROOT / "templates"),
@@ -24,7 +24,7 @@ def create_app(overrides: dict | None = None) -> Flask:
         app.config.update(overrides)
     documents = load_documents(app.config["CONTENT_DIR"])
     app.extensions["documents"] = documents
-    # Site templates by name; a paper's own templates as "<slug>/<path in its folder>". A package a
+    # Site templates by name; a document's own templates as "<slug>/<path in its folder>". A package a
     # document's hooks set up may add its own, as a blueprint's templates (caching.template_folders).
     app.jinja_loader = ChoiceLoader([
         FileSystemLoader(app.template_folder),
@@ -34,17 +34,17 @@ def create_app(overrides: dict | None = None) -> Flask:
     from . import api, caching, content, errors, offline, pages, security, vendor, widgets
 
     @app.context_processor
-    def site_papers():
+    def site_documents():
         # static_export: set while engine/export.py writes the site as files (templates mark <html>).
-        return {"site_papers": list(documents.values()), "static_export": app.config.get("STATIC_EXPORT")}
+        return {"site_documents": list(documents.values()), "static_export": app.config.get("STATIC_EXPORT")}
 
     caching.init_app(app)  # first: the others index files and add page finishers to its caches
     errors.init_app(app)
     security.init_app(app)
     caching.register_after(app)  # registered after security: runs first, so 304s get security headers too
-    content.init_app(app)  # annotated papers: Markdown content rendered (at start-up in production)
+    content.init_app(app)  # the documents: Markdown content rendered (at start-up in production)
     app.register_blueprint(pages.bp)
-    widgets.init_app(app)  # interactive widgets of every paper: pages, /embed/, /oembed, widget JSON
+    widgets.init_app(app)  # interactive widgets of every document: pages, /embed/, /oembed, widget JSON
     api.init_app(app)  # the math core: JSON API, Pyodide's files, the browser's Python wheel
     vendor.init_app(app)  # the snippet editor's CodeMirror, ES modules from node_modules
     for document in documents.values():  # a document's own routes and data (e.g. the benchmarks it scores)
@@ -58,7 +58,7 @@ def create_app(overrides: dict | None = None) -> Flask:
 
 def warm_up(app: Flask, base_url: str = "http://localhost/") -> list[str]:
     """Do once, before the first reader arrives, what that reader would otherwise wait for: each
-    paper's widget data (the live model's published runs are summarised then, about 2 s) and its
+    document's widget data (the live model's published runs are summarised then, about 2 s) and its
     page, plain and with ?sources=on (the variants its view reads), kept for readers who reach the
     site at ``base_url`` (the address the server listens on). Returns a line per page fetched,
     for the server's log."""

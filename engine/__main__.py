@@ -15,20 +15,20 @@ from .documents import load_documents
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine")
-    by_paper = parser.add_subparsers(dest="paper", required=True, metavar="DOCUMENT")
+    by_document = parser.add_subparsers(dest="document", required=True, metavar="DOCUMENT")
     modules = {}
-    for paper in load_documents(default_config()["CONTENT_DIR"]).values():
-        commands = paper.hooks.commands
+    for document in load_documents(default_config()["CONTENT_DIR"]).values():
+        commands = document.hooks.commands
         if not commands:
             continue
-        paper_parser = by_paper.add_parser(paper.slug, help=f"commands of {paper.meta['short_title']}")
-        sub = paper_parser.add_subparsers(dest="command", required=True)
+        document_parser = by_document.add_parser(document.slug, help=f"commands of {document.meta['short_title']}")
+        sub = document_parser.add_subparsers(dest="command", required=True)
         for name, command in commands.items():
             module = importlib.import_module(command.module)
             module.add_arguments(sub.add_parser(name, help=command.help, description=module.__doc__))
-            modules[(paper.slug, name)] = module
+            modules[(document.slug, name)] = module
     args = parser.parse_args(argv)
-    return modules[(args.paper, args.command)].run(args)
+    return modules[(args.document, args.command)].run(args)
 
 
 if __name__ == "__main__":

@@ -171,7 +171,7 @@ class RenderBudget:
     client, keyed by ``security.client_key``: one IPv4 address, one IPv6 /64).
 
     Measured in the rendering thread's CPU seconds, not in renders: a widget's JSON takes 5 ms to draw
-    and a paper with its sources shown 300 ms, so a count that let a reader drag a slider would let an attacker
+    and a document with its sources shown 300 ms, so a count that let a reader drag a slider would let an attacker
     take a core. What a client spent drains at ``budget / window`` seconds a second; a client that has
     spent ``budget`` or more is refused until it has drained below. Renders already under way when a
     client reaches its budget still finish and are charged: a client that starts many at once is then
@@ -229,7 +229,7 @@ def cached_page(view=None, *, mimetype: str = "text/html", choices: Mapping[str,
                 state: Callable[..., tuple[str, ...]] | None = None):
     """Keep a page's rendered HTML in memory, keyed by the content version, the page's address and
     the query parameters its view reads: ``choices`` ({name: (default, other values…)}, e.g. a
-    paper's ``sources``) and ``state`` (a function of the view's arguments naming the parameters it
+    document's ``sources``) and ``state`` (a function of the view's arguments naming the parameters it
     reads with any value: a widget's settings). Any other parameter is left out of the key, and the
     page is served as kept: ignored, not redirected, because embedding sites and share buttons add
     their own parameters (utm_source, fbclid) and a redirect would cost each such reader a round

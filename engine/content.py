@@ -11,7 +11,7 @@ Layout of one document (see docs/content.md)::
 
 Rendering needs no Flask application or request: ``[[widget name]]`` leaves a slot that the page
 fills when it is served. In production every document is rendered when the app starts, so a content
-error stops the start instead of reaching a reader; with CONTENT_RELOAD on (authors), a paper is
+error stops the start instead of reaching a reader; with CONTENT_RELOAD on (authors), a document is
 rendered on request and again after any of its files changes.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ DOCUMENT_KEYS = {"title", "short_title", "cite_as", "credit", "authors", "year",
 
 @dataclass(frozen=True)
 class Section:
-    """One rendered section of an annotated paper."""
+    """One rendered section of a document."""
 
     id: str
     title: str
@@ -61,7 +61,7 @@ class Section:
 
 @dataclass(frozen=True)
 class RenderedDocument:
-    """An annotated paper, fully rendered: its metadata, sections and what they refer to."""
+    """A document, fully rendered: its metadata, sections and what they refer to."""
 
     slug: str
     meta: dict
@@ -96,7 +96,7 @@ class RenderedDocument:
 
 @dataclass(frozen=True)
 class Entry:
-    """A glossary entry as its page shows it, with the places the paper uses it."""
+    """A glossary entry as its page shows it, with the places the document uses it."""
 
     id: str
     anchor: str
@@ -155,8 +155,8 @@ def check_sources(meta: dict, path: Path) -> None:
             raise ContentError(f"{path}: [[sources]] entry {number} ({source['title']!r}) needs an http(s) url")
 
 
-def section_files(paper_dir: Path) -> list[Path]:
-    return sorted(p for p in paper_dir.glob("*.md") if SECTION_FILE.match(p.name))
+def section_files(document_dir: Path) -> list[Path]:
+    return sorted(p for p in document_dir.glob("*.md") if SECTION_FILE.match(p.name))
 
 
 def render_document(folder: Document, glossary: Glossary, glossary_url: str) -> RenderedDocument:
@@ -322,8 +322,8 @@ def _shared(kind: str, document: Document, build):
 class ContentLibrary:
     """Every document's rendered content, made on first use (or all at once by ``prerender``) and kept."""
 
-    def __init__(self, papers: dict[str, Document], reload: bool):
-        self.papers = papers
+    def __init__(self, documents: dict[str, Document], reload: bool):
+        self.documents = documents
         self.reload = reload
         self._lock = threading.RLock()  # a document build asks for the glossary inside the lock
         self._cache: dict[str, tuple[float, object]] = {}
@@ -332,7 +332,7 @@ class ContentLibrary:
         """The newest modification time among a document's content files (when reloading)."""
         if not self.reload:
             return 0.0
-        document = self.papers[slug]
+        document = self.documents[slug]
         files = [*document.sections_dir.rglob("*"), *document.diagrams_dir.rglob("*"), document.folder / "paper.toml",
                  document.glossary_file, document.numbers_file]
         return max((p.stat().st_mtime_ns for p in files if p.is_file()), default=0)
@@ -342,47 +342,47 @@ class ContentLibrary:
         with self._lock:
             hit = self._cache.get(f"{kind}:{slug}")
             if hit is None or hit[0] != stamp:
-                hit = (stamp, _shared(kind, self.papers[slug], build))
+                hit = (stamp, _shared(kind, self.documents[slug], build))
                 self._cache[f"{kind}:{slug}"] = hit
             return hit[1]
 
     def slugs(self) -> list[str]:
-        return list(self.papers)
+        return list(self.documents)
 
     def glossary(self, slug: str) -> Glossary:
-        return self._cached(slug, "glossary", lambda: load_glossary(self.papers[slug].glossary_file))
+        return self._cached(slug, "glossary", lambda: load_glossary(self.documents[slug].glossary_file))
 
     def glossary_url(self, slug: str) -> str:
         return f"/{slug}/glossary/"
 
-    def paper(self, slug: str) -> RenderedDocument | None:
-        if slug not in self.papers:
+    def document(self, slug: str) -> RenderedDocument | None:
+        if slug not in self.documents:
             return None
-        return self._cached(slug, "paper", lambda: render_document(
-            self.papers[slug], self.glossary(slug), self.glossary_url(slug)))
+        return self._cached(slug, "document", lambda: render_document(
+            self.documents[slug], self.glossary(slug), self.glossary_url(slug)))
 
     def glossary_page(self, slug: str) -> tuple[RenderedDocument, list[Entry], list[Entry], list[Tip]] | None:
-        """The paper, its glossary's terms and symbols, and the popovers their definitions use."""
-        paper = self.paper(slug)
-        if paper is None:
+        """The document, its glossary's terms and symbols, and the popovers their definitions use."""
+        document = self.document(slug)
+        if document is None:
             return None
 
         def build():
-            refs = PageRefs(paper.refs.glossary, self.glossary_url(slug), self.papers[slug].diagrams_dir)
-            terms, symbols = glossary_entries(paper.refs.glossary, refs, paper.refs)
+            refs = PageRefs(document.refs.glossary, self.glossary_url(slug), self.documents[slug].diagrams_dir)
+            terms, symbols = glossary_entries(document.refs.glossary, refs, document.refs)
             return terms, symbols, refs.tips()
 
         terms, symbols, tips = self._cached(slug, "glossary-page", build)
-        return paper, terms, symbols, tips
+        return document, terms, symbols, tips
 
     def prerender(self) -> None:
         """Render every document and glossary page now: a content error raises here, at start-up."""
-        for slug in self.papers:
+        for slug in self.documents:
             self.glossary_page(slug)
 
     def numbers(self, slug: str) -> dict:
         """The document's numbers ledger (``cited`` and ``computed`` entries)."""
-        path = self.papers[slug].numbers_file
+        path = self.documents[slug].numbers_file
         return read_toml(path) if path.is_file() else {"cited": [], "computed": []}
 
 

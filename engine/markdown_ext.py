@@ -10,7 +10,7 @@ plain Markdown:
 * fenced ``python`` blocks: shown with their ``# → result`` comments highlighted, and recorded so
   the test suite can run them;
 * ``[[diagram name]]`` (an inline SVG figure, captioned by a following ``Figure:`` paragraph; with
-  its layout for wide frames too where the paper has ``diagrams/<name>.wide.svg``) and
+  its layout for wide frames too where the document has ``diagrams/<name>.wide.svg``) and
   ``[[widget name]]`` (a widget slot: a marker that the page fills at request time, so what a
   widget shows, such as the live model's state, is never frozen into rendered content);
 * paragraphs starting ``Note:`` (margin notes), ``In words:``, ``With the numbers``, ``Reading it:``
@@ -241,7 +241,7 @@ class EmbedProcessor(BlockProcessor):
         kind, name = match.group("kind"), match.group("name")
         if kind == "widget":
             if name not in self.refs.widgets:
-                raise ContentError(f"section {self.refs.section_id!r}: no widget {name!r} in the paper's widget list "
+                raise ContentError(f"section {self.refs.section_id!r}: no widget {name!r} in the document's widget list "
                                    f"(paper.toml widgets = {sorted(self.refs.widgets)})")
             slot = etree.SubElement(parent, "div", {"class": "widget-wrap"})
             slot.text = self.parser.md.htmlStash.store(widget_slot(name))

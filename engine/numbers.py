@@ -33,7 +33,7 @@ NUMBER = re.compile(r"(?P<sign>[−-])?(?P<digits>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\
 REFERENCE = re.compile(r"(§\s*|\b(?:Table|Tables|Figure|Figures|Fig\.|Section|Sections|Appendix|arXiv:?|Equation|Eq\.)\s*)$")
 UNARY_MINUS = re.compile(r"(?:^|[=(,:≈<>]) ?[−-] ?$")  # "= − 0.3" in an equation: its sign is a token of its own
 QUERY_VALUES = {"on": True, "off": False}  # a page's ?sources=on|off; absent is off
-APPENDIX_SLOT = "<!--number-sources-->"  # where paper.html wants the appendix, after the article
+APPENDIX_SLOT = "<!--number-sources-->"  # where document.html wants the appendix, after the article
 
 
 @dataclass(frozen=True)

@@ -32,9 +32,9 @@ def _slug_and_name(path: str) -> tuple[str, str] | None:
 
 def _example_url() -> str:
     """A real widget page of this site, for error messages."""
-    for paper in documents().values():
-        for name in paper.widgets:
-            return url_for("widgets.page", slug=paper.slug, name=name, _external=True)
+    for document in documents().values():
+        for name in document.widgets:
+            return url_for("widgets.page", slug=document.slug, name=name, _external=True)
     return request.host_url
 
 
@@ -45,10 +45,10 @@ def _widget_from_url(url: str) -> tuple[Document, Widget, str]:
     if parts.scheme not in ("http", "https") or parts.netloc != urlsplit(request.host_url).netloc:
         abort(404, description=f"url must be a widget page of this site, e.g. {example}")
     found = _slug_and_name(parts.path)
-    paper = documents().get(found[0]) if found else None
-    if paper is None or found[1] not in paper.widgets:
+    document = documents().get(found[0]) if found else None
+    if document is None or found[1] not in document.widgets:
         abort(404, description=f"{parts.path} is not a widget URL; widget URLs look like {example}.")
-    return paper, paper.widgets[found[1]], parts.query
+    return document, document.widgets[found[1]], parts.query
 
 
 def _pixels(key: str, largest: int) -> int:
@@ -68,15 +68,15 @@ def oembed():
         abort(400, description="url is required: the address of a widget page, e.g. /oembed?url=…&format=json")
     if request.args.get("format", "json") != "json":
         abort(400, description="format must be json (the only oEmbed format offered here)")
-    paper, widget, query = _widget_from_url(url)
-    clean = "" if widget.driver == "live" else view_of(paper, widget, raw_state(MultiDict(parse_qsl(query))))["query"]
+    document, widget, query = _widget_from_url(url)
+    clean = "" if widget.driver == "live" else view_of(document, widget, raw_state(MultiDict(parse_qsl(query))))["query"]
     # The frame starts at the widget's usual height (at most maxheight) and the resize script in
     # the html makes it as tall as the widget is at the width it is shown at, never taller than
     # maxheight when one is asked for: past it, the frame scrolls. A consumer that strips scripts
     # keeps the frame at its first height, with its own scroll bar, nothing cut off for good.
     max_height = _pixels("maxheight", 5000) if request.args.get("maxheight") is not None else None
     width, height = _pixels("maxwidth", 640), min(widget.height, max_height or widget.height)
-    links = share_links(paper, widget, clean, width=str(width), height=height, max_height=max_height)
+    links = share_links(document, widget, clean, width=str(width), height=height, max_height=max_height)
     return jsonify(
         version="1.0", type="rich", title=widget.title, provider_name="Annotated papers",
         provider_url=request.host_url, html=f"{links['iframe']}\n{links['script']}", width=width, height=height,

@@ -2,7 +2,7 @@
 
 The math core's part is generated from the public functions' signatures (explainers.registry),
 so it cannot drift from them; every other blueprint describes its own routes in an ``openapi``
-attribute (a dict of OpenAPI path items), collected here, so the engine names no paper.
+attribute (a dict of OpenAPI path items), collected here, so the engine names no document.
 tests/engine/test_openapi.py feeds the document to schemathesis, which generates requests from it.
 """
 from __future__ import annotations
@@ -229,7 +229,7 @@ def _widget_paths() -> dict:
                            {"name": "width", "in": "query", "schema": pixels,
                             "description": "CSS pixels to lay the figure out for (240 to 1600; default 640)"}],
             "responses": {"200": json_response("summary sentences, scene and numbers"),
-                          "404": error("no such paper or widget, or one the API does not draw"),
+                          "404": error("no such document or widget, or one the API does not draw"),
                           "429": error("this client has had many views drawn afresh lately; see Retry-After")}}},
         "/oembed": {"get": {
             "operationId": "oembed", "summary": "oEmbed 1.0 for a widget page URL",

@@ -15,7 +15,7 @@ view declares (from the document's server hooks), renders the document's templat
 
 A live widget (it shows the server's changing state) is drawn by its document's ``live_widget`` hook
 each time a page holding it is served, never from a cached copy: cached pages keep a marker in its
-place (see ``caching.cached_page``). A live widget whose paper defines ``live_widget_form`` also
+place (see ``caching.cached_page``). A live widget whose document defines ``live_widget_form`` also
 takes its form as a POST to its page and embed addresses, so the form works without JavaScript and
 inside another site's frame (the answer is drawn for that request alone, never cached).
 """
@@ -61,31 +61,31 @@ def documents() -> dict[str, Document]:
 
 
 def document_of(slug: str) -> Document:
-    paper = documents().get(slug)
-    if paper is None:
-        abort(404, description=f"There is no annotated paper at /{slug}/. The list of papers is on the home page.")
-    return paper
+    document = documents().get(slug)
+    if document is None:
+        abort(404, description=f"There is no document at /{slug}/. The list of documents is on the home page.")
+    return document
 
 
-def widget_of(paper: Document, name: str) -> Widget:
-    widget = paper.widgets.get(name)
+def widget_of(document: Document, name: str) -> Widget:
+    widget = document.widgets.get(name)
     if widget is None:
-        abort(404, description=f"There is no widget called “{name}”. The list of widgets is at /{paper.slug}/widgets/.")
+        abort(404, description=f"There is no widget called “{name}”. The list of widgets is at /{document.slug}/widgets/.")
     return widget
 
 
-def document_context(paper: Document) -> dict:
+def document_context(document: Document) -> dict:
     """The data the document's widgets may declare (its server hook's ``widget_context``), made once per app."""
     made = current_app.extensions["widget_contexts"]
-    if paper.slug not in made:
-        hook = paper.hooks.widget_context
-        made[paper.slug] = hook(current_app) if hook else {}
-    return made[paper.slug]
+    if document.slug not in made:
+        hook = document.hooks.widget_context
+        made[document.slug] = hook(current_app) if hook else {}
+    return made[document.slug]
 
 
-def context_for(paper: Document, widget: Widget) -> dict:
+def context_for(document: Document, widget: Widget) -> dict:
     """Only the keys this widget declares."""
-    context = document_context(paper)
+    context = document_context(document)
     return {key: context[key] for key in (*widget.needs, *widget.accepts) if key in context}
 
 
@@ -94,22 +94,22 @@ def raw_state(args) -> dict:
     return {key: ",".join(args.getlist(key)) for key in args}
 
 
-def view_of(paper: Document, widget: Widget, raw: dict) -> dict:
+def view_of(document: Document, widget: Widget, raw: dict) -> dict:
     """The widget's view for raw settings (never raises for bad settings)."""
-    return run_view(widget, raw, context_for(paper, widget))
+    return run_view(widget, raw, context_for(document, widget))
 
 
-def asset_url(paper: Document, filename: str) -> str:
+def asset_url(document: Document, filename: str) -> str:
     """A widget file's URL, with a content hash so it can be cached for a year."""
-    path = paper.folder / "widgets" / filename
-    return url_for("widgets.asset", slug=paper.slug, filename=filename, v=static_version(path))
+    path = document.folder / "widgets" / filename
+    return url_for("widgets.asset", slug=document.slug, filename=filename, v=static_version(path))
 
 
-def widget_assets(paper: Document, widget: Widget) -> dict:
+def widget_assets(document: Document, widget: Widget) -> dict:
     """The widget's own script and style sheet, where it has them (<name>.js, <name>.css)."""
     return {
-        "script": asset_url(paper, f"{widget.name}.js") if widget.script else None,
-        "style": asset_url(paper, f"{widget.name}.css") if widget.style else None,
+        "script": asset_url(document, f"{widget.name}.js") if widget.script else None,
+        "style": asset_url(document, f"{widget.name}.css") if widget.style else None,
     }
 
 
@@ -121,12 +121,12 @@ def iframe_snippet(src: str, title: str, width: str, height: int, max_height: in
                                   max_height=max_height).strip())
 
 
-def share_links(paper: Document, widget: Widget, query: str, width: str = "100%", height: int | None = None,
+def share_links(document: Document, widget: Widget, query: str, width: str = "100%", height: int | None = None,
                 max_height: int | None = None) -> dict:
     """The plain link and the <iframe> snippet that reproduce the widget in its current state."""
     suffix = f"?{query}" if query else ""
-    page = url_for("widgets.page", slug=paper.slug, name=widget.name, _external=True) + suffix
-    embed = url_for("widgets.embed", slug=paper.slug, name=widget.name, _external=True) + suffix
+    page = url_for("widgets.page", slug=document.slug, name=widget.name, _external=True) + suffix
+    embed = url_for("widgets.embed", slug=document.slug, name=widget.name, _external=True) + suffix
     # Without the ?v= cache-busting version: a teacher's copy must keep working as the file changes.
     script = url_for("static", filename="js/embed-resize.js", _external=True).split("?")[0]
     return {
@@ -136,68 +136,68 @@ def share_links(paper: Document, widget: Widget, query: str, width: str = "100%"
         "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height, max_height)),
         "script": f'<script src="{script}" async></script>',
         # In a static export: where engine/export.py puts the links to the widget's packages.
-        "packages": (PACKAGES_MARKER.format(slug=paper.slug, name=widget.name)
+        "packages": (PACKAGES_MARKER.format(slug=document.slug, name=widget.name)
                      if current_app.config["STATIC_EXPORT"] and widget.driver == "worker" else ""),
     }
 
 
-def render_widget(paper: Document, widget: Widget, raw: dict, mode: str) -> Markup:
+def render_widget(document: Document, widget: Widget, raw: dict, mode: str) -> Markup:
     """The widget's HTML: ``mode`` is "inline" (inside the document), "page" or "embed"."""
     if widget.driver == "live":
-        return Markup(f"<!--live-widget:{paper.slug}/{widget.name}/{mode}-->")
-    context = context_for(paper, widget)
+        return Markup(f"<!--live-widget:{document.slug}/{widget.name}/{mode}-->")
+    context = context_for(document, widget)
     view = run_view(widget, raw, context)
     if not raw.get("width"):  # the reader's width is not known yet: a phone starts with a picture drawn for it
         narrow = run_view(widget, {**raw, "width": NARROW_WIDTH}, context)["figure"]
         view = {**view, "first_figures": {"wide": view["figure"], "narrow": narrow}}
     return Markup(render_template(
-        paper.widget_template(widget.name), widget=widget, view=view, mode=mode, paper=paper,
+        document.widget_template(widget.name), widget=widget, view=view, mode=mode, document=document,
         params={p["name"]: p for p in widget.param_dicts(context)},
         context=context if widget.driver == "worker" else None,
-        share=share_links(paper, widget, view["query"]),
+        share=share_links(document, widget, view["query"]),
         # A widget drawn by the server, in a static export: its form goes to the live site, if named.
-        action=(widget.driver == "server" and live_site_url(paper, widget))
-        or url_for("widgets.page", slug=paper.slug, name=widget.name),
-        assets=widget_assets(paper, widget),
+        action=(widget.driver == "server" and live_site_url(document, widget))
+        or url_for("widgets.page", slug=document.slug, name=widget.name),
+        assets=widget_assets(document, widget),
     ))
 
 
-def render_live(paper: Document, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
+def render_live(document: Document, widget: Widget, mode: str, variables: dict | None = None) -> Markup:
     """A live widget as it is now: with ``variables`` from its document's ``live_widget_form`` hook (a
     posted form), else from its ``live_widget`` hook."""
     if variables is None:
-        variables = paper.hooks.live_widget(widget, mode)
+        variables = document.hooks.live_widget(widget, mode)
     return Markup(render_template(
-        paper.widget_template(widget.name), widget=widget, mode=mode, paper=paper,
-        share=share_links(paper, widget, ""), assets=widget_assets(paper, widget), **variables,
+        document.widget_template(widget.name), widget=widget, mode=mode, document=document,
+        share=share_links(document, widget, ""), assets=widget_assets(document, widget), **variables,
     ))
 
 
-def fill_slots(paper: Document, html: Markup) -> Markup:
+def fill_slots(document: Document, html: Markup) -> Markup:
     """A rendered section with each ``[[widget name]]`` slot filled (default state, inline)."""
-    return fill_widget_slots(html, lambda name: render_widget(paper, paper.widgets[name], {}, "inline"))
+    return fill_widget_slots(html, lambda name: render_widget(document, document.widgets[name], {}, "inline"))
 
 
-def live_site_url(paper: Document, widget: Widget) -> str | None:
+def live_site_url(document: Document, widget: Widget) -> str | None:
     """In a static export made with --live-server: the widget's page on the live site."""
     live_server = (current_app.config["STATIC_EXPORT"] or {}).get("live_server")
     if not live_server:
         return None
-    return live_server.rstrip("/") + url_for("widgets.page", slug=paper.slug, name=widget.name)
+    return live_server.rstrip("/") + url_for("widgets.page", slug=document.slug, name=widget.name)
 
 
-def render_live_elsewhere(paper: Document, widget: Widget, mode: str) -> Markup:
+def render_live_elsewhere(document: Document, widget: Widget, mode: str) -> Markup:
     """A live widget in a static export: its document's version for files (``static_live_widget``),
     or else what it does and that it needs the live site."""
-    hook = paper.hooks.static_live_widget
+    hook = document.hooks.static_live_widget
     found = hook(widget, mode) if hook else None
     if found is None:
-        return Markup(render_template("widgets/live_elsewhere.html", widget=widget, paper=paper, mode=mode,
-                                      live_url=live_site_url(paper, widget)))
+        return Markup(render_template("widgets/live_elsewhere.html", widget=widget, document=document, mode=mode,
+                                      live_url=live_site_url(document, widget)))
     template, variables = found
-    return Markup(render_template(paper.template(template), widget=widget, paper=paper, mode=mode,
-                                  live_url=live_site_url(paper, widget), share=share_links(paper, widget, ""),
-                                  assets=widget_assets(paper, widget), **variables))
+    return Markup(render_template(document.template(template), widget=widget, document=document, mode=mode,
+                                  live_url=live_site_url(document, widget), share=share_links(document, widget, ""),
+                                  assets=widget_assets(document, widget), **variables))
 
 
 def fill_live(body: str) -> str:
@@ -206,46 +206,46 @@ def fill_live(body: str) -> str:
     exporting = current_app.config["STATIC_EXPORT"]
 
     def live(match: re.Match) -> str:
-        paper = documents()[match.group("slug")]
-        widget, mode = paper.widgets[match.group("name")], match.group("mode")
-        return str(render_live_elsewhere(paper, widget, mode) if exporting else render_live(paper, widget, mode))
+        document = documents()[match.group("slug")]
+        widget, mode = document.widgets[match.group("name")], match.group("mode")
+        return str(render_live_elsewhere(document, widget, mode) if exporting else render_live(document, widget, mode))
 
     return _LIVE.sub(live, body)
 
 
-def _page_template(paper: Document, widget: Widget, mode: str, html: Markup):
+def _page_template(document: Document, widget: Widget, mode: str, html: Markup):
     if mode == "embed":
-        return render_template("embed.html", widget=widget, html=html, paper=paper)
+        return render_template("embed.html", widget=widget, html=html, document=document)
     exporting = current_app.config["STATIC_EXPORT"]
     if not exporting:
         oembed = url_for("oembed.oembed", url=canonical_url(), format="json", _external=True)
     elif exporting["base_url"]:  # written by engine/export.py beside the pages
-        oembed = f"{exporting['base_url']}oembed/{paper.slug}/{widget.name}.json"
+        oembed = f"{exporting['base_url']}oembed/{document.slug}/{widget.name}.json"
     else:  # no address to answer with: no oEmbed
         oembed = None
-    return render_template("widgets/page.html", widget=widget, html=html, oembed=oembed, paper=paper)
+    return render_template("widgets/page.html", widget=widget, html=html, oembed=oembed, document=document)
 
 
 def settings_read(slug: str, name: str) -> tuple[str, ...]:
     """The query parameters a widget's page or view reads: its settings (a percent setting's box's
     name too, as a form sent without JavaScript gives it), and the width it is drawn for."""
-    paper = document_of(slug)
-    widget = widget_of(paper, name)
-    return (*query_names(widget.params(context_for(paper, widget))), "width")
+    document = document_of(slug)
+    widget = widget_of(document, name)
+    return (*query_names(widget.params(context_for(document, widget))), "width")
 
 
 def _widget_page(slug: str, name: str, mode: str):
-    paper = document_of(slug)
-    widget = widget_of(paper, name)
-    return _page_template(paper, widget, mode, render_widget(paper, widget, raw_state(request.args), mode))
+    document = document_of(slug)
+    widget = widget_of(document, name)
+    return _page_template(document, widget, mode, render_widget(document, widget, raw_state(request.args), mode))
 
 
 @bp.get("/<slug>/widgets/")
 @cached_page
 def gallery(slug: str):
-    paper = document_of(slug)
-    widgets = [(w, share_links(paper, w, "")) for w in paper.widgets.values()]
-    return render_template("widgets/gallery.html", widgets=widgets, paper=paper)
+    document = document_of(slug)
+    widgets = [(w, share_links(document, w, "")) for w in document.widgets.values()]
+    return render_template("widgets/gallery.html", widgets=widgets, document=document)
 
 
 @bp.get("/<slug>/widgets/<name>")
@@ -265,15 +265,15 @@ def _live_form(slug: str, name: str, mode: str):
     ``live_widget_form(widget, mode, whole_page)`` reads the request and answers it (the whole page,
     or for a script only the widget's results), drawing the page with ``whole_page(variables)``: the
     widget with those template variables, in its page or its embed."""
-    paper = document_of(slug)
-    widget = widget_of(paper, name)
-    hook = paper.hooks.live_widget_form
+    document = document_of(slug)
+    widget = widget_of(document, name)
+    hook = document.hooks.live_widget_form
     if widget.driver != "live" or hook is None:
         raise MethodNotAllowed(["GET", "HEAD"], description=f"{name} takes nothing by POST; its settings are in its address.")
     require_same_origin()  # a page of another site may not spend this server's work
 
     def whole_page(variables: dict) -> str:
-        return _page_template(paper, widget, mode, render_live(paper, widget, mode, variables))
+        return _page_template(document, widget, mode, render_live(document, widget, mode, variables))
 
     response = make_response(hook(widget, mode, whole_page))
     response.cache_control.no_store = True  # this reader's answer, with this reader's form token
@@ -292,20 +292,20 @@ def embed_form(slug: str, name: str):
 
 @bp.get("/embed/<name>")
 def embed_by_name(name: str):
-    """Embed addresses from before papers had their own (/embed/<name>): teachers have pasted them."""
-    for paper in documents().values():
-        if name in paper.widgets:
+    """Embed addresses from before documents had their own (/embed/<name>): teachers have pasted them."""
+    for document in documents().values():
+        if name in document.widgets:
             query = request.query_string.decode("latin-1")
-            target = url_for("widgets.embed", slug=paper.slug, name=name) + (f"?{query}" if query else "")
+            target = url_for("widgets.embed", slug=document.slug, name=name) + (f"?{query}" if query else "")
             return redirect(target, 301)
-    abort(404, description=f"There is no widget called “{name}”. The papers' widget lists are linked from the home page.")
+    abort(404, description=f"There is no widget called “{name}”. The documents' widget lists are linked from the home page.")
 
 
 @bp.get("/<slug>/assets/<filename>")
 def asset(slug: str, filename: str):
-    paper = document_of(slug)
+    document = document_of(slug)
     kind = ASSET_TYPES.get(Path(filename).suffix)
-    folder = paper.folder / "widgets"
+    folder = document.folder / "widgets"
     try:
         present = kind is not None and "/" not in filename and (folder / filename).is_file()
     except OSError:  # a name longer than the file system allows
@@ -328,12 +328,12 @@ def asset(slug: str, filename: str):
 # drawn afresh each time).
 @cached_page(mimetype="application/json", state=settings_read)
 def view_json(slug: str, name: str):
-    paper = document_of(slug)
-    widget = widget_of(paper, name)
+    document = document_of(slug)
+    widget = widget_of(document, name)
     if widget.driver == "live":
         abort(404, description=f"{name} shows the server's state and is not drawn by this API.")
-    view = view_of(paper, widget, raw_state(request.args))
-    fragments = {key: render_template(paper.template(f"widgets/{template}"), view=view, widget=widget, paper=paper)
+    view = view_of(document, widget, raw_state(request.args))
+    fragments = {key: render_template(document.template(f"widgets/{template}"), view=view, widget=widget, document=document)
                  for key, template in widget.fragments.items()}
     return current_app.json.response({**view, "fragments": fragments} if fragments else view).get_data()
 
@@ -344,8 +344,8 @@ def _log10(value: float) -> str:
 
 
 def init_app(app: Flask) -> None:
-    for paper in app.extensions["documents"].values():
-        app.extensions["caching"].index(paper.folder / "widgets", tuple(ASSET_TYPES))
+    for document in app.extensions["documents"].values():
+        app.extensions["caching"].index(document.folder / "widgets", tuple(ASSET_TYPES))
     app.extensions["widget_contexts"] = {}
     app.extensions["caching"].finishers.append(fill_live)
     app.jinja_env.filters["log10"] = _log10

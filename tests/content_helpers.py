@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Flask
 
 from engine import create_app
-from engine.content import RenderedDocument as Paper
+from engine.content import RenderedDocument
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 FIXTURE_CONFIG = {"TESTING": True, "CONTENT_DIR": FIXTURES / "content"}
@@ -28,16 +28,12 @@ def fixture_app() -> Flask:
     return create_app(FIXTURE_CONFIG)
 
 
-def paper_of(app: Flask, slug: str) -> Paper:
-    return app.extensions["content"].paper(slug)  # content renders without a request
+def rendered_document(app: Flask, slug: str) -> RenderedDocument:
+    return app.extensions["content"].document(slug)  # content renders without a request
 
 
-def rendered_paper() -> Paper:
-    return paper_of(real_app(), "mmlu")
-
-
-def fixture_paper() -> Paper:
-    return paper_of(fixture_app(), "demo")
+def fixture_document() -> RenderedDocument:
+    return rendered_document(fixture_app(), "demo")
 
 
 def summary_of(page: str) -> list[str]:

@@ -4,7 +4,7 @@
 // origin), loads them, and then answers batches of calls. Pyodide's start-up happens here, off
 // the main thread, so the page never freezes. Talk to it through python-runtime.js.
 //
-// Messages in:  {id, calls: [{fn, args} | {view: 'paper/widget', state, context}, ...]}
+// Messages in:  {id, calls: [{fn, args} | {view: 'document/widget', state, context}, ...]}
 //               {id, snippet: code, page: the snippet as published} (a reader's edited snippet)
 // Messages out: {type: 'ready', timings} | {type: 'failed', error}
 //               {id, results: [{result} | {error, kind}, ...]} | {id, error}
@@ -89,7 +89,7 @@ async function fromSnapshot(loadPyodide, indexURL, key, wheel) {
     if (!snapshot) return null;
     const pyodide = await loadPyodide({ indexURL, _loadSnapshot: snapshot.bytes });
     python = pyodide;
-    // The snapshot holds Python's memory, not its files: modules first imported later (a paper's
+    // The snapshot holds Python's memory, not its files: modules first imported later (a document's
     // widget views) need the wheel's files again, and the import system must look afresh.
     unpackWheel(pyodide, wheel);
     pyodide.runPython('import importlib; importlib.invalidate_caches()');

@@ -1,6 +1,6 @@
 // The math core in the browser: the same Python explainers package the server runs, in Pyodide,
 // in a Web Worker (python-runtime-worker.js), behind a small promise client. The same worker also
-// makes widget views (explainers.view), with the widget kit and the papers' widget modules.
+// makes widget views (explainers.view), with the widget kit and the documents' widget modules.
 //
 //   import { explainers } from '/static/js/python-runtime.js';
 //
@@ -157,7 +157,7 @@ class ExplainersClient {
     return result;
   }
 
-  /** A widget's view ("<paper>/<widget>"), made by the same Python the server renders it with. */
+  /** A widget's view ("<document>/<widget>"), made by the same Python the server renders it with. */
   async view(name, state = {}, context = null) {
     const [result] = await this.batch([{ view: name, state, context }]);
     return result;

@@ -316,9 +316,9 @@ def HTML(real_app):
 
 
 def test_the_lesson_has_the_ladder_widget_and_sources(APP, HTML):
-    paper = APP.extensions["content"].paper("scoring-lesson")
-    assert len(paper.sections) >= 7
-    for section in paper.sections:
+    document = APP.extensions["content"].document("scoring-lesson")
+    assert len(document.sections) >= 7
+    for section in document.sections:
         if section.id != "glossary":
             assert 'class="rung' in section.html, section.id
     assert 'data-widget="two-run-gate"' in HTML and 'id="sources"' in HTML and "<math" in HTML

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import documents
 
-from content_helpers import fixture_paper, paper_of
+from content_helpers import fixture_document, rendered_document
 from engine.markdown_ext import ContentError, Glossary, PageRefs, render_markdown, split_result
 
 SLUGS = documents()  # every document in content/, the scoring lesson too
@@ -60,7 +60,7 @@ def run_snippet(code: str) -> int:
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_the_paper_has_snippets_in_many_sections(slug, real_app):
-    assert len({snippet.section_id for snippet in paper_of(real_app, slug).refs.snippets}) >= 5
+    assert len({snippet.section_id for snippet in rendered_document(real_app, slug).refs.snippets}) >= 5
 
 
 # The snippets are only known once a page is rendered, so one test per document runs them all
@@ -68,7 +68,7 @@ def test_the_paper_has_snippets_in_many_sections(slug, real_app):
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_snippet_shows_what_it_computes(slug, real_app):
     failures = []
-    for i, snippet in enumerate(paper_of(real_app, slug).refs.snippets):
+    for i, snippet in enumerate(rendered_document(real_app, slug).refs.snippets):
         try:
             assert run_snippet(snippet.code) >= 1, "every snippet must state at least one result (# → …)"
         except Exception as error:  # noqa: BLE001 - reported below, with the snippet's place
@@ -83,18 +83,18 @@ def test_the_page_shows_exactly_the_snippets_that_were_run(slug, real_app):
         html.unescape(re.sub(r"<[^>]+>", "", block))
         for block in re.findall(r'<code class="language-python">(.*?)</code>', page, re.S)
     ]
-    assert shown == [snippet.code for snippet in paper_of(real_app, slug).refs.snippets]
+    assert shown == [snippet.code for snippet in rendered_document(real_app, slug).refs.snippets]
 
 
 def test_a_changed_result_fails():
-    code = fixture_paper().refs.snippets[0].code
+    code = fixture_document().refs.snippets[0].code
     assert run_snippet(code) == 1
     with pytest.raises(AssertionError, match="gives 0.0433, the page shows 0.0434"):
         run_snippet(code.replace("# → 0.0433", "# → 0.0434"))
 
 
 def test_multi_line_statements_run_before_a_stated_result():
-    code = fixture_paper().refs.snippets[1].code
+    code = fixture_document().refs.snippets[1].code
     assert "for w in words:" in code
     assert run_snippet(code) == 2
 
@@ -109,7 +109,7 @@ def test_the_editors_runner_agrees_with_the_page_on_every_snippet(slug, real_app
     snippet gives exactly the results the page shows, with no error."""
     from widgetkit.snippets import run_snippet as run_in_editor
 
-    snippets = paper_of(real_app, slug).refs.snippets
+    snippets = rendered_document(real_app, slug).refs.snippets
     assert snippets
     for snippet in snippets:
         ran = run_in_editor(snippet.code)
@@ -167,7 +167,7 @@ def test_every_snippet_runs_in_the_browser_or_says_why_not(slug, real_app):
     really needs the server (the mark is not a way to hide a snippet the page could run)."""
     wheel = wheel_modules(real_app)
     wrong = []
-    for i, snippet in enumerate(paper_of(real_app, slug).refs.snippets):
+    for i, snippet in enumerate(rendered_document(real_app, slug).refs.snippets):
         missing = missing_in_browser(snippet.code, wheel)
         if missing and not snippet.server_only:
             wrong.append(f"{slug}:{snippet.section_id}-{i}: imports {', '.join(missing)}, which the browser "
@@ -194,7 +194,7 @@ def test_a_server_only_snippet_shows_its_reason_and_no_run(slug, real_app):
     page = real_app.test_client().get(f"/{slug}/").get_data(as_text=True)
     marked = re.findall(r'<div class="snippet" data-runs="server"><p class="snippet-label">Python '
                         r'<span class="snippet-where">Runs on the server: ([^<]+)</span></p>', page)
-    snippets = paper_of(real_app, slug).refs.snippets
+    snippets = rendered_document(real_app, slug).refs.snippets
     assert [html.unescape(reason) for reason in marked] == [s.server_only for s in snippets if s.server_only]
     assert page.count('<div class="snippet">') == sum(not s.server_only for s in snippets)
 

@@ -10,7 +10,7 @@ from itertools import pairwise
 
 import pytest
 
-from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, paper_of, real_app
+from content_helpers import FIXTURE_CONFIG, FIXTURES, fixture_app, real_app, rendered_document
 from engine import create_app
 from engine.markdown_ext import ContentError
 
@@ -115,7 +115,7 @@ def test_every_specified_section_is_present_in_order_with_a_permalink(paper_html
 
 
 def test_sections_climb_the_ladder(paper_html, slug, spec):
-    bodies = {section.id: str(section.html) for section in paper_of(real_app(), slug).sections}
+    bodies = {section.id: str(section.html) for section in rendered_document(real_app(), slug).sections}
     for section in spec["sections"]:
         if section in spec["short"]:
             continue
@@ -170,7 +170,7 @@ def test_on_a_phone_the_math_and_the_asides_fold_and_nothing_else(slug):
     fold, every "Reading it", "Try it" and note is a fold of its own; no fold holds a widget, a
     diagram or a heading (engine/markdown_shape.py, PhoneFoldTreeprocessor)."""
     folds = 0
-    for section in paper_of(real_app(), slug).sections:
+    for section in rendered_document(real_app(), slug).sections:
         blocks = Folds(str(section.html)).blocks
         for before, block in pairwise(blocks):
             if before["tag"] == "h3" and "rung-the-math" in before["class"]:
@@ -245,7 +245,7 @@ def test_every_identifier_in_every_equation_explains_itself(slug):
         for child in element:
             walk(child, explained, section_id)
 
-    for section in paper_of(real_app(), slug).sections:
+    for section in rendered_document(real_app(), slug).sections:
         html = re.sub(r'<details class="symbol-key">.*?</details>', "", str(section.html), flags=re.S)
         for math in re.findall(r"<math.*?</math>", html, re.S):
             walk(etree.fromstring(math), False, section.id)
@@ -307,6 +307,8 @@ def test_unknown_paths_get_a_friendly_404(client_module, path):
     assert "Traceback" not in response.get_data(as_text=True)
     if not path.startswith("/static/"):
         assert "Back to the list of annotated papers" in response.get_data(as_text=True)
+    if path == "/nope/":  # a lesson is a document too, so the message does not say "paper"
+        assert "There is no document at /nope/." in response.get_data(as_text=True)
 
 
 # -- the pipeline's rules, on fixture content ---------------------------------------------------
@@ -379,28 +381,28 @@ def test_glossary_entries_are_checked(tmp_path):
 
 def test_an_unknown_widget_fails_at_start_up(tmp_path):
     config = broken_copy(tmp_path, '---\nid = "w"\ntitle = "W"\nnumber = ""\n---\n\n[[widget no-such-widget]]\n')
-    with pytest.raises(ContentError, match="no widget 'no-such-widget' in the paper's widget list"):
+    with pytest.raises(ContentError, match="no widget 'no-such-widget' in the document's widget list"):
         create_app(config)
 
 
 # -- the Sources block: every work the page cites, with a link ----------------------------------
 def test_sources_block_ends_the_page_and_links_every_work(paper_html, slug):
-    paper = paper_of(real_app(), slug)
-    assert len(paper.sources) >= 10
+    document = rendered_document(real_app(), slug)
+    assert len(document.sources) >= 10
     block = re.search(r'<section class="paper-section paper-sources" id="sources".*?</section>', paper_html, re.S)
     assert block, "no Sources block"
     assert paper_html.index('id="sources"') > paper_html.index('id="glossary"')  # at the end of the page
     toc = re.search(r'<nav class="toc".*?</nav>', paper_html, re.S).group()
     assert 'href="#sources"' in toc
-    for source in paper.sources:
+    for source in document.sources:
         assert f'<a href="{source["url"]}">' in block.group(), source["title"]
 
 
 def test_every_arxiv_paper_the_page_or_ledger_names_is_in_the_sources(slug):
-    paper = paper_of(real_app(), slug)
-    listed = {m for s in paper.sources for m in re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", s["url"])}
+    document = rendered_document(real_app(), slug)
+    listed = {m for s in document.sources for m in re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", s["url"])}
     named = set()
-    for section in paper.sections:
+    for section in document.sections:
         named |= set(re.findall(r"arxiv\.org/(?:abs|pdf)/(\d{4}\.\d{4,5})", section.source.read_text(encoding="utf-8")))
     ledger = real_app().extensions["content"].numbers(slug)
     for entry in ledger.get("cited", []):

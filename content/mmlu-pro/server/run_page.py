@@ -83,7 +83,7 @@ def page():
                "example": None if question is None or result else published_answer(question)}
 
     def whole_page():
-        return render_template(f"{DOCUMENT}/server/run-page.html", paper=document, categories=data.categories,
+        return render_template(f"{DOCUMENT}/server/run-page.html", document=document, categories=data.categories,
                                sizes=data.category_sizes("test"), reasoning=reasoning, **context,
                                styles=[url_for("static", filename="css/widgets.css"),
                                        url_for("static", filename="css/live-form.css"),

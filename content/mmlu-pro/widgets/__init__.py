@@ -1,1 +1,1 @@
-"""The MMLU-Pro paper's widgets, one module each."""
+"""The MMLU-Pro document's widgets, one module each."""

@@ -1,7 +1,7 @@
 """Live scoring: a small real model answers real MMLU questions in front of the reader.
 
-It shows the model's current state, so it is a live widget: the paper's server hooks
-(this document's ``server/run_page.py``) draw it on every request.
+It shows the model's current state, so it is a live widget: this document's server
+hooks (``server/run_page.py``) draw it on every request.
 """
 from __future__ import annotations
 

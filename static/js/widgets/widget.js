@@ -1,4 +1,4 @@
-// Makes every server-rendered widget on the page interactive, for any paper.
+// Makes every server-rendered widget on the page interactive, for any document.
 //
 // The server already drew each widget for its state. Here the form controls are wired up: on
 // every input the widget's state goes to its view (the widget module's Python, run by the Pyodide
