@@ -51,7 +51,7 @@ QUERY_READING = {"widgets.page", "widgets.embed"}
 # named by the export that is of another route (a live form's page) is written as a note that it is
 # on the live site (templates/live_elsewhere_page.html); an /api/ address of another route fails.
 STATIC_ENDPOINTS = {
-    "pages.index", "pages.paper", "pages.glossary", "widgets.gallery", "widgets.page", "widgets.embed",
+    "pages.index", "pages.document", "pages.glossary", "widgets.gallery", "widgets.page", "widgets.embed",
     "widgets.asset", "static", "vendor.editor_entry", "vendor.vendor_file", "python_runtime.runtime_index",
     "python_runtime.pyodide_file", "python_runtime.wheel_file", "math_core_page.math_core", "explainers_api.index",
     "offline.offline_index", "offline.service_worker", "offline.manifest",
@@ -116,7 +116,7 @@ def _seeds(app: Flask) -> list[str]:
     """Every page and runtime file the export starts from (what they name is followed)."""
     urls = [url_for("pages.index"), url_for("math_core_page.math_core")]
     for slug, document in app.extensions["documents"].items():
-        urls += [url_for("pages.paper", slug=slug), url_for("pages.paper", slug=slug, sources="on"),
+        urls += [url_for("pages.document", slug=slug), url_for("pages.document", slug=slug, sources="on"),
                  url_for("pages.glossary", slug=slug), url_for("widgets.gallery", slug=slug)]
         for name in document.widgets:
             urls += [url_for("widgets.page", slug=slug, name=name), url_for("widgets.embed", slug=slug, name=name)]

@@ -34,9 +34,6 @@ def document(slug: str):
     return with_number_sources(page, library().numbers(slug), works_named(found.meta)) if QUERY_VALUES[shown] else page
 
 
-# The same page under its endpoint's old name, "pages.paper", which engine/export.py still uses.
-bp.add_url_rule("/<slug>/", endpoint="paper", view_func=document)
-
 
 @bp.get("/<slug>/glossary/")
 @cached_page
