@@ -4,9 +4,11 @@ It gives the routes a multiple-choice benchmark has, relative to the prefix the 
 blueprint at (the document that scores the benchmark chooses it when it registers the blueprint):
 
     GET  /questions           the groups, each with its number of questions per split
-    GET  /questions/<group>   ?split=…&index=N (one question, counted from 0) or ?random=1
+    GET  /questions/<group>   ?split=…&index=N (one question, counted from 0) or ?random=1, or
+                              where the benchmark offers them ?offset=0&limit=50 (a page of previews)
     POST /score               {"<group field>", "index", "shots"}: a real test question's letter
                               probabilities with the benchmark's prompt, and its reading in words
+                              (unless the benchmark scores in a route of its own)
 
 with the checks and their 400s in the reader's words (the field named), the work budget (a 413
 naming what fits, benchmarks/server/budget.py, before the model is loaded or queued), the model
@@ -53,6 +55,10 @@ class Benchmark:
     question_json: Callable[[object], dict]  # one question as GET /questions/<group> and a score show it
     browse_splits: tuple[str, ...]  # the splits GET /questions/<group> reads (worked examples' included)
     url_group: Callable[[str], str] = field(default=lambda group: group)  # a group as a URL may spell it
+    # One group as GET /questions lists it (default: its name and its sizes in browse_splits)
+    group_json: Callable[[Reader, str], dict] | None = None
+    previews: bool = False  # whether GET /questions/<group> without an index gives a page of previews
+    score_route: bool = True  # False: the benchmark serves POST /score itself (MMLU: the reader's own question too)
     default_shots: int = 5
     # After a letter score, what to start while the reader reads it (MMLU-Pro: its chain-of-thought prompt)
     after_score: Callable[[object, int], None] | None = None
@@ -62,6 +68,10 @@ class Benchmark:
         if not isinstance(raw, str):
             return None
         return next((g for g in self.reader().groups() if raw in (g, self.url_group(g))), None)
+
+
+PREVIEW_CHARS = 140  # a preview's characters of its question
+MAX_PAGE = 100  # previews in one page
 
 
 def whole(value, name: str, high: int) -> int:
@@ -165,16 +175,18 @@ def task_blueprint(benchmark: Benchmark) -> Blueprint:
     def group_or_404(raw: str) -> str:
         name = benchmark.group_of(raw)
         if name is None:
-            abort(404, description=f"There is no {task.title} {word} called “{raw}”; see "
-                                   f"{url_for(f'{bp.name}.groups')}.")
+            abort(404, description=f"unknown {word} {raw!r}: {task.title} has no {word} of that name; "
+                                   f"GET {url_for(f'{bp.name}.groups')} lists them")
         return name
+
+    def sizes(reader: Reader, group: str) -> dict:
+        return {"name": group, **{split: len(reader.in_group(group, split)) for split in benchmark.browse_splits}}
 
     @bp.get("/questions")
     def groups():
         reader = benchmark.reader()
-        return jsonify({task.groups_option: [
-            {"name": g, **{split: len(reader.in_group(g, split)) for split in benchmark.browse_splits}}
-            for g in reader.groups()]})
+        shown = benchmark.group_json or sizes
+        return jsonify({task.groups_option: [shown(reader, g) for g in reader.groups()]})
 
     @bp.get(f"/questions/<{field_name}>")
     def question(**path):
@@ -185,12 +197,35 @@ def task_blueprint(benchmark: Benchmark) -> Blueprint:
         rows = benchmark.reader().in_group(name, split)
         if request.args.get("random"):
             return jsonify(benchmark.question_json(random.choice(rows)))
-        raw = request.args.get("index", "0")
-        if not (raw.isascii() and raw.isdigit()) or int(raw) >= len(rows):
-            abort(400, description=f"index must be a whole number from 0 to {len(rows) - 1}")
-        return jsonify(benchmark.question_json(rows[int(raw)]))
+        if benchmark.previews and "index" not in request.args:
+            return previews(name, split, rows)
+        return jsonify(benchmark.question_json(rows[whole_arg("index", 0, 0, len(rows) - 1)]))
 
-    @bp.post("/score")
+    def previews(name: str, split: str, rows: Sequence):
+        offset = whole_arg("offset", 0, 0, len(rows) - 1)
+        limit = whole_arg("limit", 50, 1, MAX_PAGE)
+        return jsonify({field_name: name, "split": split, "count": len(rows), "offset": offset, "items": [
+            {"index": q.index, "preview": q.question[:PREVIEW_CHARS] + ("…" if len(q.question) > PREVIEW_CHARS else "")}
+            for q in rows[offset:offset + limit]]})
+
+    if benchmark.score_route:
+        bp.add_url_rule("/score", "score", score_view(benchmark), methods=["POST"])
+    bp.openapi = lambda: openapi(benchmark, bp.name)  # collected into /api/openapi.json (engine/openapi.py)
+    return bp
+
+
+def whole_arg(name: str, default: int, low: int, high: int) -> int:
+    """A query parameter that must be a whole number from ``low`` to ``high`` (a 400 naming it otherwise)."""
+    raw = request.args.get(name, str(default))
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
+        abort(400, description=f"{name} must be a whole number from {low} to {high}")
+    return int(raw)
+
+
+def score_view(benchmark: Benchmark):
+    """POST /score: one real question's letter score (score_question), or the failure's answer."""
+    field_name = benchmark.task.group_field
+
     def score():
         require_same_origin()  # a page of another site may not spend this server's model
         try:
@@ -203,8 +238,7 @@ def task_blueprint(benchmark: Benchmark) -> Blueprint:
             return failure.response()
         return jsonify(result)
 
-    bp.openapi = lambda: openapi(benchmark, bp.name)  # collected into /api/openapi.json (engine/openapi.py)
-    return bp
+    return score
 
 
 def openapi(benchmark: Benchmark, name: str) -> dict:

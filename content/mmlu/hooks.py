@@ -23,7 +23,7 @@ def init_app(app: Flask, document) -> None:
     from .server import run_page
 
     mmlu.init_app(app)
-    app.register_blueprint(api.bp)
+    app.register_blueprint(api.bp, url_prefix="/api")
     app.register_blueprint(run_page.bp)
 
 

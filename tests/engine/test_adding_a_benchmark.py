@@ -81,7 +81,7 @@ def test_the_toy_document_served_alone_lists_browses_and_scores(toy_app):
         {"name": "arithmetic", "test": 3, "dev": 2}, {"name": "colours", "test": 2, "dev": 1}]}
     assert client.get("/api/toy/questions/colours?index=1").get_json()["question"] == "What colour is snow?"
     missing = client.get("/api/toy/questions/geography")
-    assert missing.status_code == 404 and "no Toy topic called “geography”" in missing.get_json()["error"]
+    assert missing.status_code == 404 and "unknown topic 'geography'" in missing.get_json()["error"]
 
     scored = client.post("/api/toy/score", json={"topic": "arithmetic", "index": 2, "shots": 1})
     assert scored.status_code == 200, scored.get_json()

@@ -1,9 +1,13 @@
-"""HTTP for live scoring of MMLU questions: the JSON API.
+"""HTTP for live scoring of MMLU questions: the JSON API, mounted by the site under ``/api``.
 
     POST /api/score                  score one question (JSON; see validation.score_arguments)
     GET  /api/questions              the subjects, with their test and val sizes
     GET  /api/questions/<subject>    ?split=test&index=N (one question), ?random=1, or
                                      ?offset=0&limit=50 (a page of short previews)
+
+The two GET routes are the shared route factory's (benchmarks/server/task_api.py) on MMLU's task and
+reader; the score is MMLU's own (a real question, its options rotated or not, or the reader's own
+question, by any of the methods).
 
 The API counts a split's questions from 0 (``index``), as the CSV rows are; a document's form numbers
 them from 1, as a reader counts, and posts through :func:`run_score`. A result carries ``reading``
@@ -11,22 +15,23 @@ them from 1, as a reader counts, and posts through :func:`run_score`. A result c
 """
 from __future__ import annotations
 
-import random
 import time
 
-from flask import Blueprint, abort, current_app, jsonify, request
+from flask import current_app, jsonify
 
 from benchmarks.server import live
 from benchmarks.server.api_docs import described
 from benchmarks.server.failures import ScoreFailed
 from benchmarks.server.reading import in_words
-from benchmarks.server.task_api import json_body
+from benchmarks.server.task_api import Benchmark, json_body, task_blueprint
 from engine.openapi import RULE_KEY
 from engine.security import require_same_origin
 
 from ..data import DataMissing
 from ..prompt import MAX_SHOTS
+from ..task import TASK
 from . import dataset as data
+from .reader import MMLUData
 from .validation import (
     MAX_CHOICE_CHARS,
     MAX_QUESTION_CHARS,
@@ -38,10 +43,6 @@ from .validation import (
     score_arguments,
 )
 
-bp = Blueprint("mmlu_live", __name__)
-
-PREVIEW_CHARS = 140
-MAX_PAGE = 100
 TOO_LONG_FOR_THE_MODEL = ("The question and its options are longer than the model can read, even with no worked "
                           "examples; shorten them.")
 
@@ -100,7 +101,6 @@ def openapi() -> dict:
     }
 
 
-bp.openapi = openapi  # collected into /api/openapi.json (engine/openapi.py)
 
 
 def run_score(body) -> dict:
@@ -123,7 +123,25 @@ def run_score(body) -> dict:
     return result
 
 
-@bp.post("/api/score")
+def question_json(question) -> dict:
+    return {"subject": question.subject, "split": question.split, "index": question.index,
+            "question": question.question, "choices": list(question.choices), "answer": question.answer}
+
+
+def subject_json(data: MMLUData, name: str) -> dict:
+    """A subject as GET /api/questions lists it, its sizes from subjects.csv (a damaged file leaves the list whole)."""
+    s = data.subjects[name]
+    return {"name": s.name, "title": s.title, "group": s.group, "test": s.sizes["test"], "val": s.sizes["val"]}
+
+
+# The factory's question routes (benchmarks/server/task_api.py: the subjects, one question, a page of
+# previews); the score is MMLU's own: a real question, rotated or not, or the reader's own, by any method.
+BENCHMARK = Benchmark(task=TASK, reader=data, question_json=question_json, browse_splits=QUESTION_SPLITS,
+                      group_json=subject_json, previews=True, score_route=False)
+bp = task_blueprint(BENCHMARK)
+
+
+@bp.post("/score")
 def score():
     require_same_origin()
     try:
@@ -133,46 +151,4 @@ def score():
     return jsonify(result)
 
 
-def _split_arg() -> str:
-    split = request.args.get("split", "test")
-    if split not in QUESTION_SPLITS:
-        abort(400, description=f"split must be one of {', '.join(QUESTION_SPLITS)}")
-    return split
-
-
-def _int_arg(name: str, default: int, low: int, high: int) -> int:
-    raw = request.args.get(name, str(default))
-    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:  # "²".isdigit() is True
-        abort(400, description=f"{name} must be a whole number from {low} to {high}")
-    return int(raw)
-
-
-def question_json(question) -> dict:
-    return {"subject": question.subject, "split": question.split, "index": question.index,
-            "question": question.question, "choices": list(question.choices), "answer": question.answer}
-
-
-@bp.get("/api/questions")
-def subjects():
-    return jsonify(subjects=[
-        {"name": s.name, "title": s.title, "group": s.group, "test": s.sizes["test"], "val": s.sizes["val"]}
-        for s in data().subjects.values()
-    ])
-
-
-@bp.get("/api/questions/<subject>")
-def questions(subject: str):
-    if subject not in data().subjects:
-        abort(404, description=f"unknown subject {subject!r}; GET /api/questions lists them")
-    split = _split_arg()
-    rows = data().questions(subject, split)
-    if request.args.get("random") == "1":
-        return jsonify(question_json(random.choice(rows)))
-    if "index" in request.args:
-        return jsonify(question_json(rows[_int_arg("index", 0, 0, len(rows) - 1)]))
-    offset = _int_arg("offset", 0, 0, len(rows) - 1)
-    limit = _int_arg("limit", 50, 1, MAX_PAGE)
-    return jsonify(subject=subject, split=split, count=len(rows), offset=offset, items=[
-        {"index": q.index, "preview": q.question[:PREVIEW_CHARS] + ("…" if len(q.question) > PREVIEW_CHARS else "")}
-        for q in rows[offset:offset + limit]
-    ])
+bp.openapi = openapi  # MMLU's own description of its routes, for /api/openapi.json (engine/openapi.py)

@@ -51,12 +51,6 @@ class MMLUTask(Task):
     def groups(self, names: list[str]) -> list[str]:
         return chosen_subjects(names, self.data)
 
-    def questions(self, group: str, split: str):
-        return self.data.questions(group, split)
-
-    def shots(self, group: str, k: int):
-        return self.data.questions(group, "dev")[:k]
-
     def prompt_format(self, method: str, template: str = "plain", tokenizer=None):
         """Plain: the MMLU prompt (the harness's mmlu and mmlu_generative both use it), a space
         before the scored letter or option. Chat: the harness's turns in the model's chat template,

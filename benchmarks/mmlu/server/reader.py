@@ -45,6 +45,17 @@ class MMLUData:
         self.subject(subject)
         return _read_split_file(self.root, subject, split)
 
+    def groups(self) -> list[str]:
+        """The subjects, as the benchmarks' shared API and evaluate ask a reader (task_api.Reader)."""
+        return list(self.subjects)
+
+    def in_group(self, subject: str, split: str) -> tuple[Question, ...]:
+        return self.questions(subject, split)
+
+    def shots(self, subject: str, k: int) -> tuple[Question, ...]:
+        """The subject's first ``k`` worked examples, from its dev split."""
+        return self.questions(subject, "dev")[:k]
+
     def question(self, subject: str, split: str, index: int) -> Question:
         rows = self.questions(subject, split)
         if not 0 <= index < len(rows):

@@ -142,7 +142,7 @@ def context(values: dict, result: dict | None = None, failure=None) -> dict:
         "action": url_for("mmlu_run.page"),
         "csrf": {"field": CSRF_FIELD, "token": csrf_token()},
         "api": {"model": url_for("live_model.model_status"), "load": url_for("live_model.model_load"),
-                "questions": url_for("mmlu_live.subjects")},
+                "questions": url_for("mmlu_live.groups")},
     }
 
 
