@@ -40,7 +40,9 @@ def proxy(app_server, tmp_path):
 def test_waitress_alone_outlasts_150_slow_connections(app_server):
     """waitress's default limit was 100 connections: 101 slow ones took the site down."""
     with SlowClients(app_server, 150):
-        latencies = reader_latencies(app_server, 8)
+        # A site taken down times out the first request already; four seconds are a few dozen readings
+        # across four of the attack's lines.
+        latencies = reader_latencies(app_server, 4)
     assert all(latency < float("inf") for latency in latencies), latencies
     assert statistics.median(latencies) < 0.5, latencies
 
