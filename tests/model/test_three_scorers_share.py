@@ -39,9 +39,9 @@ def post_form(client, fields: dict, token: str | None = None):
 
 def test_a_client_reposting_the_form_past_its_share_is_refused_while_another_reader_is_served(model_server, monkeypatch):
     # The real share is 60 s of model time in 5 minutes. One post of ATTACK held the model 5 to 14 s on
-    # the loaded 2-core machine (each of its six runs 0.5 s or more), ten times this share or more; a use
-    # over half a second is said as "1 s" or more, which the refusal's check below reads.
-    monkeypatch.setattr(worker, "GENERATION_SHARE_S", 0.5)
+    # the loaded 2-core machine (each of its six runs 0.5 s or more): fifty times this share or more, and
+    # over it on a machine many times as fast.
+    monkeypatch.setattr(worker, "GENERATION_SHARE_S", 0.1)
     app = create_app({"TESTING": True, "MODEL_SERVER_URL": model_server, "PAGE_RENDER_BUDGET_S": 0,
                       "SCORER_TIMEOUT_S": 300})
     hog, service = app.test_client(), app.extensions["scoring"]
@@ -59,11 +59,10 @@ def test_a_client_reposting_the_form_past_its_share_is_refused_while_another_rea
     assert again.status_code == 429, html[-2000:]
     assert 1 <= int(again.headers["Retry-After"]) <= worker.GENERATION_WINDOW_S
     held = re.search(r"held the model for (\d+) s in the last 5 minutes, more than one reader(&#39;|')s share", html)
-    assert held and int(held.group(1)) >= worker.GENERATION_SHARE_S
     # The first post's six runs, counted: the model's part of it is nearly all of its time (its scoring
     # runs 70-80% of it on the 2-core machine, so its two generations alone are under two thirds); held is
     # said in whole seconds.
-    assert int(held.group(1)) + 0.5 >= 2 / 3 * first_took, (held.group(0), first_took)
+    assert held and int(held.group(1)) + 0.5 >= 2 / 3 * first_took, (held and held.group(0), first_took)
     events = list(stream)
     assert events[-1]["done"] and events[-1]["tokens"] > 0  # the reader's answer, written to its end
 
