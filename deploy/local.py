@@ -64,10 +64,11 @@ class SlowClients:
             sock.close()
 
 
-def reader_latencies(port: int, seconds: float, path: str = "/mmlu/") -> list[float]:
-    """A normal reader fetching ``path`` one request after another; each latency in seconds, or inf on failure."""
+def reader_latencies(port: int, seconds: float, path: str = "/mmlu/", until=None) -> list[float]:
+    """A normal reader fetching ``path`` one request after another for ``seconds``, or until ``until()``
+    is true after a request; each latency in seconds, or inf on failure."""
     latencies, deadline = [], time.monotonic() + seconds
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and not (latencies and until and until()):
         started = time.perf_counter()
         try:
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5, source_address=("127.0.0.1", 0))

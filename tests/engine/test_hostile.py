@@ -498,85 +498,103 @@ PIPELINED_COT = {**LONG_COT, "shots": 1}
 LONG_STREAM = {"category": "philosophy", "index": 0, "shots": 1, "max_tokens": 512}
 
 
+# The two tests below share one `python3 app.py` (its model loaded at start: about 15 s of a loaded
+# 2-core machine each time), on one worker, in this order: the second ends it with SIGTERM.
+GENERATING_SERVER = pytest.mark.xdist_group("generating_server")
+SHUTDOWN_GRACE_S = 6
+
+
+@pytest.fixture(scope="module")
+def generating_server(tmp_path_factory):
+    """`python3 app.py` against waitress alone (no nginx), its model loaded, without the work budget,
+    with a shutdown grace of SHUTDOWN_GRACE_S: (base URL, port, process, log path). A test may stop it."""
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("generating-server") / "server.log"
+    log = open(log_path, "w")  # noqa: SIM115 - closed below, after the process
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "12"], cwd=REPO_ROOT,
+                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1",
+                                    "SERVER_SHUTDOWN_GRACE_S": str(SHUTDOWN_GRACE_S), **NO_BUDGET},
+                               stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_for_model(base)
+        yield base, port, process, log_path
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        log.close()
+
+
 @pytest.mark.model
-def test_a_pipelined_request_and_a_reset_leave_generation_working():
+@GENERATING_SERVER
+def test_a_pipelined_request_and_a_reset_leave_generation_working(generating_server):
     """Issue 26, finding 1: a large GET and a generation pipelined on one connection with a small
     receive window, then a TCP reset while the generation's prompt runs: waitress closed the response
     before its first item, the generator's ``finally`` never ran, and every later generation was a
     429 until restart. Then finding 3: the no-JavaScript chain-of-thought form stops when its reader
     leaves. Against waitress alone (no nginx in front)."""
-    with running_server(threads=12, env={"SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1", **NO_BUDGET}) as server:
-        base, port = server.url, int(server.url.rsplit(":", 1)[1])
-        _wait_for_model(base)
-        for attempt in range(3):  # the reset lands while the prompt runs, or just after: either way
-            body = json.dumps(PIPELINED_COT).encode()
-            pipelined = (f"GET /mmlu/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
-                         f"POST /api/mmlu-pro/generate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
-            sock = socket.socket()
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
-            sock.connect(("127.0.0.1", port))
-            sock.sendall(pipelined)
-            time.sleep(0.3 + 0.4 * attempt)
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
-            sock.close()  # a reset, not a goodbye
-            assert _idle(base), _model_state(base)  # the abandoned generation stopped, its place freed
-            status, lines = _generate(base, {"category": "history", "index": 1, "shots": 0, "max_tokens": 3})
-            assert status == 200 and lines[-1]["tokens"] >= 1, lines
+    base, port, process, _ = generating_server
+    assert process.poll() is None, "the shared server has stopped"
+    for attempt in range(3):  # the reset lands while the prompt runs, or just after: either way
+        body = json.dumps(PIPELINED_COT).encode()
+        pipelined = (f"GET /mmlu/ HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n"
+                     f"POST /api/mmlu-pro/generate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                     f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        sock.connect(("127.0.0.1", port))
+        sock.sendall(pipelined)
+        time.sleep(0.3 + 0.4 * attempt)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+        sock.close()  # a reset, not a goodbye
+        assert _idle(base), _model_state(base)  # the abandoned generation stopped, its place freed
+        status, lines = _generate(base, {"category": "history", "index": 1, "shots": 0, "max_tokens": 3})
+        assert status == 200 and lines[-1]["tokens"] >= 1, lines
 
-        # The no-JavaScript form: its reader posts, then leaves before the answer is written.
-        page = urllib.request.urlopen(base + "/mmlu-pro/run", timeout=10).read().decode()
-        token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page).group(1)
-        form = urllib.parse.urlencode({"csrf_token": token, "category": "history", "number": "1", "shots": "1",
-                                       "mode": "cot"}).encode()
-        abandoned = _model_state(base)["abandoned"]
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            sock.sendall(f"POST /mmlu-pro/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
-                         f"application/x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n\r\n".encode() + form)
-            deadline = time.monotonic() + 60
-            while not _model_state(base)["generating"]:
-                assert time.monotonic() < deadline, "the form's generation never started"
-                time.sleep(0.05)
-        assert _idle(base), _model_state(base)
-        assert _model_state(base)["abandoned"] == abandoned + 1  # stopped because its reader left, not at its end
+    # The no-JavaScript form: its reader posts, then leaves before the answer is written.
+    page = urllib.request.urlopen(base + "/mmlu-pro/run", timeout=10).read().decode()
+    token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page).group(1)
+    form = urllib.parse.urlencode({"csrf_token": token, "category": "history", "number": "1", "shots": "1",
+                                   "mode": "cot"}).encode()
+    abandoned = _model_state(base)["abandoned"]
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(f"POST /mmlu-pro/run HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: "
+                     f"application/x-www-form-urlencoded\r\nContent-Length: {len(form)}\r\n\r\n".encode() + form)
+        deadline = time.monotonic() + 60
+        while not _model_state(base)["generating"]:
+            assert time.monotonic() < deadline, "the form's generation never started"
+            time.sleep(0.05)
+    assert _idle(base), _model_state(base)
+    assert _model_state(base)["abandoned"] == abandoned + 1  # stopped because its reader left, not at its end
 
 
 @pytest.mark.model
-def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(tmp_path):
+@GENERATING_SERVER
+def test_a_stop_signal_ends_a_long_stream_with_a_line_saying_why(generating_server):
     """Issue 26, finding 10: a 512-token generation outlasts the shutdown grace, and the stream was cut
     with no closing line. Now it finishes within the grace, or ends with a line saying why; exit 0."""
-    port = free_port()
-    log = open(tmp_path / "server.log", "w")  # noqa: SIM115 - closed below, after the process
-    grace = 6
-    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port), "--threads", "12"], cwd=REPO_ROOT,
-                               env={**os.environ, "SCORER_LOAD_AT_START": "1", "SCORER_THREADS": "1",
-                                    "SERVER_SHUTDOWN_GRACE_S": str(grace), **NO_BUDGET},
-                               stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        _wait_for_model(base)
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-        connection.request("POST", "/api/mmlu-pro/generate", body=json.dumps(LONG_STREAM),
-                           headers={"Content-Type": "application/json"})
-        response = connection.getresponse()
-        assert response.status == 200
-        lines = [json.loads(response.readline())]  # the prompt
-        while "text" not in lines[-1]:  # the reading line, then the first piece of text: the answer is being written
-            lines.append(json.loads(response.readline()))
-        signalled = time.monotonic()
-        process.send_signal(signal.SIGTERM)
-        while line := response.readline():
-            lines.append(json.loads(line))
-        ended = time.monotonic() - signalled
-        assert process.wait(timeout=grace + 10) == 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-        log.close()
+    base, port, process, log_path = generating_server
+    grace = SHUTDOWN_GRACE_S
+    assert process.poll() is None, "the shared server has stopped"
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("POST", "/api/mmlu-pro/generate", body=json.dumps(LONG_STREAM),
+                       headers={"Content-Type": "application/json"})
+    response = connection.getresponse()
+    assert response.status == 200
+    lines = [json.loads(response.readline())]  # the prompt
+    while "text" not in lines[-1]:  # the reading line, then the first piece of text: the answer is being written
+        lines.append(json.loads(response.readline()))
+    signalled = time.monotonic()
+    process.send_signal(signal.SIGTERM)
+    while line := response.readline():
+        lines.append(json.loads(line))
+    ended = time.monotonic() - signalled
+    assert process.wait(timeout=grace + 10) == 0
     last = lines[-1]
     assert ended < grace, ended
     # Not finished within the grace (LONG_STREAM runs to its cap): the closing line says why.
     assert "reason" not in last, f"the generation ended by itself ({last}): pick a longer one"
     assert "error" in last and "shutting down" in last["error"], last
     assert last["stopped"] == "the server is stopping; ask again in a minute"  # the page's words
-    assert "terminate called" not in (tmp_path / "server.log").read_text()
+    assert "terminate called" not in log_path.read_text()
