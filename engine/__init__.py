@@ -32,7 +32,7 @@ def create_app(overrides: dict | None = None) -> Flask:
         PrefixLoader({"benchmarks": FileSystemLoader(str(REPO_ROOT / "benchmarks"))}),
     ])
 
-    from . import api, caching, content, errors, offline, pages, security, vendor, widgets
+    from . import api, caching, content, errors, offline, pages, security, site_packages, vendor, widgets
 
     @app.context_processor
     def site_papers():
@@ -49,6 +49,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     api.init_app(app)  # the math core: JSON API, Pyodide's files, the browser's Python wheel
     vendor.init_app(app)  # the snippet editor's CodeMirror, ES modules from node_modules
     offline.init_app(app)  # the service worker and the manifest: reading offline, installing
+    site_packages.init_app(app)  # the widgets' packages for teachers, built once per version, sent as files
     for document in documents.values():  # a document's own routes and data (e.g. the benchmarks it scores)
         if document.hooks.init_app:
             document.hooks.init_app(app, document)

@@ -79,6 +79,10 @@ def default_config() -> dict:
         # Set only by engine/export.py while it writes the site as static files: {"base_url": the
         # export's own address or None, "live_server": the live site's address or None}.
         "STATIC_EXPORT": None,
+        # The widgets' packages for teachers (engine/site_packages.py): built once per version of the site
+        # into PACKAGES_DIR, by a background process app.py starts unless PACKAGES_AT_START is 0.
+        "PACKAGES_DIR": Path(_env("PACKAGES_DIR", str(Path.home() / ".cache" / "annotated-papers" / "packages"))),
+        "PACKAGES_AT_START": _env("PACKAGES_AT_START", "1") == "1",
         # Pyodide's files (the npm package), served from our own origin for the in-browser math core.
         "PYODIDE_DIR": Path(_env("PYODIDE_DIR", str(REPO_ROOT / "node_modules" / "pyodide"))),
     }

@@ -57,7 +57,7 @@ self.addEventListener('activate', (event) => {
 self.addEventListener('message', (event) => {
   const urls = (event.data?.save || []).map((url) => new URL(url, SCOPE)).filter(cacheable).map((url) => url.href);
   event.waitUntil(caches.open(CACHE).then((cache) => save(cache, urls))
-    .then(() => event.source?.postMessage({ saved: urls.length })));
+    .then(() => event.source?.postMessage({ saved: urls.length, cache: CACHE })));
 });
 
 // A page shown offline may stand for the same page with other settings in its address (a widget

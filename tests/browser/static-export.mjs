@@ -9,9 +9,12 @@
 // documents' own accessibility is page.test.mjs's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { axeViolations, launch, screenshot, watchConsole } from './lib.mjs';
 
 const EXPORT_URL = process.env.EXPORT_URL;
+const EXPORT_DIR = process.env.EXPORT_DIR; // the served folder: the version-change step rewrites its service worker
 const DOCUMENTS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 
 // Every request the page makes: those that failed, and those to another origin.
@@ -98,10 +101,21 @@ describe('the static export, served from a sub-path by a file server', () => {
         assert.equal(await widget.getAttribute('data-worker'), 'ready', 'drawn by the worker, not a server');
         redrawn.push(`${slug}/${await widget.getAttribute('data-widget')}`);
       }
-      // A widget drawn by the server keeps its picture and says the live site changes it.
-      for (const fixed of await page.locator('section.widget[data-driver="server"]').all()) {
-        assert.match(await fixed.locator('[data-role="engine"]').textContent(), /works on the live site/);
-        assert.ok(await fixed.locator('form.widget-controls input:not([type="hidden"])').first().isDisabled());
+      // A widget drawn by the server (the prompt anatomy, from the dataset) is drawn by the worker here,
+      // from the questions the export wrote beside the document: the same prompt the live site's server makes.
+      for (const drawn of await page.locator('section.widget[data-driver="server"]').all()) {
+        const expected = JSON.parse(process.env.PROMPT);
+        const before = Number(await drawn.getAttribute('data-renders') || 0);
+        await drawn.scrollIntoViewIfNeeded();
+        await drawn.locator('select[name="subject"]').selectOption(expected.subject);
+        await drawn.getByText('More settings').click();
+        await drawn.locator('input[name="q"]').fill(String(expected.q));
+        await page.waitForFunction(([el, n, text]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy')
+          && el.querySelector('[data-fragment="prompt-text"]').textContent === text,
+        [await drawn.elementHandle(), before, expected.text], { timeout: 90_000 });
+        assert.equal(await drawn.getAttribute('data-worker'), 'ready', 'drawn by the worker, not a server');
+        assert.match(await drawn.locator('.widget-summary').textContent(), new RegExp(`The answer key is ${expected.key}\\.`));
+        redrawn.push(`${slug}/${await drawn.getAttribute('data-widget')}`);
       }
       if (slug === 'mmlu') await screenshot(page, 'static-export-mmlu-redrawn-1280');
     }
@@ -111,13 +125,14 @@ describe('the static export, served from a sub-path by a file server', () => {
     assert.deepEqual(problems, []);
   });
 
-  test('offline: after one visit a document reads, redraws and runs a snippet', async () => {
+  test('offline: after one visit a document reads, redraws and runs a snippet; a new version replaces the copy', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${EXPORT_URL}scoring-lesson/`, { waitUntil: 'load' });
     const note = page.locator('#offline-note');
     await note.waitFor({ state: 'visible', timeout: 90_000 });
     assert.match(await note.textContent(), /^Saved for reading offline on \d+ \w+ \d{4}.*needs the network\.$/);
-    assert.ok(await note.getAttribute('data-version'), 'the note names the saved version');
+    const version = await note.getAttribute('data-version');
+    assert.ok(version, 'the note names the saved version');
 
     await context.setOffline(true);
     await page.reload({ waitUntil: 'load' });
@@ -137,6 +152,31 @@ describe('the static export, served from a sub-path by a file server', () => {
     await screenshot(page, 'static-export-offline-1280');
     await context.setOffline(false);
 
+    // A new export (here: its service worker with another version) replaces the saved copy on the next
+    // online visit: the note then names the new version, and the old version's cache is gone.
+    const file = path.join(EXPORT_DIR, 'service-worker.js');
+    const source = readFileSync(file, 'utf8');
+    writeFileSync(file, source.replace(`'${version}'`, `'${version}-next'`));
+    try {
+      const started = performance.now();
+      await page.reload({ waitUntil: 'load' });
+      // Polled by time: after the offline steps the page may draw no frames to poll on.
+      await page.waitForFunction((next) => document.querySelector('#offline-note')?.dataset.version === next,
+        `${version}-next`, { timeout: 120_000, polling: 250 });
+      console.log(`new version: saved again ${Math.round(performance.now() - started)} ms after the reload`);
+      assert.match(await note.textContent(), /^Saved for reading offline on /);
+      const names = await page.evaluate(async (next) => { // the older copy is deleted as the new one takes over
+        for (let tries = 0; tries < 300; tries += 1) {
+          const found = (await caches.keys()).filter((name) => name.startsWith('papers-offline-'));
+          if (found.length === 1 && found[0] === next) return found;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+        return caches.keys();
+      }, `papers-offline-${version}-next`);
+      assert.deepEqual(names, [`papers-offline-${version}-next`]);
+    } finally {
+      writeFileSync(file, source);
+    }
     assert.deepEqual(wrong.filter((line) => !line.startsWith('failed:')), []);
   });
 
@@ -191,6 +231,24 @@ describe('the static export, served from a sub-path by a file server', () => {
     const widths = await page.locator('#lsp-run').evaluate((el) => [el.scrollWidth, el.closest('form').clientWidth]);
     assert.ok(widths[0] <= widths[1], `the run's select is ${widths[0]} px in a form of ${widths[1]} px`);
     await screenshot(page, 'static-export-published-answer-360');
+    assert.deepEqual(await axeViolations(page), []);
+
+    // MMLU-Pro's question browser, reached from its document's link, answers its published sample.
+    const pro = JSON.parse(process.env.PUBLISHED_PRO);
+    await page.goto(`${EXPORT_URL}mmlu-pro/`, { waitUntil: 'load' });
+    await page.getByRole('link', { name: 'question browser' }).first().click();
+    await page.waitForSelector('[data-published-answers][data-shown]');
+    assert.match(await page.locator('h1').innerText(), /on the live site only/);
+    await page.selectOption('#pa-subject', { label: pro.subject });
+    await page.locator('#pa-number').fill(String(pro.number));
+    await page.waitForFunction((shown) => document.querySelector('[data-shown]').dataset.shown === shown,
+      `${pro.subject.replace(' ', '-')}/${pro.number}/${pro.run}`);
+    assert.match(await page.locator('#pa-number-hint').innerText(), /^1 to 100: the first 100 of its 410, which the run answered$/);
+    const proSaid = await page.locator('[data-role="answer"]').innerText();
+    assert.match(proSaid, new RegExp(`The published run ${pro.run} \\(letter method, 0 examples;`));
+    assert.match(proSaid, new RegExp(`answered ${pro.prediction}: ${pro.correct ? 'right' : 'wrong'}, the key is ${pro.key}\\.`));
+    assert.ok(await page.locator('[data-role="choices"] li').count() > 4, 'all the options of an MMLU-Pro question');
+    await screenshot(page, 'static-export-mmlu-pro-published-360');
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(wrong, []);
   });
