@@ -1,8 +1,8 @@
 """The widgets' packages on the live site (engine/packages.py): built once per version of the site,
 never per request, and served as files.
 
-    python -m engine.site_packages    builds them into PACKAGES_DIR/<site version>/ (app.py starts it
-                                      in the background when the version has none)
+    python -m engine.site_packages [VERSION]   builds them into PACKAGES_DIR/<site version>/ (app.py
+                                               starts it in the background when its version has none)
     /packages/<document>/<file>       a package, sent as the file it is
 
 The build is the static export's own (engine/export.py, ``packages_only``: the packaged widgets'
@@ -85,14 +85,12 @@ def package(slug: str, filename: str):
                                as_attachment=True, max_age=ONE_YEAR)
 
 
-def build(root: Path, content_dir: Path | None = None) -> Path | None:
-    """Build this version's packages into ``root``/<version> (removing other versions'); None when
-    another process is building them already."""
-    from . import create_app
+def build(root: Path, version: str, content_dir: Path | None = None) -> Path | None:
+    """Build the packages of the site's ``version`` (its app's ``site_version``) into ``root``/<version>,
+    removing other versions'; None when another process is building them already."""
     from .export import export
 
     root.mkdir(parents=True, exist_ok=True)
-    version = create_app({"CONTENT_DIR": content_dir} if content_dir else None).extensions["site_version"]
     target = root / version
     if (target / MADE).is_file():
         return target
@@ -105,12 +103,14 @@ def build(root: Path, content_dir: Path | None = None) -> Path | None:
             return None  # being built
         except (OSError, ValueError):  # a build that died: its lock is stale
             lock.unlink(missing_ok=True)
-            return build(root, content_dir)
+            return build(root, version, content_dir)
     try:
         os.write(descriptor, str(os.getpid()).encode())
         os.close(descriptor)
         with tempfile.TemporaryDirectory(dir=root, prefix=".build-") as scratch:
             report = export(Path(scratch) / "site", content_dir=content_dir, packages_only=True)
+            if report.version != version:  # the files changed since the version was taken: build none
+                raise RuntimeError(f"the site is at version {report.version} now, not {version}")
             (Path(scratch) / "site" / "packages" / MADE).write_text(json.dumps(report.packages, sort_keys=True))
             shutil.rmtree(target, ignore_errors=True)
             os.rename(Path(scratch) / "site" / "packages", target)
@@ -129,7 +129,8 @@ def start_building(app: Flask):
 
     if not app.config["PACKAGES_AT_START"] or made(app) is not None or building(app):
         return None
-    return subprocess.Popen([sys.executable, "-m", "engine.site_packages"], cwd=Path(__file__).resolve().parents[1],
+    return subprocess.Popen([sys.executable, "-m", "engine.site_packages", app.extensions["site_version"]],
+                            cwd=Path(__file__).resolve().parents[1],
                             env={**os.environ, "PACKAGES_DIR": str(app.config["PACKAGES_DIR"]),
                                  "CONTENT_DIR": str(app.config["CONTENT_DIR"])})
 
@@ -139,7 +140,10 @@ def init_app(app: Flask) -> None:
     app.register_blueprint(bp)
 
 
-def main() -> int:
+def main(argv: list[str]) -> int:
+    """``python -m engine.site_packages [VERSION]``: VERSION is the running site's (app.py gives it);
+    without it, the version of the files as they are now."""
+    from . import create_app
     from .config import default_config
 
     try:
@@ -147,10 +151,15 @@ def main() -> int:
     except OSError:
         pass
     config = default_config()
-    target = build(Path(config["PACKAGES_DIR"]), config["CONTENT_DIR"])
+    version = argv[0] if argv else create_app().extensions["site_version"]
+    try:
+        target = build(Path(config["PACKAGES_DIR"]), version, config["CONTENT_DIR"])
+    except RuntimeError as error:  # the files changed under a running site: its next start builds them
+        print(f"Packages not built: {error}", file=sys.stderr, flush=True)
+        return 1
     print(f"Packages: {target}" if target else "Packages: another process is building them", flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -25,12 +25,15 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 import pytest
+from documents.mmlu.widgets import prompt_anatomy
 
+from benchmarks.mmlu.server import data_dir as mmlu_data_dir
+from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server.runfile import read_rows
 from deploy.local import NGINX, running_nginx
-from engine import create_app
 from engine.export import export
 from tools.launcher import free_port
+from widgetkit import run_view
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUB_PATH = "/courses/ml/papers/"
@@ -205,9 +208,12 @@ def published_answer(subject: str, number: int, run: str, benchmark: str = "mmlu
 
 
 def live_prompt(subject: str, number: int) -> dict:
-    """The prompt anatomy's text as the live site's server draws it (the widget JSON route), for the
-    export's worker to agree with."""
-    view = create_app().test_client().get(f"/api/widgets/mmlu/prompt-anatomy?subject={subject}&q={number}").get_json()
+    """The prompt anatomy's text as the live site's server draws it (the widget's view on the dataset,
+    as the widget JSON route runs it), for the export's worker to agree with."""
+    data = MMLUData(mmlu_data_dir())
+    context = {"subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in data.subjects.items()},
+               "dataset": data}
+    view = run_view(prompt_anatomy.WIDGET, {"subject": subject, "q": str(number)}, context)
     return {"subject": subject, "q": number, "key": view["prompt"]["key"],
             "text": "".join(part["text"] for part in view["prompt"]["parts"])}
 

@@ -18,6 +18,7 @@ import pytest
 
 from engine import create_app
 from engine.export import FREEZE_ORIGIN, ExportError, export, main
+from engine.packages import packaged_widgets
 from engine.site_packages import build, start_building
 
 FIXTURE_CONTENT = Path(__file__).resolve().parents[1] / "fixtures" / "content"
@@ -82,12 +83,6 @@ def test_the_command_refuses_a_relative_base_url(capsys):
     assert "--base-url must be an absolute http(s) address" in capsys.readouterr().err
 
 
-def test_packaging_a_widget_that_is_not_there_fails_the_export(tmp_path):
-    with pytest.raises(ExportError, match="no widget the worker draws is named demo/no-such-widget"):
-        export(tmp_path / "out", content_dir=FIXTURE_CONTENT, packages=["demo/no-such-widget"])
-    assert not (tmp_path / "out").exists()
-
-
 def test_the_live_sites_share_box_offers_the_packages_once_they_are_built(tmp_path):
     """What a teacher sees in a widget's Share box on the live site: nothing where the server makes no
     packages; that they are being made while the build runs; then both, with their sizes, and the
@@ -103,10 +98,11 @@ def test_the_live_sites_share_box_offers_the_packages_once_they_are_built(tmp_pa
     lock.write_text(str(os.getpid()))  # a build running (this process stands for it)
     shown = " ".join(client.get(page).get_data(as_text=True).split())
     assert "are being made for this version of the site: reload this page in a few minutes" in shown
-    assert build(tmp_path, FIXTURE_CONTENT) is None  # one build at a time
+    version = app.extensions["site_version"]
+    assert build(tmp_path, version, FIXTURE_CONTENT) is None  # one build at a time
     lock.unlink()
 
-    folder = build(tmp_path, FIXTURE_CONTENT)
+    folder = build(tmp_path, version, FIXTURE_CONTENT)
     assert folder == tmp_path / app.extensions["site_version"] and not lock.exists()
     shown = client.get(page).get_data(as_text=True)
     links = dict(re.findall(r'<a href="(/packages/demo/[^"]+)" download>[^<]+</a> \((\d+\.\d) MB, zip\)', shown))
@@ -121,4 +117,7 @@ def test_the_live_sites_share_box_offers_the_packages_once_they_are_built(tmp_pa
             assert "embed/demo/coin-flips.html" in package.namelist() and package.testzip() is None
     assert "imsmanifest.xml" in zipfile.ZipFile(folder / "demo" / "coin-flips-scorm12.zip").namelist()
     assert client.get("/packages/demo/made.json").status_code == 404
-    assert build(tmp_path, FIXTURE_CONTENT) == folder  # built once per version: nothing to do again
+    assert build(tmp_path, version, FIXTURE_CONTENT) == folder  # built once per version: nothing to do again
+    # The same code packages an export's widgets; one that is not there is refused, by name.
+    with pytest.raises(ValueError, match="no widget the worker draws is named demo/no-such-widget"):
+        packaged_widgets(app.extensions["documents"], ["demo/no-such-widget"])
