@@ -196,7 +196,7 @@ def main() -> None:
     args = parser.parse_args()
     limit_malloc_arenas()
 
-    from engine import create_app, warm_up
+    from engine import create_app, site_packages, warm_up
 
     if args.dev:
         app = create_app({"CONTENT_RELOAD": True})
@@ -226,6 +226,8 @@ def main() -> None:
     address = f"[{args.host}]" if ":" in args.host else args.host
     pages = warm_up(app, f"http://{address}:{args.port}/")
     print(f"Warmed {', '.join(pages)} in {time.monotonic() - started:.1f} s", flush=True)
+    if site_packages.start_building(app):  # in the background: the share boxes say so meanwhile
+        print(f"Building the widgets' packages into {app.config['PACKAGES_DIR']}", flush=True)
     threads = args.threads or app.config["SERVER_THREADS"]
     if threads <= app.config["SCORER_QUEUE_SIZE"] + 2:
         parser.error(f"--threads must exceed SCORER_QUEUE_SIZE + 2 ({app.config['SCORER_QUEUE_SIZE'] + 2}) "

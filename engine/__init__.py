@@ -31,7 +31,7 @@ def create_app(overrides: dict | None = None) -> Flask:
         PrefixLoader({slug: FileSystemLoader(str(document.folder)) for slug, document in documents.items()}),
     ])
 
-    from . import api, caching, content, errors, offline, pages, security, vendor, widgets
+    from . import api, caching, content, errors, offline, pages, security, site_packages, vendor, widgets
 
     @app.context_processor
     def site_documents():
@@ -53,6 +53,7 @@ def create_app(overrides: dict | None = None) -> Flask:
     # After the documents' hooks: the site's version digests every template folder, those their
     # packages register among them.
     offline.init_app(app)  # the service worker and the manifest: reading offline, installing
+    site_packages.init_app(app)  # the widgets' packages for teachers, built once per version, sent as files
     return app
 
 

@@ -98,4 +98,8 @@ def _server_settings() -> dict:
         "SERVER_CHANNEL_TIMEOUT_S": int(_env("SERVER_CHANNEL_TIMEOUT_S", "20")),
         # How long SIGTERM waits for requests in flight before the process exits.
         "SERVER_SHUTDOWN_GRACE_S": float(_env("SERVER_SHUTDOWN_GRACE_S", "30")),
+        # The widgets' packages for teachers (engine/site_packages.py): built once per version of the site
+        # into PACKAGES_DIR, by a background process app.py starts unless PACKAGES_AT_START is 0.
+        "PACKAGES_DIR": Path(_env("PACKAGES_DIR", str(Path.home() / ".cache" / "annotated-papers" / "packages"))),
+        "PACKAGES_AT_START": _env("PACKAGES_AT_START", "1") == "1",
     }

@@ -1,4 +1,5 @@
-"""The site as static files: ``python -m engine.export OUT [--base-url URL] [--live-server URL]``.
+"""The site as static files: ``python -m engine.export OUT [--base-url URL] [--live-server URL]
+[--packages DOCUMENT/WIDGET ...]`` (the widgets packaged: every one the worker draws, unless named).
 
 Frozen-Flask (``flask_frozen``) gets each page from the app's test client and writes it to a file;
 this module says which pages (``_seeds``: every document, its glossary, widget gallery, widget
@@ -24,29 +25,23 @@ on the order files were fetched in.
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import shutil
 import sys
 import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from flask import Flask, render_template, url_for
 from flask_frozen import Freezer, MissingURLGeneratorWarning
-from werkzeug.exceptions import HTTPException
 
 from . import create_app
-from .packages import MARKER as PACKAGES_MARKER
-from .packages import write_packages
+from .export_paths import FREEZE_ORIGIN, endpoint_of, file_for, references, rewrite
+from .packages import fill_markers, packaged_widgets, write_packages
+from .published_answers import read_index as read_published
 from .python_runtime import _FILES as PYODIDE_FILES
 
-# The origin the test client renders absolute URLs for; rewritten away in every file.
-FREEZE_ORIGIN = "http://export.invalid"
-# Pages whose settings are their query: the page's script reads it, so the query stays in links.
-QUERY_READING = {"widgets.page", "widgets.embed"}
 # The routes a static host can answer (what they return depends on their address only); a page
 # named by the export that is of another route (a live form's page) is written as a note that it is
 # on the live site (templates/live_elsewhere_page.html); an /api/ address of another route fails.
@@ -56,11 +51,9 @@ STATIC_ENDPOINTS = {
     "python_runtime.pyodide_file", "python_runtime.wheel_file", "math_core_page.math_core", "explainers_api.index",
     "offline.offline_index", "offline.service_worker", "offline.manifest",
 }
-# Everything else with a query (a paper with ?sources=on) is a page of its own, written beside.
-_ATTRIBUTE = re.compile(r"""(\s(?:href|src|action|poster|data-[a-z-]+)=")([^"]*)(")""")
-# A module's root-relative import (the snippet editor's CodeMirror, a widget's script importing the site's).
-_ROOT_IMPORT = re.compile(r"""(\b(?:from|import)\s*\(?\s*)(["'])(/[^"'\s/][^"'\s]*)\2""")
-_ORIGIN_URL = re.compile(re.escape(FREEZE_ORIGIN) + r"""(/[^\s"'<>\\&]*)""")
+# Pages for reading, which a widget's package does not hold (packages_only: not followed).
+READING_ENDPOINTS = {"pages.index", "pages.document", "pages.glossary", "widgets.gallery", "widgets.page",
+                     "math_core_page.math_core", "offline.offline_index", "offline.service_worker", "offline.manifest"}
 TEXT_SUFFIXES = {".html", ".js", ".json", ".css", ""}  # "": the runtime's index under api/
 
 
@@ -74,37 +67,12 @@ class ExportReport:
     files: int
     bytes: int
     seconds: float
+    version: str  # the site's (engine/offline.py)
+    packages: dict[str, dict[str, list]]  # {"document/widget": {"zip"|"scorm": [file, bytes]}}
 
     def line(self) -> str:
         return (f"Exported {self.files} files, {self.bytes / 2**20:.1f} MiB ({self.bytes:,} bytes), "
                 f"to {self.folder} in {self.seconds:.1f} s")
-
-
-def file_for(app: Flask, url: str) -> str:
-    """The file (relative to the folder) that answers a root-relative ``url`` on a static host:
-    ``/x/`` is ``x/index.html``; a page without a suffix gets ``.html``, since static hosts choose
-    the content type by the suffix (the JSON under /api/ keeps its address: its reader's ``fetch``
-    reads it whatever its type); a query is dropped, except a page's own variant (``/<document>/?sources=on``
-    is ``<document>/index.sources-on.html``)."""
-    parts = urlsplit(url)
-    path = parts.path
-    if path.endswith("/"):
-        stem, suffix = path + "index", ".html"
-    elif path.startswith("/api/") or "." in path.rsplit("/", 1)[-1]:
-        return path.lstrip("/")
-    else:
-        stem, suffix = path, ".html"
-    if parts.query and suffix == ".html" and endpoint_of(app, path) not in QUERY_READING:
-        stem += "." + re.sub(r"[^a-z0-9]+", "-", parts.query.lower()).strip("-")
-    return stem.lstrip("/") + suffix
-
-
-def endpoint_of(app: Flask, path: str) -> str | None:
-    try:
-        endpoint, _ = app.url_map.bind("export.invalid").match(path, method="GET")
-    except HTTPException:
-        return None
-    return endpoint
 
 
 class _Freezer(Freezer):
@@ -112,16 +80,21 @@ class _Freezer(Freezer):
         return file_for(self.app, path)
 
 
-def _seeds(app: Flask) -> list[str]:
-    """Every page and runtime file the export starts from (what they name is followed)."""
-    urls = [url_for("pages.index"), url_for("math_core_page.math_core")]
+def _seeds(app: Flask, packaged: dict[str, list] | None = None) -> list[str]:
+    """Every page and runtime file the export starts from (what they name is followed); with
+    ``packaged``, only what those widgets' packages hold: their embeds and the runtime."""
+    urls = [] if packaged is not None else [url_for("pages.index"), url_for("math_core_page.math_core")]
     for slug, document in app.extensions["documents"].items():
+        if packaged is not None:
+            urls += [url_for("widgets.embed", slug=slug, name=name) for name, _ in packaged.get(slug, ())]
+            continue
         urls += [url_for("pages.document", slug=slug), url_for("pages.document", slug=slug, sources="on"),
                  url_for("pages.glossary", slug=slug), url_for("widgets.gallery", slug=slug)]
         for name in document.widgets:
             urls += [url_for("widgets.page", slug=slug, name=name), url_for("widgets.embed", slug=slug, name=name)]
-    urls += [url_for("python_runtime.runtime_index"), url_for("offline.offline_index"),
-             url_for("offline.service_worker"), url_for("offline.manifest")]
+    urls.append(url_for("python_runtime.runtime_index"))
+    if packaged is None:
+        urls += [url_for("offline.offline_index"), url_for("offline.service_worker"), url_for("offline.manifest")]
     version = app.extensions["pyodide_version"]
     if version:
         urls += [url_for("python_runtime.pyodide_file", version=version, filename=name) for name in PYODIDE_FILES]
@@ -151,94 +124,13 @@ def write_oembed(app: Flask, folder: Path) -> list[str]:
     return names
 
 
-def references(source_file: str, text: str) -> list[str]:
-    """The addresses a file names that the static host must answer: root-relative or on the freeze origin."""
-    suffix = PurePosixPath(source_file).suffix
-    if suffix == ".html":
-        found = [match.group(2) for match in _ATTRIBUTE.finditer(text)]
-    elif suffix == ".js":
-        found = [match.group(3) for match in _ROOT_IMPORT.finditer(text)]
-    elif source_file.startswith("api/"):  # the runtime's index (Pyodide's own JSON names no address)
-        found = [value for value in _strings(json.loads(text)) if not value.endswith("/")]  # not Pyodide's folder
-    else:
-        found = []
-    internal = []
-    for raw in found:
-        url = raw.replace("&amp;", "&")
-        if url.startswith(FREEZE_ORIGIN + "/"):
-            url = url[len(FREEZE_ORIGIN):]
-        if url.startswith("/") and not url.startswith("//"):
-            internal.append(url.split("#")[0])
-    return internal
-
-
-def _strings(value):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def relative(app: Flask, source_file: str, url: str) -> str:
-    """``url`` (root-relative) as named from ``source_file``: a relative path to its file, with the
-    query kept where the page reads it and the fragment kept always."""
-    parts = urlsplit(url)
-    target = file_for(app, url)
-    start = PurePosixPath(source_file).parent
-    path = str(PurePosixPath(*([".."] * len(start.parts)), target)) if start.parts else target
-    if path.endswith("index.html") and (path == "index.html" or path.endswith("/index.html")):
-        path = path[: -len("index.html")] or "./"  # a folder's address, as a reader would type it
-    keep_query = parts.query and endpoint_of(app, parts.path) in QUERY_READING
-    fragment = f"#{parts.fragment}" if parts.fragment else ""
-    return quote(path, safe="/.-_~@") + (f"?{parts.query}" if keep_query else "") + fragment
-
-
-def rewrite(app: Flask, source_file: str, text: str, base_url: str | None) -> str:
-    """Every internal address in a written file made relative to it; the freeze origin anywhere
-    else (text a reader copies: a share box's snippet) becomes ``base_url``."""
-    suffix = PurePosixPath(source_file).suffix
-
-    def internal(url: str) -> str | None:
-        plain = url.replace("&amp;", "&")
-        if plain.startswith(FREEZE_ORIGIN + "/"):
-            plain = plain[len(FREEZE_ORIGIN):]
-        if not plain.startswith("/") or plain.startswith("//"):
-            return None
-        return relative(app, source_file, plain).replace("&", "&amp;" if suffix == ".html" else "&")
-
-    if suffix == ".html":
-        text = _ATTRIBUTE.sub(lambda m: m.group(1) + (internal(m.group(2)) or m.group(2)) + m.group(3), text)
-    elif suffix == ".js":
-        text = _ROOT_IMPORT.sub(lambda m: m.group(1) + m.group(2) + internal(m.group(3)) + m.group(2), text)
-    elif source_file.startswith("api/"):
-        data = json.loads(text)
-        def addresses(value):
-            if isinstance(value, list):
-                return [addresses(item) for item in value]
-            return internal(value) or value if isinstance(value, str) else value
-
-        data = {key: addresses(value) for key, value in data.items()}
-        text = json.dumps(data, sort_keys=True)
-    # What is left names the origin in text a reader copies (a share box's link and snippet): the
-    # export's own address, else the path from this file (the page's script puts its address there).
-    def absolute(match: re.Match) -> str:
-        url = match.group(1)
-        parts = urlsplit(url)
-        target = file_for(app, url).removesuffix("index.html") + (f"?{parts.query}" if parts.query else "")
-        return base_url + target if base_url else relative(app, source_file, url)
-
-    return _ORIGIN_URL.sub(absolute, text)
-
-
 class _Export:
     """One export: the app rendering for it, the files written, the addresses still to follow."""
 
-    def __init__(self, app: Flask, folder: Path, base_url: str | None, live_server: str | None):
+    def __init__(self, app: Flask, folder: Path, base_url: str | None, live_server: str | None,
+                 packaged: dict[str, list], packages_only: bool):
         self.app, self.folder, self.base_url, self.live_server = app, folder, base_url, live_server
+        self.packaged, self.packages_only = packaged, packages_only
         self.queue: list[str] = []  # addresses Frozen-Flask is still to write
         self.seen: set[str] = set()  # files named so far
         self.written: list[str] = []
@@ -265,6 +157,8 @@ class _Export:
         if endpoint is None:
             raise ExportError(f"{named_by} names {url}, which is not a page of this site")
         self.seen.add(name)
+        if self.packages_only and (endpoint in READING_ENDPOINTS or endpoint not in STATIC_ENDPOINTS):
+            return  # a page the packages do not hold (they name it at base_url, or not at all)
         if endpoint in STATIC_ENDPOINTS:
             self.queue.append(url)
         elif url.startswith("/api/"):
@@ -296,21 +190,27 @@ class _Export:
                 self.add(url, name)
 
     def write_live_pages(self) -> None:
+        """A live form's page: a note that it is on the live site, and where its document ships published
+        runs' answers (engine/published_answers.py), the form that shows them for standard questions."""
         for name, url in sorted(self.live_pages.items()):
+            slug = urlsplit(url).path.strip("/").split("/")[0]
+            published = slug in self.app.extensions["documents"] and read_published(self.folder / slug)
             with self.app.test_request_context(urlsplit(url).path, base_url=FREEZE_ORIGIN + "/"):
-                page = render_template("live_elsewhere_page.html", path=url,
+                page = render_template("live_elsewhere_page.html", path=url, published=published or None,
+                                       document=self.app.extensions["documents"].get(slug),
                                        live_url=self.live_server and self.live_server.rstrip("/") + url)
             (self.folder / name).parent.mkdir(parents=True, exist_ok=True)
             (self.folder / name).write_text(page, encoding="utf-8")
             self.written.append(name)
 
-    def run(self) -> None:
+    def run(self) -> dict[str, dict[str, list]]:
         # Every file under static/ too (scripts import one another, and the worker, by relative address).
         freezer = _Freezer(self.app, with_static_files=True, with_no_argument_rules=False, log_url_for=False)
         freezer.register_generator(self.followed)
-        self.write_document_files()
+        if not self.packages_only:
+            self.write_document_files()
         with self.app.test_request_context(base_url=FREEZE_ORIGIN + "/"):
-            for url in _seeds(self.app):
+            for url in _seeds(self.app, self.packaged if self.packages_only else None):
                 self.add(url, "the export's list of pages")
         try:
             with warnings.catch_warnings():
@@ -328,35 +228,36 @@ class _Export:
                 path = self.folder / name
                 path.write_text(rewrite(self.app, name, path.read_text(encoding="utf-8"), self.base_url),
                                 encoding="utf-8")
-        self.write_packages()
+        return self.write_packages()
 
-    def write_packages(self) -> None:
+    def write_packages(self) -> dict[str, dict[str, list]]:
         """Each widget's packages (engine/packages.py), from the rewritten files; then the links to
-        them in the share boxes, where the pages left their markers."""
-        widgets = {slug: [(name, widget.title) for name, widget in document.widgets.items() if widget.driver == "worker"]
-                   for slug, document in self.app.extensions["documents"].items()}
-        made = write_packages(self.folder, widgets, self.base_url)
+        them in the share boxes, where the pages left their markers (none: the widget is not packaged)."""
+        made = write_packages(self.folder, self.packaged, self.base_url)
         for name in self.written:
-            if not name.endswith(".html"):
-                continue
             path = self.folder / name
-            text = path.read_text(encoding="utf-8")
-            if "<!--packages:" not in text:
-                continue
-            root = "../" * len(PurePosixPath(name).parent.parts)
-            for (slug, widget), files in made.items():
-                marker = PACKAGES_MARKER.format(slug=slug, name=widget)
-                if marker in text:
-                    with self.app.app_context():
-                        links = render_template("widgets/_packages.html", **{
-                            kind: (root + file, size) for kind, (file, size) in files.items()})
-                    text = text.replace(marker, links)
-            path.write_text(text, encoding="utf-8")
+            if name.endswith(".html") and "<!--live-packages:" in (text := path.read_text(encoding="utf-8")):
+                root = "../" * len(PurePosixPath(name).parent.parts)
+                path.write_text(fill_markers(text, lambda slug, widget, root=root: self.links(made, root, slug, widget)),
+                                encoding="utf-8")
+        return {f"{slug}/{widget}": {kind: list(entry) for kind, entry in files.items()}
+                for (slug, widget), files in sorted(made.items())}
+
+    def links(self, made: dict, root: str, slug: str, widget: str) -> str:
+        """The share box's links to a widget's packages, from a page ``root`` below the folder's top."""
+        if (slug, widget) not in made:
+            return ""
+        with self.app.app_context():
+            return render_template("widgets/_packages.html", **{
+                kind: (root + file, size) for kind, (file, size) in made[(slug, widget)].items()})
 
 
 def export(folder: Path, base_url: str | None = None, live_server: str | None = None,
-           content_dir: Path | None = None) -> ExportReport:
-    """Write the static site into ``folder`` (emptied first); see the module's docstring."""
+           content_dir: Path | None = None, packages: list[str] | None = None,
+           packages_only: bool = False) -> ExportReport:
+    """Write the static site into ``folder`` (emptied first); see the module's docstring.
+    ``packages``: the widgets packaged ("document/widget"; None: every one the worker draws);
+    ``packages_only``: write only what their packages hold, and the packages (engine/site_packages.py)."""
     started = time.monotonic()
     overrides = {
         "STATIC_EXPORT": {"base_url": base_url, "live_server": live_server},
@@ -371,12 +272,17 @@ def export(folder: Path, base_url: str | None = None, live_server: str | None = 
     if content_dir is not None:
         overrides["CONTENT_DIR"] = content_dir
     app = create_app(overrides)
+    try:
+        packaged = packaged_widgets(app.extensions["documents"], packages)
+    except ValueError as error:
+        raise ExportError(str(error)) from None
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    _Export(app, folder, base_url, live_server).run()
+    made = _Export(app, folder, base_url, live_server, packaged, packages_only).run()
     files = sorted(p for p in folder.rglob("*") if p.is_file())
-    return ExportReport(folder, len(files), sum(p.stat().st_size for p in files), time.monotonic() - started)
+    return ExportReport(folder, len(files), sum(p.stat().st_size for p in files), time.monotonic() - started,
+                        app.extensions["site_version"], made)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -385,12 +291,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path, help="where to write the site (emptied first)")
     parser.add_argument("--base-url", help="the export's absolute address (https://host/path/): enables oEmbed")
     parser.add_argument("--live-server", help="the live site's address, linked where a page needs it")
+    parser.add_argument("--packages", action="append", metavar="DOCUMENT/WIDGET",
+                        help="package only this widget (repeatable; default: every widget the worker draws)")
     args = parser.parse_args(argv)
     for option, value in (("--base-url", args.base_url), ("--live-server", args.live_server)):
         if value and urlsplit(value).scheme not in ("http", "https"):
             parser.error(f"{option} must be an absolute http(s) address, got {value!r}")
     try:
-        report = export(args.folder, args.base_url and args.base_url.rstrip("/") + "/", args.live_server)
+        report = export(args.folder, args.base_url and args.base_url.rstrip("/") + "/", args.live_server,
+                        packages=args.packages)
     except ExportError as error:
         print(f"export failed: {error}", file=sys.stderr)
         return 1

@@ -1,5 +1,6 @@
 """A package per widget for teachers, made by the static export (engine/export.py) from the files it
-wrote, once per export (a download costs the host nothing but sending a file):
+wrote, once per export (a download costs the host nothing but sending a file); the live site's are
+made the same way, once per version of the site (engine/site_packages.py):
 
     packages/<document>/<widget>.zip          the widget alone, running from any static folder
     packages/<document>/<widget>-scorm12.zip  the same as a SCORM 1.2 package an LMS imports
@@ -21,6 +22,7 @@ import posixpath
 import re
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -28,7 +30,10 @@ from xml.sax.saxutils import escape
 # The zip format's "no earlier than" time (1980-01-01 00:00): reproducible bytes.
 _DOS_TIME, _DOS_DATE = 0, (0 << 9) | (1 << 5) | 1
 SCORM_SCRIPT = "static/js/widgets/scorm.js"
-MARKER = "<!--packages:{slug}/{name}-->"
+# Where a widget's share box names its packages: filled in by the export, and on the live site each
+# time the page is served ("<!--live-": engine/caching.py's finishers fill in such markers).
+MARKER = "<!--live-packages:{slug}/{name}-->"
+_MARKER = re.compile(r"<!--live-packages:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)-->")
 _SCHEMAS = ("http://www.imsproject.org/xsd/imscp_rootv1p1p2 imscp_rootv1p1p2.xsd "
             "http://www.imsglobal.org/xsd/imsmd_rootv1p2p1 imsmd_rootv1p2p1.xsd "
             "http://www.adlnet.org/xsd/adlcp_rootv1p2 adlcp_rootv1p2.xsd")
@@ -78,6 +83,26 @@ def _zip(entries: list[_Entry]) -> bytes:
         central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, *fields, 0, 0, 0, 0, 0, offset) + name
     end = struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(central), len(body), 0)
     return bytes(body + central + end)
+
+
+def fill_markers(text: str, links: Callable[[str, str], str]) -> str:
+    """Each widget's marker in ``text`` replaced by ``links(document, widget)``."""
+    return _MARKER.sub(lambda match: links(match["slug"], match["name"]), text)
+
+
+def packaged_widgets(documents: dict, chosen: list[str] | None = None) -> dict[str, list[tuple[str, str]]]:
+    """{document: [(widget, title)]} of the widgets packaged: those the worker draws, all of them or
+    the ``chosen`` ("document/widget"; a name that is no such widget raises ValueError)."""
+    every = {f"{slug}/{name}": (slug, name, widget.title) for slug, document in documents.items()
+             for name, widget in document.widgets.items() if widget.driver == "worker"}
+    unknown = sorted(set(chosen or ()) - set(every))
+    if unknown:
+        raise ValueError(f"no widget the worker draws is named {', '.join(unknown)} (document/widget: {', '.join(every)})")
+    found: dict[str, list[tuple[str, str]]] = {}
+    for key, (slug, name, title) in every.items():
+        if chosen is None or key in chosen:
+            found.setdefault(slug, []).append((name, title))
+    return found
 
 
 def _launcher(embed: str, title: str) -> bytes:

@@ -41,6 +41,7 @@ from markupsafe import Markup
 from werkzeug.exceptions import MethodNotAllowed
 
 from widgetkit import Widget, run_view
+from widgetkit.context import server_object
 from widgetkit.layout import NARROW_WIDTH
 from widgetkit.settings import LOG_STEP, in_percent, query_names
 
@@ -135,10 +136,21 @@ def share_links(document: Document, widget: Widget, query: str, width: str = "10
         "iframe": str(iframe_snippet(embed, widget.title, width, height or widget.height, max_height)),
         "iframe_template": str(iframe_snippet("{src}", widget.title, width, height or widget.height, max_height)),
         "script": f'<script src="{script}" async></script>',
-        # In a static export: where engine/export.py puts the links to the widget's packages.
-        "packages": (PACKAGES_MARKER.format(slug=document.slug, name=widget.name)
-                     if current_app.config["STATIC_EXPORT"] and widget.driver == "worker" else ""),
+        # Where the links to the widget's packages go: engine/export.py writes them in, and on the live
+        # site engine/site_packages.py each time the page is served (they may be built meanwhile).
+        "packages": PACKAGES_MARKER.format(slug=document.slug, name=widget.name) if widget.driver == "worker" else "",
     }
+
+
+def browser_context(widget: Widget, context: dict) -> dict | None:
+    """The context the page gives the worker: a worker widget's; in a static export also a server
+    widget's whose script fetches what its view needs there (``shipped``), less what only the server holds."""
+    if widget.driver == "worker":
+        return context
+    if current_app.config["STATIC_EXPORT"] and widget.script:
+        return {key: value for key, value in context.items()
+                if {**widget.accepts, **widget.needs}.get(key) is not server_object}
+    return None
 
 
 def render_widget(document: Document, widget: Widget, raw: dict, mode: str) -> Markup:
@@ -153,7 +165,7 @@ def render_widget(document: Document, widget: Widget, raw: dict, mode: str) -> M
     return Markup(render_template(
         document.widget_template(widget.name), widget=widget, view=view, mode=mode, document=document,
         params={p["name"]: p for p in widget.param_dicts(context)},
-        context=context if widget.driver == "worker" else None,
+        context=browser_context(widget, context),
         share=share_links(document, widget, view["query"]),
         # A widget drawn by the server, in a static export: its form goes to the live site, if named.
         action=(widget.driver == "server" and live_site_url(document, widget))
@@ -332,10 +344,7 @@ def view_json(slug: str, name: str):
     widget = widget_of(document, name)
     if widget.driver == "live":
         abort(404, description=f"{name} shows the server's state and is not drawn by this API.")
-    view = view_of(document, widget, raw_state(request.args))
-    fragments = {key: render_template(document.template(f"widgets/{template}"), view=view, widget=widget, document=document)
-                 for key, template in widget.fragments.items()}
-    return current_app.json.response({**view, "fragments": fragments} if fragments else view).get_data()
+    return current_app.json.response(view_of(document, widget, raw_state(request.args))).get_data()
 
 
 def _log10(value: float) -> str:

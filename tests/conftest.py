@@ -39,6 +39,9 @@ PYODIDE = REPO_ROOT / "node_modules" / "pyodide"
 # (engine/caching.py, PAGE_RENDER_BUDGET_S) is off for the suite's apps and the servers it starts;
 # tests/engine/test_page_busting.py sets it where it is tested.
 os.environ.setdefault("PAGE_RENDER_BUDGET_S", "0")
+# Nor does a server the suite starts build the widgets' packages (engine/site_packages.py, a minute of
+# CPU per version); tests/engine/test_site_packages.py builds the fixture's where they are tested.
+os.environ.setdefault("PACKAGES_AT_START", "0")
 
 # The documents' Python is imported as documents.<slug> (widgetkit/registry.py): mounted here too, so
 # test modules can import a document's widgets and figures as the app does.

@@ -60,6 +60,11 @@ class Server:
 PORT_TRIES = 3  # running_server's attempts when the free port it picked is taken before the bind
 
 
+# A server started to be measured or tested builds no packages in the background (engine/site_packages.py),
+# unless the environment or the caller asks for it.
+_QUIET = {"PACKAGES_AT_START": "0"}
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nothing listens on right now."""
     with socket.socket() as s:
@@ -141,7 +146,7 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
             command += ["--threads", str(threads)]
         base = f"http://127.0.0.1:{chosen}"
         with open(log_path, "w") as log:
-            process = subprocess.Popen(command, cwd=root, env={**os.environ, **(env or {})},
+            process = subprocess.Popen(command, cwd=root, env={**_QUIET, **os.environ, **(env or {})},
                                        stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
         try:
             _wait_until_ready(base + ready_path, process, log_path, timeout)

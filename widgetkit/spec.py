@@ -56,9 +56,6 @@ class Widget:
     script: bool = False  # a <name>.js beside the module adds widget-specific behaviour in the page
     style: bool = False  # a <name>.css beside the module styles what only this widget draws
     primary: int = 2  # its first settings, shown under the figure; the rest wait behind "More settings"
-    # Parts of a server-drawn widget's page (data-fragment="<key>") that the server renders again for
-    # each new view, from these templates beside the module; the page's script swaps them in.
-    fragments: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.driver not in DRIVERS:

@@ -55,10 +55,20 @@ def live_widget(widget, mode: str) -> dict:
 
 
 def static_files(app: Flask) -> dict[str, bytes]:
-    """The published runs' answers, by subject, for the static export's live-scoring widget."""
+    """For the static export: the published runs' answers, by subject, with their questions (the
+    live-scoring widget's, and the prompt anatomy's test questions), and each subject's worked
+    examples (``prompt-anatomy/<subject>.json``), from which the worker draws the prompt anatomy."""
+    import json
+
     from benchmarks.mmlu.server import published_answers
 
-    return published_answers.static_files(app.extensions["mmlu_data"])
+    data = app.extensions["mmlu_data"]
+    files = published_answers.static_files(data)
+    for subject in data.subjects:
+        shots = [{"question": q.question, "choices": list(q.choices), "key": q.answer} for q in data.questions(subject, "dev")]
+        files[f"prompt-anatomy/{subject}.json"] = json.dumps(shots, sort_keys=True, ensure_ascii=False,
+                                                             separators=(",", ":")).encode()
+    return files
 
 
 def static_live_widget(widget, mode: str) -> tuple[str, dict] | None:
@@ -67,7 +77,7 @@ def static_live_widget(widget, mode: str) -> tuple[str, dict] | None:
         return None
     data = mmlu.dataset()
     return "widgets/live-scoring-published.html", {
-        "subjects": [(s.name, s.title, s.sizes["test"]) for s in data.subjects.values()],
+        "subjects": [{"name": s.name, "title": s.title, "questions": s.sizes["test"]} for s in data.subjects.values()],
     }
 
 

@@ -56,8 +56,11 @@ self.addEventListener('activate', (event) => {
 
 self.addEventListener('message', (event) => {
   const urls = (event.data?.save || []).map((url) => new URL(url, SCOPE)).filter(cacheable).map((url) => url.href);
-  event.waitUntil(caches.open(CACHE).then((cache) => save(cache, urls))
-    .then(() => event.source?.postMessage({ saved: urls.length })));
+  // Not held open with event.waitUntil: a new version's worker takes over only once this one has no
+  // event in progress, and a page's save held it back for minutes in tests/browser/static-export.mjs
+  // (the page asking is open meanwhile, and its new worker saves it again when it takes over).
+  caches.open(CACHE).then((cache) => save(cache, urls))
+    .then(() => event.source?.postMessage({ saved: urls.length, cache: CACHE }));
 });
 
 // A page shown offline may stand for the same page with other settings in its address (a widget

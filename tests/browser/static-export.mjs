@@ -2,16 +2,21 @@
 // server (EXPORT_URL, given by tests/browser/test_static_export.py; no Flask running).
 //
 // At 360 and 1280 px each document answers with no failed request and none to another origin. At
-// 1280 every widget the worker draws on the three documents is changed once, as a reader does it
-// (a key on a number box, a choice in a list), and must be drawn again. axe checks the export's
+// 1280 every widget on the three documents is changed once, as a reader does it (a key on a number
+// box, a choice in a list), and must be drawn again by the worker (the prompt anatomy, drawn by the
+// server on the live site, too: from the questions the export wrote, the same prompt the server
+// makes). A new version of the export replaces the offline copy on the next visit. axe checks the export's
 // own pages whole (the home page, a widget page, an embed) and, on the documents, what the export
 // draws differently from the live site (a live widget's note, a widget the server draws); the
 // documents' own accessibility is page.test.mjs's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { axeViolations, launch, screenshot, watchConsole } from './lib.mjs';
 
 const EXPORT_URL = process.env.EXPORT_URL;
+const EXPORT_DIR = process.env.EXPORT_DIR; // the served folder: the version-change step rewrites its service worker
 const DOCUMENTS = ['mmlu', 'mmlu-pro', 'scoring-lesson'];
 
 // Every request the page makes: those that failed, and those to another origin.
@@ -69,25 +74,27 @@ describe('the static export, served from a sub-path by a file server', () => {
   });
   after(async () => { await browser?.close(); });
 
-  for (const width of [360, 1280]) {
-    test(`every document at ${width} px: no failed request, none to another origin`, async () => {
-      await page.setViewportSize({ width, height: 900 });
-      for (const slug of DOCUMENTS) {
-        const response = await page.goto(`${EXPORT_URL}${slug}/`, { waitUntil: 'load' });
-        assert.equal(response.status(), 200, slug);
-        assert.ok(await page.locator('html[data-static-export]').count(), `${slug} is the export's page`);
-        await screenshot(page, `static-export-${slug}-${width}`);
-      }
-      assert.deepEqual(wrong, []);
-      assert.deepEqual(problems, []);
-    });
+  // Each document's export page at a width: it answers, it is the export's, a picture of it.
+  async function visit(slug, width) {
+    const response = await page.goto(`${EXPORT_URL}${slug}/`, { waitUntil: 'load' });
+    assert.equal(response.status(), 200, slug);
+    assert.ok(await page.locator('html[data-static-export]').count(), `${slug} is the export's page`);
+    await screenshot(page, `static-export-${slug}-${width}`);
   }
 
-  test('every widget the worker draws, on each document, is drawn again on input', async () => {
+  test('every document at 360 px: no failed request, none to another origin', async () => {
+    await page.setViewportSize({ width: 360, height: 900 });
+    for (const slug of DOCUMENTS) await visit(slug, 360);
+    assert.deepEqual(wrong, []);
+    assert.deepEqual(problems, []);
+  });
+
+  // At 1280 px (the same visits: the widgets are changed there).
+  test('every document at 1280 px: every widget, the worker\'s and the server\'s, is drawn again on input', async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     const redrawn = [];
     for (const slug of DOCUMENTS) {
-      await page.goto(`${EXPORT_URL}${slug}/`, { waitUntil: 'load' });
+      await visit(slug, 1280);
       const widgets = page.locator('section.widget[data-driver="worker"]');
       const count = await widgets.count();
       assert.ok(count > 0, `${slug} has widgets`);
@@ -98,10 +105,21 @@ describe('the static export, served from a sub-path by a file server', () => {
         assert.equal(await widget.getAttribute('data-worker'), 'ready', 'drawn by the worker, not a server');
         redrawn.push(`${slug}/${await widget.getAttribute('data-widget')}`);
       }
-      // A widget drawn by the server keeps its picture and says the live site changes it.
-      for (const fixed of await page.locator('section.widget[data-driver="server"]').all()) {
-        assert.match(await fixed.locator('[data-role="engine"]').textContent(), /works on the live site/);
-        assert.ok(await fixed.locator('form.widget-controls input:not([type="hidden"])').first().isDisabled());
+      // A widget drawn by the server (the prompt anatomy, from the dataset) is drawn by the worker here,
+      // from the questions the export wrote beside the document: the same prompt the live site's server makes.
+      for (const drawn of await page.locator('section.widget[data-driver="server"]').all()) {
+        const expected = JSON.parse(process.env.PROMPT);
+        const before = Number(await drawn.getAttribute('data-renders') || 0);
+        await drawn.scrollIntoViewIfNeeded();
+        await drawn.locator('select[name="subject"]').selectOption(expected.subject);
+        await drawn.getByText('More settings').click();
+        await drawn.locator('input[name="q"]').fill(String(expected.q));
+        await page.waitForFunction(([el, n, text]) => Number(el.dataset.renders || 0) > n && !el.hasAttribute('aria-busy')
+          && el.querySelector('[data-fragment="prompt-text"]').textContent === text,
+        [await drawn.elementHandle(), before, expected.text], { timeout: 90_000 });
+        assert.equal(await drawn.getAttribute('data-worker'), 'ready', 'drawn by the worker, not a server');
+        assert.match(await drawn.locator('.widget-summary').textContent(), new RegExp(`The answer key is ${expected.key}\\.`));
+        redrawn.push(`${slug}/${await drawn.getAttribute('data-widget')}`);
       }
       if (slug === 'mmlu') await screenshot(page, 'static-export-mmlu-redrawn-1280');
     }
@@ -138,6 +156,45 @@ describe('the static export, served from a sub-path by a file server', () => {
     await context.setOffline(false);
 
     assert.deepEqual(wrong.filter((line) => !line.startsWith('failed:')), []);
+  });
+
+  // Another reader, whose copy was saved by one visit (a context of its own: no Python running in it,
+  // whose requests the old worker would still be answering when the new one is ready to take over).
+  test('a new version of the export replaces the saved copy on the next online visit', async () => {
+    const reader = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    try {
+      const visit = await reader.newPage();
+      await visit.goto(`${EXPORT_URL}scoring-lesson/`, { waitUntil: 'load' });
+      const note = visit.locator('#offline-note');
+      await note.waitFor({ state: 'visible', timeout: 90_000 });
+      const version = await note.getAttribute('data-version');
+      // A new export: here, its service worker with another version.
+      const file = path.join(EXPORT_DIR, 'service-worker.js');
+      const source = readFileSync(file, 'utf8');
+      writeFileSync(file, source.replace(`'${version}'`, `'${version}-next'`));
+      try {
+        const started = performance.now();
+        await visit.reload({ waitUntil: 'load' });
+        // Polled by time, not by frames.
+        await visit.waitForFunction((next) => document.querySelector('#offline-note')?.dataset.version === next,
+          `${version}-next`, { timeout: 120_000, polling: 250 });
+        console.log(`new version: saved again ${Math.round(performance.now() - started)} ms after the reload`);
+        assert.match(await note.textContent(), /^Saved for reading offline on /);
+        const names = await visit.evaluate(async (next) => { // the older copy is deleted as the new one takes over
+          for (let tries = 0; tries < 300; tries += 1) {
+            const found = (await caches.keys()).filter((name) => name.startsWith('papers-offline-'));
+            if (found.length === 1 && found[0] === next) return found;
+            await new Promise((resolve) => setTimeout(resolve, 100));
+          }
+          return caches.keys();
+        }, `papers-offline-${version}-next`);
+        assert.deepEqual(names, [`papers-offline-${version}-next`]);
+      } finally {
+        writeFileSync(file, source);
+      }
+    } finally {
+      await reader.close();
+    }
   });
 
   test("a widget's SCORM 1.2 package in a platform with scorm-again: initialised, completed after a change, finished", async () => {
@@ -191,6 +248,23 @@ describe('the static export, served from a sub-path by a file server', () => {
     const widths = await page.locator('#lsp-run').evaluate((el) => [el.scrollWidth, el.closest('form').clientWidth]);
     assert.ok(widths[0] <= widths[1], `the run's select is ${widths[0]} px in a form of ${widths[1]} px`);
     await screenshot(page, 'static-export-published-answer-360');
+    assert.deepEqual(await axeViolations(page), []);
+
+    // MMLU-Pro's question browser (the document links to it: the crawl follows that) answers its published sample.
+    const pro = JSON.parse(process.env.PUBLISHED_PRO);
+    await page.goto(`${EXPORT_URL}mmlu-pro/run.html`, { waitUntil: 'load' });
+    await page.waitForSelector('[data-published-answers][data-shown]');
+    assert.match(await page.locator('h1').innerText(), /on the live site only/);
+    await page.selectOption('#pa-subject', { label: pro.subject });
+    await page.locator('#pa-number').fill(String(pro.number));
+    await page.waitForFunction((shown) => document.querySelector('[data-shown]').dataset.shown === shown,
+      `${pro.subject.replace(' ', '-')}/${pro.number}/${pro.run}`);
+    assert.match(await page.locator('#pa-number-hint').innerText(), /^1 to 100: the first 100 of its 410, which the run answered$/);
+    const proSaid = await page.locator('[data-role="answer"]').innerText();
+    assert.match(proSaid, new RegExp(`The published run ${pro.run} \\(letter method, 0 examples;`));
+    assert.match(proSaid, new RegExp(`answered ${pro.prediction}: ${pro.correct ? 'right' : 'wrong'}, the key is ${pro.key}\\.`));
+    assert.ok(await page.locator('[data-role="choices"] li').count() > 4, 'all the options of an MMLU-Pro question');
+    await screenshot(page, 'static-export-mmlu-pro-published-360');
     assert.deepEqual(await axeViolations(page), []);
     assert.deepEqual(wrong, []);
   });

@@ -25,11 +25,15 @@ from urllib.parse import urljoin, urlsplit
 from xml.etree import ElementTree
 
 import pytest
+from documents.mmlu.widgets import prompt_anatomy
 
+from benchmarks.mmlu.server import data_dir as mmlu_data_dir
+from benchmarks.mmlu.server.reader import MMLUData
 from benchmarks.server.runfile import read_rows
 from deploy.local import NGINX, running_nginx
 from engine.export import export
 from tools.launcher import free_port
+from widgetkit import run_view
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUB_PATH = "/courses/ml/papers/"
@@ -53,7 +57,9 @@ def site(tmp_path_factory):
     <root>/lms/scorm/ with scorm-again's script in <root>/lms/, as a learning platform would serve them."""
     root = tmp_path_factory.mktemp("static-host")
     folder = root / SUB_PATH.strip("/")
-    report = export(folder)
+    # One widget's packages (two files of 6 MiB): every package is made by the same code, and all 28
+    # cost this module about 180 MiB of writing and crawling for nothing more.
+    report = export(folder, packages=["/".join(PACKAGED)])
     print(report.line())
     slug, name = PACKAGED
     with zipfile.ZipFile(folder / "packages" / slug / f"{name}.zip") as plain:
@@ -85,6 +91,10 @@ def test_a_widgets_packages_hold_what_they_run_on(site):
     assert resource.get("href") == launch and resource.get(f"{{{ns['adlcp']}}}scormtype") == "sco"
     assert {f.get("href") for f in resource.findall("cp:file", ns)} == names - {"imsmanifest.xml"}
     assert "static/js/widgets/scorm.js" in (root / "lms" / "scorm" / launch).read_text()
+    assert sorted(str(p.relative_to(folder)) for p in (folder / "packages").rglob("*")) == [
+        f"packages/{slug}", f"packages/{slug}/{name}-scorm12.zip", f"packages/{slug}/{name}.zip"]
+    assert "Download for a lesson" in (folder / slug / "widgets" / f"{name}.html").read_text()
+    assert "Download for a lesson" not in (folder / slug / "widgets" / "calibration-bars.html").read_text()
     assert "scorm.js" not in (root / "plain" / launch).read_text()
     with http_server(root / "plain") as origin:
         runtime = sorted(str(p.relative_to(root / "plain")) for p in (root / "plain" / "pyodide").rglob("*") if p.is_file())
@@ -189,12 +199,23 @@ def test_every_address_in_the_export_answers(site, served, tmp_path):
     assert any(url.endswith("/pyodide.mjs") for url in statuses) and any(url.endswith(".whl") for url in statuses)
 
 
-def published_answer(subject: str, number: int, run: str) -> dict:
+def published_answer(subject: str, number: int, run: str, benchmark: str = "mmlu") -> dict:
     """What the published run file says for a test question (number from 1), for the page to show."""
-    rows = read_rows(REPO_ROOT / "benchmarks" / "mmlu" / "runs" / f"{run}.jsonl.gz")
-    row = next(r for r in rows if r["subject"] == subject and r["index"] == number - 1)
+    rows = read_rows(REPO_ROOT / "benchmarks" / benchmark / "runs" / f"{run}.jsonl.gz")
+    row = next(r for r in rows if r.get("subject", r.get("category")) == subject and r["index"] == number - 1)
     return {"subject": subject, "number": number, "run": run, "prediction": row["prediction"], "key": row["key"],
             "correct": row["correct"]}
+
+
+def live_prompt(subject: str, number: int) -> dict:
+    """The prompt anatomy's text as the live site's server draws it (the widget's view on the dataset,
+    as the widget JSON route runs it), for the export's worker to agree with."""
+    data = MMLUData(mmlu_data_dir())
+    context = {"subjects": {name: {"title": s.title, "test": s.sizes["test"]} for name, s in data.subjects.items()},
+               "dataset": data}
+    view = run_view(prompt_anatomy.WIDGET, {"subject": subject, "q": str(number)}, context)
+    return {"subject": subject, "q": number, "key": view["prompt"]["key"],
+            "text": "".join(part["text"] for part in view["prompt"]["parts"])}
 
 
 @pytest.mark.browser
@@ -208,9 +229,11 @@ def test_the_export_read_in_chromium(site):
             [sys.executable, str(REPO_ROOT / "tools" / "reaped.py"), "node", "--test", "--test-reporter=spec",
              str(REPO_ROOT / "tests" / "browser" / "static-export.mjs")],
             cwd=REPO_ROOT, capture_output=True, text=True, env=dict(
-                os.environ, EXPORT_URL=origin + SUB_PATH,
+                os.environ, EXPORT_URL=origin + SUB_PATH, EXPORT_DIR=str(root / SUB_PATH.strip("/")),
                 LMS_URL=f"{origin}/lms/", SCORM_LAUNCH=f"scorm/embed/{PACKAGED[0]}/{PACKAGED[1]}.html",
-                PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot"))),
+                PUBLISHED=json.dumps(published_answer("astronomy", 7, "smollm2-135m-instruct-0shot")),
+                PUBLISHED_PRO=json.dumps(published_answer("computer science", 42, "smollm2-0shot-first100", "mmlu_pro")),
+                PROMPT=json.dumps(live_prompt("astronomy", 30))),
             timeout=400)
     print(result.stdout[-20000:])
     assert result.returncode == 0, f"{result.stdout[-8000:]}\n{result.stderr[-3000:]}"

@@ -3,8 +3,8 @@
 // The server already drew each widget for its state. Here the form controls are wired up: on
 // every input the widget's state goes to its view (the widget module's Python, run by the Pyodide
 // worker; a widget drawn by the server, whose view needs the server's data, asks the widget JSON
-// route), and the returned view (SVG marks, sentences, messages, canonical query, server-rendered
-// fragments) is copied into the page. No number is computed here; this file only moves values
+// route), and the returned view (SVG marks, sentences, messages, canonical query, markup fragments
+// the widget's Python escaped) is copied into the page. No number is computed here; this file only moves values
 // between the form, the view and the DOM. A widget's own behaviour lives in its optional script
 // beside its module (data-script), with optional setup(widget), onInput(widget, target) and
 // apply(widget, view).
@@ -29,7 +29,9 @@ import { boxText } from './percent-box.js';
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 // A static export (engine/export.py): no server answers, so the worker computes every change, and
-// a widget's settings in the address (which a static host ignores) are read here.
+// a widget's settings in the address (which a static host ignores) are read here. A widget drawn by
+// the server computes there in the worker too when its script can fetch the data a view is made of
+// (its shipped(widget, state), from files the export wrote): the view gets them as context.shipped.
 const STATIC_EXPORT = document.documentElement.hasAttribute('data-static-export');
 // The printed column (A4 less its margins is about 673 CSS px): a figure drawn wider than this is
 // drawn again for it, kept aside for print only, so printed chart text keeps its size (≥ 8 pt).
@@ -37,7 +39,7 @@ const PRINT_WIDTH = 640;
 const PRINT_DELAY_MS = 600;
 
 // The math core's client, imported only when a widget on the page needs it: importing it starts
-// Pyodide, which the prompt anatomy (data from the server) does not need.
+// Pyodide, which the prompt anatomy (data from the server) does not need on the live site.
 let mathCoreClient;
 function mathCore() {
   mathCoreClient = mathCoreClient || import('../python-runtime.js').then((module) => module.explainers);
@@ -173,14 +175,15 @@ class Widget {
   }
 
   async start() {
-    if (STATIC_EXPORT && this.el.dataset.driver === 'server') { // its view needs the server's data
+    // Relative to the page (a static export writes it so), not to this module.
+    if (this.el.dataset.script) this.extra = await import(new URL(this.el.dataset.script, document.baseURI).href);
+    this.inWorker = this.el.dataset.driver === 'worker' || (STATIC_EXPORT && Boolean(this.extra?.shipped));
+    if (STATIC_EXPORT && !this.inWorker) { // its view needs the server's data
       this.engine.textContent = 'This copy of the page is a set of files: its first picture stays as it is. '
         + 'Changing the settings works on the live site.';
       for (const control of this.form.elements) control.disabled = true;
       return;
     }
-    // Relative to the page (a static export writes it so), not to this module.
-    if (this.el.dataset.script) this.extra = await import(new URL(this.el.dataset.script, document.baseURI).href);
     for (const node of this.el.querySelectorAll('[hidden][data-pair], [hidden][data-role="js-only"]')) {
       node.hidden = false;
     }
@@ -195,8 +198,8 @@ class Widget {
     if (STATIC_EXPORT) this.fromAddress();
     new ResizeObserver(() => this.measure()).observe(this.svg.parentElement); // also measures once now
     this.el.dataset.ready = 'true'; // interactive now: the server answers until the worker is ready
-    if (this.el.dataset.driver === 'worker' && this.el.dataset.mode === 'page') this.startWorker();
-    else if (this.el.dataset.driver === 'worker') { // the first touch starts it (onInput does too)
+    if (this.inWorker && this.el.dataset.mode === 'page') this.startWorker();
+    else if (this.inWorker) { // the first touch starts it (onInput does too)
       const touched = () => this.startWorker();
       this.el.addEventListener('pointerdown', touched, { once: true, passive: true });
       this.form.addEventListener('focusin', touched, { once: true });
@@ -220,7 +223,7 @@ class Widget {
   }
 
   startWorker() {
-    if (this.el.dataset.driver !== 'worker' || this.workerStarted) return;
+    if (!this.inWorker || this.workerStarted) return;
     this.workerStarted = true;
     mathCore().then((explainers) => explainers.ready).then(
       () => { this.workerReady = true; this.el.dataset.worker = 'ready'; this.request(); },
@@ -285,9 +288,9 @@ class Widget {
       return body;
     }
     this.startWorker();
-    const explainers = await mathCore();
+    const [explainers, shipped] = await Promise.all([mathCore(), STATIC_EXPORT && this.extra?.shipped?.(this, state)]);
     await explainers.ready;
-    return explainers.view(this.view, state, this.context);
+    return explainers.view(this.view, state, shipped ? { ...this.context, shipped } : this.context);
   }
 
   apply(view, started) {
@@ -312,7 +315,7 @@ class Widget {
     } else {
       this.messages.replaceChildren();
     }
-    // Server-rendered parts of the view (escaped by the server's templates), swapped in whole.
+    // Parts of the view as markup (escaped by the widget's Python, on the server or in the worker), swapped in whole.
     for (const [key, html] of Object.entries(view.fragments || {})) {
       this.el.querySelector(`[data-fragment="${key}"]`).innerHTML = html;
     }

@@ -1,7 +1,7 @@
-// The live-scoring widget in the static export (live-scoring-published.html): a real test question
-// and the answer a published run gave to it, read from the files beside the document
-// (benchmarks/mmlu/server/published_answers.py): published/index.json, then the one file of 25
-// questions that holds the question asked. Nothing here computes an answer; it shows the run's.
+// The static export's live form (templates/widgets/_published_answers.html): a standard question and
+// the answer a published run gave to it, read from the files beside the document
+// (engine/published_answers.py): published/index.json, then the one file of questions that holds
+// the question asked. Nothing here computes an answer; it shows the run's. Every benchmark's form.
 const CHANGE_WAIT_MS = 150;
 
 function methodWords(run) {
@@ -36,9 +36,13 @@ async function start(el) {
   const chunks = new Map();
 
   async function show() {
-    const count = Number(subject.selectedOptions[0].dataset.questions);
+    const { questions, total } = subject.selectedOptions[0].dataset;
+    const count = Number(questions);
     number.max = String(count);
-    el.querySelector('[data-role="count"]').textContent = String(count);
+    // Where the runs answered fewer than the subject has (a sample), the hint says which.
+    el.querySelector('[data-role="hint"]').textContent = total
+      ? `1 to ${count}: the first ${count} of its ${Number(total).toLocaleString('en')}, which the run answered`
+      : `1 to ${count.toLocaleString('en')}`;
     const n = Number(number.value);
     if (!Number.isInteger(n) || n < 1 || n > count) {
       answer.textContent = `The question number is a whole number from 1 to ${count}.`;
