@@ -19,6 +19,30 @@ async function getJSON(url) {
   return response.json();
 }
 
+// The run's answer to the question, in sentences: what it said, right or wrong, and its numbers.
+function answerLines(run, question) {
+  const given = question.answers[run.name];
+  const said = given.prediction ? `answered ${given.prediction}` : 'gave no letter that could be read';
+  const lines = [`The published run ${run.name} (${methodWords(run)}; ${run.model}) ${said}: `
+    + `${given.correct ? 'right' : 'wrong'}, the key is ${question.key}.`];
+  if (given.probabilities) {
+    lines.push(`Its probabilities for the next token: ${Object.entries(given.probabilities)
+      .map(([letter, p]) => `“ ${letter}” ${percent(p)}`).join(', ')}.`);
+  }
+  if (given.generated !== undefined) lines.push(`It wrote: “${given.generated}”.`);
+  return lines;
+}
+
+function showQuestion(el, question) {
+  el.querySelector('[data-role="question-text"]').textContent = question.question;
+  el.querySelector('[data-role="choices"]').replaceChildren(...question.choices.map((text) => {
+    const item = document.createElement('li');
+    item.textContent = text;
+    return item;
+  }));
+  el.querySelector('[data-role="question"]').hidden = false;
+}
+
 async function start(el) {
   const indexUrl = new URL(el.dataset.publishedAnswers, document.baseURI);
   const form = el.querySelector('form');
@@ -52,24 +76,8 @@ async function start(el) {
     if (!chunks.has(chunkUrl.href)) chunks.set(chunkUrl.href, getJSON(chunkUrl));
     const question = (await chunks.get(chunkUrl.href))[(n - 1) % index.chunk];
     const run = runs.find((r) => r.name === runSelect.value);
-    el.querySelector('[data-role="question-text"]').textContent = question.question;
-    el.querySelector('[data-role="choices"]').replaceChildren(...question.choices.map((text) => {
-      const item = document.createElement('li');
-      item.textContent = text;
-      return item;
-    }));
-    el.querySelector('[data-role="question"]').hidden = false;
-    const given = question.answers[run.name];
-    const lines = [];
-    const said = given.prediction ? `answered ${given.prediction}` : 'gave no letter that could be read';
-    lines.push(`The published run ${run.name} (${methodWords(run)}; ${run.model}) ${said}: `
-      + `${given.correct ? 'right' : 'wrong'}, the key is ${question.key}.`);
-    if (given.probabilities) {
-      lines.push(`Its probabilities for the next token: ${Object.entries(given.probabilities)
-        .map(([letter, p]) => `“ ${letter}” ${percent(p)}`).join(', ')}.`);
-    }
-    if (given.generated !== undefined) lines.push(`It wrote: “${given.generated}”.`);
-    answer.replaceChildren(...lines.map((text) => {
+    showQuestion(el, question);
+    answer.replaceChildren(...answerLines(run, question).map((text) => {
       const p = document.createElement('p');
       p.textContent = text;
       return p;
