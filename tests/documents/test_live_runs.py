@@ -1,5 +1,5 @@
 """The live model's published runs as the widgets draw them (benchmarks/mmlu/server/published_runs.py,
-benchmarks/mmlu/live_runs.py).
+benchmarks/live_runs.py).
 
 The summary is checked against numpy on runs written here over a two-subject copy of the real data
 (so every figure has a known answer), and a published folder that is not complete is refused. The
@@ -20,7 +20,7 @@ from documents.mmlu.widgets.release_gate import WIDGET as GATE
 from documents.mmlu.widgets.scaling_plot import WIDGET as SCALING
 from documents.mmlu.widgets.subject_bars import WIDGET as SUBJECTS
 
-from benchmarks.mmlu import live_runs
+from benchmarks import live_runs
 from benchmarks.mmlu.server import data_dir, published_runs
 from benchmarks.mmlu.server.reader import MMLUData
 from widgetkit import run_view

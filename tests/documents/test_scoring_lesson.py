@@ -13,7 +13,7 @@ from documents.scoring_lesson.widgets.two_run_gate import WIDGET
 
 from benchmarks.__main__ import main as benchmarks_main
 from benchmarks.gate import compare
-from benchmarks.mmlu.live_runs import paired_marks, run_pair
+from benchmarks.live_runs import paired_marks, run_pair
 from benchmarks.mmlu.server import data_dir as mmlu_data_dir
 from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.data_checks import overlap_with_test, split_counts

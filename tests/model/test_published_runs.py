@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.live_runs import PARAMETERS
 from benchmarks.mmlu import prompt
-from benchmarks.mmlu.live_runs import PARAMETERS
 from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.server.evaluate import batches

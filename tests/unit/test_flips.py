@@ -17,7 +17,7 @@ from documents.mmlu.widgets.question_flips import LIVE_FORMS, WIDGET
 from benchmarks.flips import harness_answer, pair_answers, read_answers
 from benchmarks.flips_widget import PAGE_SIZE, live_address
 from benchmarks.gate import compare
-from benchmarks.mmlu.live_runs import paired_marks
+from benchmarks.live_runs import paired_marks
 from benchmarks.mmlu.server import published_runs
 from benchmarks.runs import RunFormatError, pair_runs, read_run
 from explainers.flips import letter_lean, question_flips

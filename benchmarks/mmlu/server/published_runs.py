@@ -20,12 +20,12 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchmarks.flips import answer_of_row, pair_answers
+from benchmarks.live_runs import LETTER, MAX_BINS, run_key
 from benchmarks.server.runfile import first_row, one_run, read_rows
 from explainers import calibration
 
 from ..data import DataMissing
 from ..groups import BY_NAME
-from ..live_runs import LETTER, MAX_BINS, run_key
 from .reader import MMLUData
 
 log = logging.getLogger(__name__)

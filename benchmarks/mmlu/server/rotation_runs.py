@@ -17,9 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import explainers
+from benchmarks.live_runs import model_name
 from benchmarks.server.runfile import one_run, read_rows
-
-from ..live_runs import model_name
 
 log = logging.getLogger(__name__)
 ROTATIONS_DIR = Path(__file__).resolve().parent.parent / "runs" / "rotations"

@@ -16,8 +16,8 @@ import random
 
 from flask import Blueprint, current_app, render_template, request, url_for
 
+from benchmarks.live_runs import model_name
 from benchmarks.mmlu.data import LETTERS, DataMissing
-from benchmarks.mmlu.live_runs import model_name
 from benchmarks.mmlu.prompt import MAX_SHOTS
 from benchmarks.mmlu.server import dataset
 from benchmarks.mmlu.server.api import run_score

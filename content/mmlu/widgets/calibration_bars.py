@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
+from benchmarks.live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
 from benchmarks.mmlu.figures import paper_figures
-from benchmarks.mmlu.live_runs import MAX_BINS, live_calibration, model_name, run_choices, run_of
 from explainers import calibration
 from explainers.calibration import calibration_groups
 from widgetkit import Param, Widget

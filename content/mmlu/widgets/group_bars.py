@@ -2,9 +2,9 @@
 macro, or this site's live model in its published 0- and 5-shot runs."""
 from __future__ import annotations
 
+from benchmarks.live_runs import live_scores, model_name
 from benchmarks.mmlu.figures import paper_figures, reference
 from benchmarks.mmlu.groups import GROUPS
-from benchmarks.mmlu.live_runs import live_scores, model_name
 from explainers import scoring, stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes

@@ -1,8 +1,8 @@
 """Accuracy against model size: GPT-3 at chance until 175B, UnifiedQA above it (Table 1, Appendix A)."""
 from __future__ import annotations
 
+from benchmarks.live_runs import PARAMETERS, live_scores, model_name
 from benchmarks.mmlu.figures import paper_figures, reference
-from benchmarks.mmlu.live_runs import PARAMETERS, live_scores, model_name
 from widgetkit import Param, Widget
 from widgetkit.layout import GAP, text_width
 from widgetkit.scene import Y_AXIS_WIDTH, Linear, Log10, caption, figure, hline, label, legend, mark, percent_axis_y, vline

@@ -2,8 +2,8 @@
 its published runs), each with a band from its test size."""
 from __future__ import annotations
 
+from benchmarks.live_runs import live_scores, model_name, run_choices, run_of
 from benchmarks.mmlu.figures import paper_figures, reference
-from benchmarks.mmlu.live_runs import live_scores, model_name, run_choices, run_of
 from explainers import stats
 from widgetkit import Param, Widget
 from widgetkit.context import sizes

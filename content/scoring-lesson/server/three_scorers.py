@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from flask import Blueprint, current_app, redirect, request, url_for
 
-from benchmarks.mmlu.live_runs import model_name
+from benchmarks.live_runs import model_name
 from benchmarks.mmlu.server import harness_tasks as harness
 from benchmarks.mmlu.server.harness_tasks import HarnessPrompt
 from benchmarks.server import budget, live_form

@@ -8,7 +8,7 @@ part's accuracy with its size.
 """
 from __future__ import annotations
 
-from benchmarks.mmlu.live_runs import live_scores, model_name, run_of
+from benchmarks.live_runs import live_scores, model_name, run_of
 from explainers import checks, plain_mean, weighted_accuracy
 from widgetkit import Param, Widget
 from widgetkit.context import sizes
