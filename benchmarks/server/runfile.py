@@ -16,52 +16,63 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from benchmarks.runfile import complete_lines, dumps, group_of, normalise, question_key, settings_of
+from benchmarks.runfile import dumps, group_of, normalise, question_key, settings_of
 
 SAVE_EVERY_S = 10.0
 TEMPORARY_SUFFIX = ".partial"
 
 
 def _open_text(path: Path):
-    """The run file opened for reading as text, through gzip when its name ends ``.gz``; line ends
-    are kept as written (newline="")."""
+    """The run file opened for reading as text, through gzip when its name ends ``.gz``; lines end at
+    a newline only and are kept as written (complete_lines' rule, which reads the text whole)."""
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8", newline="")
-    return open(path, encoding="utf-8", newline="")  # noqa: SIM115 - the caller's with-block closes it
+        return gzip.open(path, "rt", encoding="utf-8", newline="\n")
+    return open(path, encoding="utf-8", newline="\n")  # noqa: SIM115 - the caller's with-block closes it
 
 
-def _text(path: Path) -> str:
+def iter_lines(path: Path) -> Iterator[str]:
+    """The complete, non-blank lines of one ``.jsonl`` or ``.jsonl.gz`` file, as written, one at a
+    time (a run's whole text is never held: the site summarises four runs of 14,042 rows)."""
     with _open_text(path) as fh:
-        return fh.read()
+        for line in fh:
+            if line.endswith("\n") and line.strip():  # complete_lines' rule: whole and not blank
+                yield line
 
 
 def read_lines(path: Path) -> list[str]:
     """The complete, non-blank lines of one ``.jsonl`` or ``.jsonl.gz`` file, as written."""
-    return complete_lines(_text(path))
+    return list(iter_lines(path))
+
+
+def row_of(line: str) -> dict:
+    """One complete line's row, in the shared schema."""
+    return normalise(json.loads(line))
+
+
+def iter_rows(path: Path) -> Iterator[dict]:
+    """The rows of the complete lines of one ``.jsonl`` or ``.jsonl.gz`` file, one at a time."""
+    return map(row_of, iter_lines(path))
 
 
 def read_rows(path: Path) -> list[dict]:
     """The rows of the complete lines of one ``.jsonl`` or ``.jsonl.gz`` file, in the shared schema."""
-    import json
-
-    return [normalise(json.loads(line)) for line in read_lines(path)]
+    return list(iter_rows(path))
 
 
 def first_row(path: Path) -> dict | None:
     """The first row of a run file (its settings), without reading the rest; None if it has none."""
-    import json
-
-    with _open_text(path) as fh:
-        for line in fh:
-            if line.endswith("\n") and line.strip():  # complete_lines' rule: whole and not blank
-                return normalise(json.loads(line))
-    return None
+    lines = iter_lines(path)
+    try:
+        return next(map(row_of, lines), None)
+    finally:
+        lines.close()
 
 
 def one_run(path: Path, rows: list[dict], error: type[ValueError], also=lambda row: ()) -> dict[tuple[str, int], dict]:
@@ -91,8 +102,6 @@ class RunWriter:
 
     def __init__(self, out: Path, settings: tuple[str, str] | None = None, resume: bool = False,
                  save_every: float = SAVE_EVERY_S):
-        import json
-
         self.out = Path(out)
         self.save_every = save_every
         self.lines: list[str] = []
@@ -102,7 +111,7 @@ class RunWriter:
             stale.unlink(missing_ok=True)
         if resume and self.out.exists():
             self.lines = read_lines(self.out)
-            self.rows = [normalise(json.loads(line)) for line in self.lines]
+            self.rows = [row_of(line) for line in self.lines]
             other = {settings_of(r) for r in self.rows} - {settings} if settings is not None else set()
             if other:
                 raise ValueError(f"{self.out} holds rows of another run ({sorted(other)}); resume it with the same "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import threading
 import time
 from pathlib import Path
@@ -50,6 +51,22 @@ def post_score(conn: http.client.HTTPConnection):
     return response.status, response.getheader("Retry-After"), json.loads(response.read())
 
 
+# One worker runs both tests: the second asks nothing of the server that the first has not started.
+@pytest.mark.xdist_group("live_server_pressure")
+def test_the_web_process_reads_mmlu_pro_without_pyarrow_or_numpy(live_server):
+    """app.py warmed /mmlu-pro/ (its category sizes come from the Parquet file) and serves a question:
+    its process maps no pyarrow or numpy library, which held about 110 MiB there (issue 36); the
+    reader's child process (benchmarks/mmlu_pro/server/reader.py) reads the files."""
+    host = urlparse(live_server)
+    conn = http.client.HTTPConnection(host.hostname, host.port, timeout=60)
+    conn.request("GET", "/api/mmlu-pro/questions/math?index=0")
+    response = conn.getresponse()
+    assert response.status == 200 and json.loads(response.read())["category"] == "math"
+    maps = Path(f"/proc/{server_pid(live_server)}/maps").read_text()
+    assert not re.search(r"/(pyarrow|numpy)[/.]", maps), "the site's process loaded pyarrow or numpy"
+
+
+@pytest.mark.xdist_group("live_server_pressure")
 def test_sixteen_scoring_clients_get_answers_or_429_and_pages_keep_working(live_server):
     host = urlparse(live_server)
     warm = http.client.HTTPConnection(host.hostname, host.port, timeout=600)

@@ -21,6 +21,7 @@ from benchmarks.mmlu.server import published_runs
 from benchmarks.mmlu.server.evaluate import MMLUTask
 from benchmarks.server.evaluate import batches
 from benchmarks.server.multiple_choice import answer_question, answer_questions
+from benchmarks.server.runfile import read_rows
 from livescoring.scorer import Scorer
 
 PUBLISHED = Path(__file__).resolve().parents[2] / "benchmarks" / "mmlu" / "runs"
@@ -30,8 +31,6 @@ SAMPLE = 6
 
 pytestmark = [pytest.mark.model, pytest.mark.skipif(not FILES, reason=f"no runs in {RUNS}")]
 
-
-read_rows = published_runs.read_rows
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from benchmarks.flips import answer_of_row, pair_answers
 from benchmarks.live_runs import LETTER, MAX_BINS, run_key
-from benchmarks.server.runfile import first_row, one_run, read_rows
+from benchmarks.server.runfile import first_row, iter_lines, iter_rows, one_run, row_of
 from explainers import calibration
 
 from ..data import DataMissing
@@ -33,13 +33,19 @@ RUNS_DIR = Path(__file__).resolve().parent.parent / "runs"
 FILE_PATTERN = "*.jsonl.gz"
 
 
+# What a run's summary and its checks read of each row: the rest (the letters' probabilities above
+# all) is left in the file, so four runs of 14,042 rows are summarised in a few MiB (issue 36).
+SUMMARY_FIELDS = ("subject", "split", "index", "method", "shots", "model", "correct", "confidence")
+
+
 class PublishedRunError(ValueError):
     """A published run file that cannot be drawn (incomplete, mixed, or not this project's format)."""
 
 
-def _checked(path: Path, rows: list[dict]) -> dict:
-    """The rows of a single-setting run keyed by (subject, index), no question twice (whether they
-    are the whole test set is _summarised's check, where the data folder is known)."""
+def _checked(path: Path) -> dict:
+    """The run's rows, their SUMMARY_FIELDS only, keyed by (subject, index): one setting, no question
+    twice (whether they are the whole test set is _summarised's check, where the data folder is known)."""
+    rows = [{name: row.get(name) for name in SUMMARY_FIELDS} for row in iter_rows(path)]
     return one_run(path, rows, PublishedRunError)
 
 
@@ -110,15 +116,14 @@ def _summarised(files: tuple[Path, ...], signature: tuple, root: Path | None) ->
     """widget_context's answer for these files (``signature``: their names, sizes and times) and data
     folder; shared by every caller, so callers treat it as read-only, as widget views do."""
     data = MMLUData(root) if root is not None else None
-    keys, context = _summaries(files, signature)
+    order, context = _summaries(files, signature)
     subject_group = {}
     if data is not None:
         subjects = data.subjects
         expected = {(name, q.index) for name in subjects for q in data.questions(name, "test")}
-        for path, found in zip(files, keys, strict=True):
-            if found != expected:
-                raise PublishedRunError(f"{path.name} is not one complete test run: {len(found)} distinct questions, "
-                                        f"the test set has {len(expected)}")
+        if set(order) != expected:  # every run holds the questions of the first (_summaries' check)
+            raise PublishedRunError(f"{files[0].name} is not one complete test run: {len(order)} distinct questions, "
+                                    f"the test set has {len(expected)}")
         subject_group = {name: BY_NAME[s.group].key for name, s in subjects.items()}
     return {**context, "live_scores": {**context["live_scores"], "runs": [
         {**run, "groups": _group_tallies(run["subjects"], subject_group)} for run in context["live_scores"]["runs"]]}}
@@ -137,17 +142,20 @@ def _group_tallies(subjects: dict[str, list[int]], subject_group: dict[str, str]
 
 @lru_cache(maxsize=4)
 def _summaries(files: tuple[Path, ...], signature: tuple):
-    """(each run's question keys, the widgets' context without group tallies): the seconds-long part
-    of _summarised, which depends on the files only, so that another data folder (the tests make
+    """(the runs' question keys, sorted; the widgets' context without group tallies): the seconds-long
+    part of _summarised, which depends on the files only, so that another data folder (the tests make
     several copies, some damaged) checks its questions and groups its subjects without reading the
-    runs again."""
-    checked = [_checked(path, read_rows(path)) for path in files]
-    if any(set(rows) != set(checked[0]) for rows in checked):
-        raise PublishedRunError("the published runs do not hold the same questions")
-    order = sorted(checked[0])
+    runs again. One run is read at a time, and only its summary is kept."""
+    order, summaries = None, []
+    for path in files:
+        rows = _checked(path)
+        if order is None:
+            order = tuple(sorted(rows))
+        elif rows.keys() != set(order):
+            raise PublishedRunError("the published runs do not hold the same questions")
+        summaries.append(_run_summary(rows, order))
     # Letter runs first (the ones the score and calibration widgets draw), fewest shots first.
-    runs = sorted((_run_summary(rows, order) for rows in checked),
-                  key=lambda run: (run["scores"]["method"] != LETTER, run["scores"]["shots"]))
+    runs = sorted(summaries, key=lambda run: (run["scores"]["method"] != LETTER, run["scores"]["shots"]))
     letter = [run for run in runs if run["scores"]["method"] == LETTER]
     models = {run["model"] for run in runs}
     if len(models) != 1:
@@ -156,7 +164,7 @@ def _summaries(files: tuple[Path, ...], signature: tuple):
     sizes: dict[str, int] = {}
     for subject, _ in order:
         sizes[subject] = sizes.get(subject, 0) + 1
-    return [set(rows) for rows in checked], {
+    return order, {
         "live_scores": {"model": model, "runs": [run["scores"] for run in letter]},
         "live_calibration": {"model": model, "runs": [run["calibration"] for run in letter]},
         "live_pairs": {"model": model, "order": [[name, size] for name, size in sizes.items()],
@@ -172,17 +180,23 @@ def published_answer(subject: str, index: int, folder: Path = RUNS_DIR) -> dict 
     if not files:
         return None
     signature = tuple((path.name, path.stat().st_size, path.stat().st_mtime_ns) for path in files)
-    return _answers(tuple(files), signature).get((subject, index))
+    line = _answers(tuple(files), signature).get((subject, index))
+    return None if line is None else row_of(line)
 
 
 @lru_cache(maxsize=1)
-def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int], dict]:
-    """published_answer's rows for these files, by (subject, index): only the chosen run is read whole
-    (each run's settings are on its first line)."""
+def _answers(files: tuple[Path, ...], signature: tuple) -> dict[tuple[str, int], str]:
+    """published_answer's rows for these files, by (subject, index), each kept as its line (a row read
+    into dicts takes about three times the memory): only the chosen run is read (each run's settings
+    are on its first line)."""
     letter = [(first["shots"], path) for path, first in ((path, first_row(path)) for path in files)
               if first and first.get("method", LETTER) == LETTER]
-    fewest = read_rows(min(letter)[1]) if letter else []
-    return {(row["subject"], row["index"]): row for row in fewest if row["split"] == "test"}
+    found = {}
+    for line in iter_lines(min(letter)[1]) if letter else ():
+        row = row_of(line)
+        if row["split"] == "test":
+            found[(row["subject"], row["index"])] = line
+    return found
 
 
 class PublishedAnswers:
@@ -212,7 +226,7 @@ class PublishedAnswers:
 def _published_answers(path: Path, signature: tuple, root: Path | None) -> dict:
     data = MMLUData(root) if root is not None else None
     found = {}
-    for row in read_rows(path):
+    for row in iter_rows(path):
         question = None
         if data is not None:
             try:

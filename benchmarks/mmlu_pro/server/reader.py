@@ -3,41 +3,65 @@
 
 The files are Parquet, so they are read with pyarrow, the Apache Arrow project's own reader (the
 format's reference implementation, also what the Hugging Face ``datasets`` library that wrote them
-uses), imported only when a file is read.
+uses), in a child process (:data:`READ_PARQUET`) that sends the rows back one JSON line each: pyarrow,
+the numpy it imports and Arrow's memory pool stay out of the web process, which held 112 MiB more
+once it had read the files itself (docs/performance.md, issue 36). The child costs the first read
+about half a second (its start and pyarrow's import).
 """
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from collections import Counter
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 
 from ..data import COLUMNS, LETTERS, SPLITS, DataMissing, Question, clean_options
 
+UNREADABLE = 2  # READ_PARQUET's exit status for a file that is not Parquet (its message on stderr)
+# The child's program: the file's COLUMNS (argv[1], argv[2:]), each row a JSON array in that order.
+# ParquetFile reads one file; read_table would also import pyarrow.dataset and pandas (0.15 s).
+READ_PARQUET = f"""
+import json, sys
+import pyarrow.parquet as parquet
+from pyarrow import ArrowException
+try:
+    table = parquet.ParquetFile(sys.argv[1]).read(columns=sys.argv[2:])
+except (ArrowException, OSError, ValueError) as error:
+    print(error, file=sys.stderr)
+    sys.exit({UNREADABLE})
+for row in zip(*(column.to_pylist() for column in table.columns)):
+    sys.stdout.write(json.dumps(row) + "\\n")
+"""
 
-def _read_table(path: Path):
+
+def _read_table(path: Path) -> Iterator[dict]:
+    """The file's rows, {column: value} for COLUMNS, in file order, as READ_PARQUET's child sends them
+    (taken a line at a time: the file's text is never in this process whole)."""
     if not path.is_file():
         raise DataMissing(
             f"MMLU-Pro data not found: {path} is missing. Set MMLU_PRO_DATA_DIR to a folder holding "
             f"{' and '.join(SPLITS.values())} (the TIGER-Lab/MMLU-Pro release)."
         )
-    import pyarrow.parquet as parquet  # imported when a file is read (see the module docstring)
-    from pyarrow import ArrowException
-
-    try:
-        # ParquetFile reads one file; read_table would also import pyarrow.dataset and pandas (0.15 s).
-        table = parquet.ParquetFile(path).read(columns=list(COLUMNS))
-    except (ArrowException, OSError, ValueError) as error:
-        raise DataMissing(f"MMLU-Pro file {path} could not be read as Parquet ({error}).") from None
-    return table.to_pylist()
+    with subprocess.Popen([sys.executable, "-c", READ_PARQUET, str(path), *COLUMNS], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, encoding="utf-8") as child:
+        for line in child.stdout:
+            yield dict(zip(COLUMNS, json.loads(line), strict=True))
+        problem = child.stderr.read().strip()
+    if child.returncode == UNREADABLE:
+        raise DataMissing(f"MMLU-Pro file {path} could not be read as Parquet ({problem}).")
+    if child.returncode:
+        raise RuntimeError(f"reading {path} with pyarrow failed (exit status {child.returncode}): {problem}")
 
 
 @lru_cache(maxsize=4)
 def _read_split(root: Path, split: str) -> tuple[Question, ...]:
     path = root / SPLITS[split]
-    rows = _read_table(path)
     seen: Counter = Counter()
     questions = []
-    for number, row in enumerate(rows, 1):
+    for number, row in enumerate(_read_table(path), 1):
         raw = tuple(row["options"] or ())
         options = clean_options(raw)
         answer = row["answer"]
