@@ -14,7 +14,13 @@ How each member asks, as lm-evaluation-harness's ``local-completions`` client as
   spaces of the context moved to the continuation);
 * ``loglikelihood``: one ``POST /v1/completions`` for a batch, every request's tokens as one prompt
   with ``echo``, ``max_tokens: 1`` and ``logprobs: 5``; the continuation's log-probability is the
-  sum of its tokens', greedy where each equals the best at its place;
+  sum of its tokens', greedy where each equals the best at its place. The site (remote.py) asks
+  less where it can (``after_context``): when every continuation is one token (a question's
+  letters), its value is in the distribution after its context, so one generated token per context
+  with the likeliest 20 by token id (vLLM's ``return_tokens_as_token_ids``) answers the batch, and the
+  server computes one position's distribution instead of every prompt position's (an echo's); the
+  echo is asked still for the client's first batch (it checks that the server gives prompt
+  log-probabilities at all) and whenever a continuation's token is not among those 20;
 * ``generate_until``: ``POST /v1/completions`` with the context's tokens, ``stop`` and greedy decoding.
 
 ``shared`` (a request's leading text that others share) is not sent: the server's prefix cache finds
@@ -43,6 +49,8 @@ from .scorer import (
 )
 
 ENCODED_TEXTS = 64  # tokenisations kept (each of a text within a request's size): a question's, counted then scored
+NEXT_TOKENS_ASKED = 20  # the likeliest tokens after a context asked for (vLLM's default max_logprobs)
+TOKEN_TEXTS = 256  # single tokens' texts kept (the likeliest next tokens after a question are few and recur)
 PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
 
 
@@ -68,7 +76,12 @@ class ModelClient:
         # read, and this project's server then reads a question's letters once); 1 for a server that
         # refuses 0, as lm-evaluation-harness always asks.
         self._echo_writes = 0
+        # Whether a batch of one-token continuations may be answered from the distributions after
+        # their contexts (loglikelihood's ``after_context``): None until the server has given prompt
+        # log-probabilities once, False once it has refused the request or not keyed it by token id.
+        self._after_context: bool | None = None
         self._encoded: OrderedDict[str, list[int]] = OrderedDict()
+        self._token_texts: OrderedDict[int, str] = OrderedDict()
         self._encoding = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------------
@@ -203,16 +216,38 @@ class ModelClient:
         if tokens > self.context_length:
             raise PromptTooLong(f"the request takes {tokens} tokens; the model's context holds {self.context_length}")
 
+    def token_text(self, token: int) -> str:
+        """One token's text, from the server's /detokenize (what an echo's top_logprobs names it); the
+        last TOKEN_TEXTS are kept."""
+        with self._encoding:
+            if token in self._token_texts:
+                self._token_texts.move_to_end(token)
+                return self._token_texts[token]
+        text = self._decoded([token])
+        with self._encoding:
+            self._token_texts[token] = text
+            while len(self._token_texts) > TOKEN_TEXTS:
+                self._token_texts.popitem(last=False)
+        return text
+
     # -- the interface ------------------------------------------------------------------------
-    def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None, prefix_key: str = "") -> list[LoglikelihoodAnswer]:
+    def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None, prefix_key: str = "",
+                      after_context: bool = False) -> list[LoglikelihoodAnswer]:
+        """Each request's answer, from one echo request for the batch (lm-evaluation-harness's); with
+        ``after_context``, a batch whose every continuation is one token from the distributions after
+        its contexts where the server gives them (the module's docstring says when)."""
         pairs = [self.encode_pair(r.context, r.continuation) for r in requests]
         for context_ids, continuation_ids in pairs:
             if not context_ids or not continuation_ids:
                 raise ValueError("a context and a continuation each need at least one token")
             self._check_fits(len(context_ids) + len(continuation_ids))
+        headers = {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None
+        if after_context and self._after_context and all(len(k) == 1 for _, k in pairs):
+            answers = self._from_next_tokens(pairs, headers)
+            if answers is not None:
+                return answers
         body = {"model": self.model()["id"], "prompt": [c + k for c, k in pairs], "echo": True,
                 "logprobs": TOP_NEXT_TOKENS, "max_tokens": self._echo_writes, "temperature": 0}
-        headers = {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None
         try:
             answer = self._call("/v1/completions", body, headers)
         except ModelServerError as error:
@@ -224,8 +259,53 @@ class ModelClient:
         choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) != len(pairs):
             raise BackendUnsuitable(f"asked for {len(pairs)} prompts' log-probabilities, got {len(choices)} answers")
-        return [self._read(choice, context_ids, continuation_ids, self._echo_writes)
-                for choice, (context_ids, continuation_ids) in zip(choices, pairs, strict=True)]
+        answers = [self._read(choice, context_ids, continuation_ids, self._echo_writes)
+                   for choice, (context_ids, continuation_ids) in zip(choices, pairs, strict=True)]
+        if self._after_context is None:  # the server gives prompt log-probabilities: it may be asked less
+            self._after_context = True
+        return answers
+
+    def _from_next_tokens(self, pairs: list[tuple[list[int], list[int]]], headers) -> list[LoglikelihoodAnswer] | None:
+        """The answers to one-token continuations from one generated token per distinct context, with
+        the likeliest NEXT_TOKENS_ASKED after it by token id: each continuation's value and whether
+        it is the likeliest, and the likeliest TOP_NEXT_TOKENS with their texts, as an echo's answer
+        gives them (on this project's server the same numbers bit for bit: the row after a context
+        is computed the same way for both). None where the echo must be asked: a continuation's
+        token is not among them, two of the likeliest share a text (an echo names them once), or the
+        server does not answer this way (then never again)."""
+        contexts = list(dict.fromkeys(tuple(context_ids) for context_ids, _ in pairs))
+        body = {"model": self.model()["id"], "prompt": [list(c) for c in contexts], "max_tokens": 1,
+                "temperature": 0, "logprobs": NEXT_TOKENS_ASKED, "return_tokens_as_token_ids": True}
+        try:
+            answer = self._call("/v1/completions", body, headers)
+        except ModelServerError as error:
+            if error.status != 400:
+                raise
+            self._after_context = False
+            return None
+        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+        after: dict[tuple[int, ...], dict[int, float]] = {}
+        for context, choice in zip(contexts, choices, strict=False):
+            top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
+            if (len(choices) != len(contexts) or not isinstance(top, dict) or len(top) < TOP_NEXT_TOKENS
+                    or not all(isinstance(k, str) and k.startswith("token_id:") for k in top)):
+                self._after_context = False
+                return None
+            after[context] = {int(k.removeprefix("token_id:")): v for k, v in top.items()}
+        answers = []
+        for context_ids, (token,) in pairs:
+            top = after[tuple(context_ids)]
+            if token not in top:
+                return None
+            likeliest = sorted(top.items(), key=lambda kv: -kv[1])[:TOP_NEXT_TOKENS]
+            texts = [self.token_text(t) for t, _ in likeliest]
+            if len(set(texts)) < len(texts):
+                return None
+            next_tokens = tuple((text, math.exp(lp)) for text, (_, lp) in zip(texts, likeliest, strict=True))
+            value = top[token]
+            answers.append(LoglikelihoodAnswer(value, value == likeliest[0][1], (value,), len(context_ids),
+                                               next_tokens))
+        return answers
 
     @staticmethod
     def _read(choice: dict, context_ids: list[int], continuation_ids: list[int], written: int) -> LoglikelihoodAnswer:

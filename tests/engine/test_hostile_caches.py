@@ -41,6 +41,8 @@ CACHES = {
     "livescoring/prompt_reader.py:self.blocks": "request (a prompt's tokens): BlockCache's max_bytes",
     "livescoring/client.py:self._encoded": "request (a prompt's text): ENCODED_TEXTS entries, each within the "
                                            "request's size limit (benchmarks/server/budget.py)",
+    "livescoring/client.py:self._token_texts": "the model server's answers (token ids): TOKEN_TEXTS entries, "
+                                               "each one token's text",
     "engine/caching.py:self.states": f"request (a widget page's state): {PAGE_CACHE_BYTES:,} bytes, keys counted",
     "engine/caching.py:self._spent": "request (the client): RenderBudget.MAX_CLIENTS, a key and two floats each",
     "engine/content.py:_RENDERED": "files: a document's rendering per version of its files, 32 at most",
