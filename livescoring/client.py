@@ -17,10 +17,12 @@ How each member asks, as lm-evaluation-harness's ``local-completions`` client as
   sum of its tokens', greedy where each equals the best at its place. The site (remote.py) asks
   less where it can (``after_context``): when every continuation is one token (a question's
   letters), its value is in the distribution after its context, so one generated token per context
-  with the likeliest 20 by token id (vLLM's ``return_tokens_as_token_ids``) answers the batch, and the
-  server computes one position's distribution instead of every prompt position's (an echo's); the
-  echo is asked still for the client's first batch (it checks that the server gives prompt
-  log-probabilities at all) and whenever a continuation's token is not among those 20;
+  with the likeliest 20 by token id (vLLM's ``return_tokens_as_token_ids``), and for the
+  continuations not among them a second such request naming their ids (vLLM's
+  ``logprob_token_ids``), answer the batch: the server computes one position's distribution
+  instead of every prompt position's (an echo's, which also fills a 90 KB answer for a 0-shot
+  question). The echo is asked still for the client's first batch (it checks that the server gives
+  prompt log-probabilities at all), and from a server that does not answer those two requests;
 * ``generate_until``: ``POST /v1/completions`` with the context's tokens, ``stop`` and greedy decoding.
 
 ``shared`` (a request's leading text that others share) is not sent: the server's prefix cache finds
@@ -80,6 +82,7 @@ class ModelClient:
         # their contexts (loglikelihood's ``after_context``): None until the server has given prompt
         # log-probabilities once, False once it has refused the request or not keyed it by token id.
         self._after_context: bool | None = None
+        self._asks_token_ids = True  # whether the server honours logprob_token_ids (vLLM's, since 2026)
         self._encoded: OrderedDict[str, list[int]] = OrderedDict()
         self._token_texts: OrderedDict[int, str] = OrderedDict()
         self._encoding = threading.Lock()
@@ -266,46 +269,67 @@ class ModelClient:
         return answers
 
     def _from_next_tokens(self, pairs: list[tuple[list[int], list[int]]], headers) -> list[LoglikelihoodAnswer] | None:
-        """The answers to one-token continuations from one generated token per distinct context, with
-        the likeliest NEXT_TOKENS_ASKED after it by token id: each continuation's value and whether
-        it is the likeliest, and the likeliest TOP_NEXT_TOKENS with their texts, as an echo's answer
-        gives them (on this project's server the same numbers bit for bit: the row after a context
-        is computed the same way for both). None where the echo must be asked: a continuation's
-        token is not among them, two of the likeliest share a text (an echo names them once), or the
-        server does not answer this way (then never again)."""
+        """The answers to one-token continuations from the distributions after their contexts: one
+        generated token per distinct context with the likeliest NEXT_TOKENS_ASKED by token id (the
+        likeliest TOP_NEXT_TOKENS with their texts, and each continuation among them), then, for
+        continuations not among them, a second request naming their ids (vLLM's
+        ``logprob_token_ids``; this project's server keeps the last prompts' distributions, so it
+        runs no pass for it). Each value is an echo's bit for bit on this project's server, which
+        computes the row after a context one way for both. None where the echo must be asked: a
+        continuation's value was not given, two of the likeliest share a text (an echo names them
+        once), or the server does not answer this way (then never again)."""
         contexts = list(dict.fromkeys(tuple(context_ids) for context_ids, _ in pairs))
+        after = self._after(contexts, {"logprobs": NEXT_TOKENS_ASKED}, headers)
+        if after is None:
+            self._after_context = False
+            return None
+        likeliest = {}
+        for context, top in after.items():
+            likeliest[context] = sorted(top.items(), key=lambda kv: -kv[1])[:TOP_NEXT_TOKENS]
+        missing = sorted({token for context_ids, (token,) in pairs if token not in after[tuple(context_ids)]})
+        if missing:
+            if not self._asks_token_ids:
+                return None
+            wanted = [c for c in contexts if any(t not in after[c] for t in missing)]
+            named = self._after(wanted, {"logprobs": 1, "logprob_token_ids": missing}, headers)
+            if named is None or any(t not in named[c] for c in wanted for t in missing):
+                self._asks_token_ids = False  # a server that ignores the field: the echo from now on
+                return None
+            for context in wanted:
+                after[context] = {**named[context], **after[context]}
+        answers = []
+        for context_ids, (token,) in pairs:
+            top = likeliest[tuple(context_ids)]
+            texts = [self.token_text(t) for t, _ in top]
+            if len(set(texts)) < len(texts):
+                return None
+            value = after[tuple(context_ids)][token]
+            answers.append(LoglikelihoodAnswer(value, value == top[0][1], (value,), len(context_ids),
+                                               tuple((text, math.exp(lp)) for text, (_, lp) in zip(texts, top, strict=True))))
+        return answers
+
+    def _after(self, contexts: list[tuple[int, ...]], asked: dict, headers) -> dict | None:
+        """{context: {token id: log-probability}} at the one token written after each context, as
+        ``asked`` names them; None when the server refuses the request (400) or does not key them by
+        token id."""
         body = {"model": self.model()["id"], "prompt": [list(c) for c in contexts], "max_tokens": 1,
-                "temperature": 0, "logprobs": NEXT_TOKENS_ASKED, "return_tokens_as_token_ids": True}
+                "temperature": 0, "return_tokens_as_token_ids": True, **asked}
         try:
             answer = self._call("/v1/completions", body, headers)
         except ModelServerError as error:
             if error.status != 400:
                 raise
-            self._after_context = False
             return None
         choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
-        after: dict[tuple[int, ...], dict[int, float]] = {}
-        for context, choice in zip(contexts, choices, strict=False):
+        if len(choices) != len(contexts):
+            return None
+        after = {}
+        for context, choice in zip(contexts, choices, strict=True):
             top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
-            if (len(choices) != len(contexts) or not isinstance(top, dict) or len(top) < TOP_NEXT_TOKENS
-                    or not all(isinstance(k, str) and k.startswith("token_id:") for k in top)):
-                self._after_context = False
+            if not isinstance(top, dict) or not all(isinstance(k, str) and k.startswith("token_id:") for k in top):
                 return None
             after[context] = {int(k.removeprefix("token_id:")): v for k, v in top.items()}
-        answers = []
-        for context_ids, (token,) in pairs:
-            top = after[tuple(context_ids)]
-            if token not in top:
-                return None
-            likeliest = sorted(top.items(), key=lambda kv: -kv[1])[:TOP_NEXT_TOKENS]
-            texts = [self.token_text(t) for t, _ in likeliest]
-            if len(set(texts)) < len(texts):
-                return None
-            next_tokens = tuple((text, math.exp(lp)) for text, (_, lp) in zip(texts, likeliest, strict=True))
-            value = top[token]
-            answers.append(LoglikelihoodAnswer(value, value == likeliest[0][1], (value,), len(context_ids),
-                                               next_tokens))
-        return answers
+        return after
 
     @staticmethod
     def _read(choice: dict, context_ids: list[int], continuation_ids: list[int], written: int) -> LoglikelihoodAnswer:

@@ -46,6 +46,7 @@ MIN_BLOCK_TOKENS = 8  # a blank line ends a block only after this many tokens (s
 MAX_BLOCK_TOKENS = 128  # without a blank line: a pass reads the whole model's weights (~0.5 GB at float32)
 TOP_KEPT = 20  # alternatives kept per position: the most a request may ask for (vLLM's max_logprobs)
 CACHE_BYTES = 256 * 2**20
+NEXT_ROWS = 16  # whole prompts' next-token distributions kept (192 KiB each for SmolLM2's vocabulary)
 
 
 @dataclass(eq=False)
@@ -150,6 +151,10 @@ class PromptReader:
 
         self.loaded = loaded
         self.cache = BlockCache(cache_bytes)
+        # The distribution after the last few whole prompts read: a client that asks after one
+        # prompt again (for other tokens' values, say) gets it without a pass; a function of the
+        # prompt's tokens like everything here.
+        self.next_rows: OrderedDict[tuple[int, ...], object] = OrderedDict()
         self.decoder = decoder_for(loaded.model)
         self.trailing_newlines, self.only_newlines = paragraph_ends(loaded.tokenizer)
 
@@ -233,6 +238,11 @@ class PromptReader:
 
         if not tokens:
             raise ValueError("a prompt needs at least one token")
+        whole = tuple(tokens)
+        if not values and not keep_past and whole in self.next_rows:
+            self.next_rows.move_to_end(whole)
+            yield {"cached_tokens": len(tokens)}
+            return PromptRead(list(tokens), [], [], [], self.next_rows[whole], len(tokens))
         ends = self.block_ends(tokens)
         with torch.inference_mode():
             blocks = self.cache.chain(tokens, ends)
@@ -269,6 +279,10 @@ class PromptReader:
             if values:
                 self._values(segments, chosen, ranks, top)
             next_row = self._last_row(segments[-1])
+        self.next_rows[whole] = next_row
+        self.next_rows.move_to_end(whole)
+        while len(self.next_rows) > NEXT_ROWS:
+            self.next_rows.popitem(last=False)
         return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
 
     @staticmethod

@@ -48,7 +48,8 @@ def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, s
     None per pass; returns the prompt's read, the written tokens (with the end-of-text token when
     it came), the log-softmax row each was taken from, the text, the finish reason and the stop
     string met."""
-    read = yield from reader.steps(tokens, keep_past=True, values=prompt_values)
+    # One token written: no pass after the prompt, so its keys and values are not needed.
+    read = yield from reader.steps(tokens, keep_past=max_tokens > 1, values=prompt_values)
     eos = reader.loaded.tokenizer.eos_token_id
     rows = [read.next_row]
     state = {"past": read.past}
@@ -277,7 +278,11 @@ class ModelServer:
                 logprob = row[token].item()
                 shown_tokens.append(token)
                 chosen.append(logprob)
-                top.append(_top_dict(strings, self._top_of(row), k, (token, logprob)))
+                if request.logprob_token_ids:  # these ids' values, with the written token's, not the likeliest k
+                    asked = request.logprob_token_ids
+                    top.append(_top_dict(strings, [(t, row[t].item()) for t in asked], len(asked), (token, logprob)))
+                else:
+                    top.append(_top_dict(strings, self._top_of(row), k, (token, logprob)))
             choice["logprobs"] = api.logprobs_block(strings(shown_tokens), chosen, top)
         if request.prompt_logprobs is not None:
             choice["prompt_logprobs"] = self._prompt_logprobs(tokens, read, request.prompt_logprobs)
