@@ -14,7 +14,15 @@ How each member asks, as lm-evaluation-harness's ``local-completions`` client as
   spaces of the context moved to the continuation);
 * ``loglikelihood``: one ``POST /v1/completions`` for a batch, every request's tokens as one prompt
   with ``echo``, ``max_tokens: 1`` and ``logprobs: 5``; the continuation's log-probability is the
-  sum of its tokens', greedy where each equals the best at its place;
+  sum of its tokens', greedy where each equals the best at its place. The site (remote.py) asks
+  less where it can (``after_context``): when every continuation is one token (a question's
+  letters), its value is in the distribution after its context, so one generated token per context
+  with the likeliest 20 by token id (vLLM's ``return_tokens_as_token_ids``), and for the
+  continuations not among them a second such request naming their ids (vLLM's
+  ``logprob_token_ids``), answer the batch: the server computes one position's distribution
+  instead of every prompt position's (an echo's, which also fills a 90 KB answer for a 0-shot
+  question). The echo is asked still for the client's first batch (it checks that the server gives
+  prompt log-probabilities at all), and from a server that does not answer those two requests;
 * ``generate_until``: ``POST /v1/completions`` with the context's tokens, ``stop`` and greedy decoding.
 
 ``shared`` (a request's leading text that others share) is not sent: the server's prefix cache finds
@@ -43,6 +51,8 @@ from .scorer import (
 )
 
 ENCODED_TEXTS = 64  # tokenisations kept (each of a text within a request's size): a question's, counted then scored
+NEXT_TOKENS_ASKED = 20  # the likeliest tokens after a context asked for (vLLM's default max_logprobs)
+TOKEN_TEXTS = 256  # single tokens' texts kept (the likeliest next tokens after a question are few and recur)
 PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
 
 
@@ -68,7 +78,13 @@ class ModelClient:
         # read, and this project's server then reads a question's letters once); 1 for a server that
         # refuses 0, as lm-evaluation-harness always asks.
         self._echo_writes = 0
+        # Whether a batch of one-token continuations may be answered from the distributions after
+        # their contexts (loglikelihood's ``after_context``): None until the server has given prompt
+        # log-probabilities once, False once it has refused the request or not keyed it by token id.
+        self._after_context: bool | None = None
+        self._asks_token_ids = True  # whether the server honours logprob_token_ids (vLLM's, since 2026)
         self._encoded: OrderedDict[str, list[int]] = OrderedDict()
+        self._token_texts: OrderedDict[int, str] = OrderedDict()
         self._encoding = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------------
@@ -203,16 +219,38 @@ class ModelClient:
         if tokens > self.context_length:
             raise PromptTooLong(f"the request takes {tokens} tokens; the model's context holds {self.context_length}")
 
+    def token_text(self, token: int) -> str:
+        """One token's text, from the server's /detokenize (what an echo's top_logprobs names it); the
+        last TOKEN_TEXTS are kept."""
+        with self._encoding:
+            if token in self._token_texts:
+                self._token_texts.move_to_end(token)
+                return self._token_texts[token]
+        text = self._decoded([token])
+        with self._encoding:
+            self._token_texts[token] = text
+            while len(self._token_texts) > TOKEN_TEXTS:
+                self._token_texts.popitem(last=False)
+        return text
+
     # -- the interface ------------------------------------------------------------------------
-    def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None, prefix_key: str = "") -> list[LoglikelihoodAnswer]:
+    def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None, prefix_key: str = "",
+                      after_context: bool = False) -> list[LoglikelihoodAnswer]:
+        """Each request's answer, from one echo request for the batch (lm-evaluation-harness's); with
+        ``after_context``, a batch whose every continuation is one token from the distributions after
+        its contexts where the server gives them (the module's docstring says when)."""
         pairs = [self.encode_pair(r.context, r.continuation) for r in requests]
         for context_ids, continuation_ids in pairs:
             if not context_ids or not continuation_ids:
                 raise ValueError("a context and a continuation each need at least one token")
             self._check_fits(len(context_ids) + len(continuation_ids))
+        headers = {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None
+        if after_context and self._after_context and all(len(k) == 1 for _, k in pairs):
+            answers = self._from_next_tokens(pairs, headers)
+            if answers is not None:
+                return answers
         body = {"model": self.model()["id"], "prompt": [c + k for c, k in pairs], "echo": True,
                 "logprobs": TOP_NEXT_TOKENS, "max_tokens": self._echo_writes, "temperature": 0}
-        headers = {PREFIX_KEY_HEADER: prefix_key} if prefix_key else None
         try:
             answer = self._call("/v1/completions", body, headers)
         except ModelServerError as error:
@@ -224,8 +262,74 @@ class ModelClient:
         choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
         if len(choices) != len(pairs):
             raise BackendUnsuitable(f"asked for {len(pairs)} prompts' log-probabilities, got {len(choices)} answers")
-        return [self._read(choice, context_ids, continuation_ids, self._echo_writes)
-                for choice, (context_ids, continuation_ids) in zip(choices, pairs, strict=True)]
+        answers = [self._read(choice, context_ids, continuation_ids, self._echo_writes)
+                   for choice, (context_ids, continuation_ids) in zip(choices, pairs, strict=True)]
+        if self._after_context is None:  # the server gives prompt log-probabilities: it may be asked less
+            self._after_context = True
+        return answers
+
+    def _from_next_tokens(self, pairs: list[tuple[list[int], list[int]]], headers) -> list[LoglikelihoodAnswer] | None:
+        """The answers to one-token continuations from the distributions after their contexts: one
+        generated token per distinct context with the likeliest NEXT_TOKENS_ASKED by token id (the
+        likeliest TOP_NEXT_TOKENS with their texts, and each continuation among them), then, for
+        continuations not among them, a second request naming their ids (vLLM's
+        ``logprob_token_ids``; this project's server keeps the last prompts' distributions, so it
+        runs no pass for it). Each value is an echo's bit for bit on this project's server, which
+        computes the row after a context one way for both. None where the echo must be asked: a
+        continuation's value was not given, two of the likeliest share a text (an echo names them
+        once), or the server does not answer this way (then never again)."""
+        contexts = list(dict.fromkeys(tuple(context_ids) for context_ids, _ in pairs))
+        after = self._after(contexts, {"logprobs": NEXT_TOKENS_ASKED}, headers)
+        if after is None:
+            self._after_context = False
+            return None
+        likeliest = {}
+        for context, top in after.items():
+            likeliest[context] = sorted(top.items(), key=lambda kv: -kv[1])[:TOP_NEXT_TOKENS]
+        missing = sorted({token for context_ids, (token,) in pairs if token not in after[tuple(context_ids)]})
+        if missing:
+            if not self._asks_token_ids:
+                return None
+            wanted = [c for c in contexts if any(t not in after[c] for t in missing)]
+            named = self._after(wanted, {"logprobs": 1, "logprob_token_ids": missing}, headers)
+            if named is None or any(t not in named[c] for c in wanted for t in missing):
+                self._asks_token_ids = False  # a server that ignores the field: the echo from now on
+                return None
+            for context in wanted:
+                after[context] = {**named[context], **after[context]}
+        answers = []
+        for context_ids, (token,) in pairs:
+            top = likeliest[tuple(context_ids)]
+            texts = [self.token_text(t) for t, _ in top]
+            if len(set(texts)) < len(texts):
+                return None
+            value = after[tuple(context_ids)][token]
+            answers.append(LoglikelihoodAnswer(value, value == top[0][1], (value,), len(context_ids),
+                                               tuple((text, math.exp(lp)) for text, (_, lp) in zip(texts, top, strict=True))))
+        return answers
+
+    def _after(self, contexts: list[tuple[int, ...]], asked: dict, headers) -> dict | None:
+        """{context: {token id: log-probability}} at the one token written after each context, as
+        ``asked`` names them; None when the server refuses the request (400) or does not key them by
+        token id."""
+        body = {"model": self.model()["id"], "prompt": [list(c) for c in contexts], "max_tokens": 1,
+                "temperature": 0, "return_tokens_as_token_ids": True, **asked}
+        try:
+            answer = self._call("/v1/completions", body, headers)
+        except ModelServerError as error:
+            if error.status != 400:
+                raise
+            return None
+        choices = sorted(answer.get("choices") or [], key=lambda c: c.get("index", 0))
+        if len(choices) != len(contexts):
+            return None
+        after = {}
+        for context, choice in zip(contexts, choices, strict=True):
+            top = ((choice.get("logprobs") or {}).get("top_logprobs") or [None])[0]
+            if not isinstance(top, dict) or not all(isinstance(k, str) and k.startswith("token_id:") for k in top):
+                return None
+            after[context] = {int(k.removeprefix("token_id:")): v for k, v in top.items()}
+        return after
 
     @staticmethod
     def _read(choice: dict, context_ids: list[int], continuation_ids: list[int], written: int) -> LoglikelihoodAnswer:

@@ -8,7 +8,9 @@ The shapes are the ones lm-evaluation-harness 0.4.13's ``local-completions`` and
   such lists; ``max_tokens`` (0 with ``echo``: the prompt's log-probabilities only), ``echo``,
   ``logprobs`` (the likeliest k at each place), vLLM's ``prompt_logprobs``, ``stop``,
   ``temperature`` (0: greedy, the only decoding here), ``stream``, ``seed`` (accepted; greedy
-  needs none), ``model`` (null or the served name);
+  needs none), ``model`` (null or the served name), vLLM's ``return_tokens_as_token_ids`` and
+  ``logprob_token_ids`` (at each written token, the values of these token ids instead of the
+  likeliest ``logprobs``: what a scorer of a few labels asks, which need not be among them);
 * ``POST /v1/chat/completions``: ``messages`` through the model's chat template, the same
   generation fields;
 * ``POST /tokenize`` (``prompt`` or chat ``messages``) and ``POST /detokenize``.
@@ -26,6 +28,7 @@ from dataclasses import dataclass
 
 MAX_LOGPROBS = 20  # as vLLM's default max_logprobs; prompt_reader.TOP_KEPT keeps as many per place
 MAX_PROMPTS = 64  # prompts in one request
+MAX_LOGPROB_TOKEN_IDS = 256  # logprob_token_ids: a label vocabulary's size, not the model's
 MAX_STOPS = 16
 MAX_STOP_CHARS = 256
 MAX_MESSAGES = 64
@@ -63,6 +66,7 @@ class CompletionRequest:
     prompt_logprobs: int | None
     sampling: Sampling
     token_ids: bool = False  # vLLM's return_tokens_as_token_ids
+    logprob_token_ids: tuple[int, ...] = ()  # vLLM's: at written tokens, these ids' values, not the likeliest k
 
 
 @dataclass(frozen=True)
@@ -168,8 +172,16 @@ def completion_request(body: dict, vocabulary: int, max_new_tokens: int) -> Comp
     prompt_logprobs = _whole(body, "prompt_logprobs", 0, MAX_LOGPROBS, None)
     if sampling.stream and (echo or prompt_logprobs is not None):
         raise ApiError(400, "'stream' cannot be combined with 'echo' or 'prompt_logprobs' here", "stream")
+    ids = body.get("logprob_token_ids") or []
+    if (not isinstance(ids, list) or len(ids) > MAX_LOGPROB_TOKEN_IDS
+            or not all(isinstance(t, int) and not isinstance(t, bool) and 0 <= t < vocabulary for t in ids)):
+        raise ApiError(400, f"'logprob_token_ids' must be a list of at most {MAX_LOGPROB_TOKEN_IDS} token ids from 0 "
+                            f"to {vocabulary - 1}", "logprob_token_ids")
+    if ids and not sampling.max_tokens:
+        raise ApiError(400, "'logprob_token_ids' gives values at written tokens: ask for at least one (max_tokens)",
+                       "logprob_token_ids")
     return CompletionRequest(_prompts(body["prompt"], vocabulary), echo, prompt_logprobs, sampling,
-                             _flag(body, "return_tokens_as_token_ids"))
+                             _flag(body, "return_tokens_as_token_ids"), tuple(dict.fromkeys(ids)))
 
 
 def chat_request(body: dict, max_new_tokens: int) -> ChatRequest:

@@ -3,24 +3,37 @@
 The model server (server.py) answers the requests evaluation tools send to vLLM: a prompt of token
 ids whose every token's log-probability is wanted (``echo``), and generations that begin with the
 same tokens as earlier requests (a benchmark's header and worked examples, sent whole each time by a
-client that knows nothing of this server). :class:`PromptReader` reads a prompt in **blocks** of
-BLOCK_TOKENS tokens from its start, each block one forward pass on top of the keys and values of the
-blocks before it, and keeps each whole block in :class:`BlockCache` (least recently used out,
-bounded by bytes) with what the prompt's log-probabilities need from it: each position's likeliest
-TOP_KEPT tokens and the log-probability of the token after it, and the last position's whole
-log-softmax (the next block's first token may be any). A later prompt that begins with the same
-blocks reads them from the cache; only its own tokens run.
+client that knows nothing of this server). :class:`PromptReader` reads a prompt in **blocks** from
+its start, each block one forward pass on top of the keys and values of the blocks before it, and
+keeps each whole block in :class:`BlockCache` (least recently used out, bounded by bytes). A later
+prompt that begins with the same blocks reads them from the cache; only its own tokens run.
 
-Why blocks at fixed places, and one prompt per pass: a float32 forward pass gives numbers that
-depend (by float rounding, about 1e-5 here) on how the tokens were cut into passes and on which
-other rows share a pass (the product's shapes change the CPU kernel's order of additions). A cache
-that reused "whatever prefix happens to be cached" would make the same request give different
-numbers after different histories, as vLLM's does with prefix caching on (vllm-project/vllm#42019,
-#11778). Here a prompt's tokens are always cut at the same places (every BLOCK_TOKENS from its
-start, then its tail) and each pass holds one prompt, so a request's numbers are a function of its
-tokens alone: bit for bit the same alone, after any other request, or beside any other
-(tests/model/test_model_server.py). The price is a pass per block on the first read of a prefix
-(about 50 ms of weight reading each on this project's CPU), repaid on every later read.
+Where blocks end: after a blank line (the prompt's text so far ends in two newlines) once a block
+holds MIN_BLOCK_TOKENS, and after MAX_BLOCK_TOKENS in any case. A benchmark's prompt is its header
+and worked examples, each ending in a blank line, then the question: so the header and each example
+are a block, a question's own tokens (after a cached header and examples) are the tail, one pass,
+and nothing of the cached prefix is read again. (Fixed 64-token blocks read a question's first
+block and its tail in two passes, and up to 63 tokens of the cached prefix again: a pass's cost
+here is mostly reading the weights, whatever its length up to a hundred tokens or so.)
+
+What a block gives is computed when it is first asked for, and kept with it: its last hidden states
+are kept (the head's input, 2 KiB a token beside 46 KiB of keys and values), and the language-model
+head, log-softmax, likeliest TOP_KEPT and ranks run only for a request that reads the prompt's own
+tokens' values (``echo``, ``prompt_logprobs``). A generation, or a client that asks what comes after
+its prompt, needs one row: the last position's.
+
+Why blocks at places fixed by the tokens, and one prompt per pass: a float32 forward pass gives
+numbers that depend (by float rounding, about 1e-5 here) on how the tokens were cut into passes and
+on which other rows share a pass (the product's shapes change the CPU kernel's order of additions).
+A cache that reused "whatever prefix happens to be cached" would make the same request give
+different numbers after different histories, as vLLM's does with prefix caching on
+(vllm-project/vllm#42019, #11778). Here a prompt's tokens are always cut at the same places (a
+function of the tokens before each place) and each pass holds one prompt; and the head runs over
+fixed rows of a pass (every position but its last in one product, the last alone), whichever
+request asks first. So a request's numbers are a function of its tokens alone: bit for bit the same
+alone, after any other request, or beside any other (tests/model/test_model_server.py). The price is
+a pass per block on the first read of a prefix (about 50 ms of weight reading each on this project's
+CPU), repaid on every later read.
 
 Standard-library code apart from torch, which is imported when a prompt is read.
 """
@@ -29,24 +42,33 @@ from __future__ import annotations
 from collections import OrderedDict
 from dataclasses import dataclass
 
-BLOCK_TOKENS = 64  # a pass reads the whole model's weights (~0.5 GB at float32): few passes, not tiny blocks
+MIN_BLOCK_TOKENS = 8  # a blank line ends a block only after this many tokens (short paragraphs: few passes)
+MAX_BLOCK_TOKENS = 128  # without a blank line: a pass reads the whole model's weights (~0.5 GB at float32)
 TOP_KEPT = 20  # alternatives kept per position: the most a request may ask for (vLLM's max_logprobs)
 CACHE_BYTES = 256 * 2**20
+NEXT_ROWS = 16  # whole prompts' next-token distributions kept (192 KiB each for SmolLM2's vocabulary)
 
 
 @dataclass(eq=False)
-class Block:
-    """One cached block: ``key`` is every prompt token up to its end (a block is only ever reused
-    after the same tokens), ``layers`` its own keys and values per layer [1, kv_heads, B, head_dim]."""
+class Segment:
+    """One pass's tokens and their last hidden states [n, width]; what the head gives them is
+    computed on first need and kept (a cached block's for every later reader)."""
 
-    key: tuple[int, ...]
-    layers: list
-    chosen: object  # [B - 1] float32: the log-probability of each next token inside the block
-    ranks: list[int]  # [B - 1]: 1 + how many tokens were likelier than each of those
-    top_values: object  # [B, TOP_KEPT] float32, likeliest first
-    top_ids: object  # [B, TOP_KEPT] int64
-    last_row: object  # [vocabulary] float32: the log-softmax after the block's last token
-    nbytes: int
+    tokens: tuple[int, ...]
+    hidden: object
+    inner: tuple | None = None  # (chosen [n - 1], ranks, top values [n - 1, TOP_KEPT], top ids): every row but the last
+    last_row: object = None  # [vocabulary] float32: the log-softmax after the last token
+
+
+@dataclass(eq=False)
+class Block(Segment):
+    """A cached segment: ``key`` is every prompt token up to its end (a block is only ever reused
+    after the same tokens), ``layers`` its own keys and values per layer [1, kv_heads, n, head_dim],
+    ``nbytes`` what it holds once its values are computed."""
+
+    key: tuple[int, ...] = ()
+    layers: list = None
+    nbytes: int = 0
 
 
 class BlockCache:
@@ -57,12 +79,12 @@ class BlockCache:
         self.blocks: OrderedDict[tuple[int, ...], Block] = OrderedDict()
         self.nbytes = 0
 
-    def chain(self, tokens: list[int], block_tokens: int) -> list[Block]:
-        """The cached blocks that begin ``tokens``, in order (stopping at the first missing one).
-        They are marked used deepest first, so a block is always more recent than the ones after
-        it: eviction takes a chain from its end, and never leaves a block whose start is gone."""
+    def chain(self, tokens: list[int], ends: list[int]) -> list[Block]:
+        """The cached blocks that begin ``tokens`` (cut at ``ends``), in order (stopping at the first
+        missing one). They are marked used deepest first, so a block is always more recent than the
+        ones after it: eviction takes a chain from its end, and never leaves a block whose start is gone."""
         found = []
-        for end in range(block_tokens, len(tokens) + 1, block_tokens):
+        for end in ends:
             block = self.blocks.get(tuple(tokens[:end]))
             if block is None:
                 break
@@ -89,8 +111,9 @@ class BlockCache:
 @dataclass
 class PromptRead:
     """What a read prompt of n tokens gives: per token from the second, its log-probability, rank
-    and the likeliest alternatives at its place; after the last, the whole log-softmax (the next
-    token's distribution); ``past`` the prompt's keys and values when asked for (a generation)."""
+    and the likeliest alternatives at its place (empty unless asked for: ``values``); after the
+    last, the whole log-softmax (the next token's distribution); ``past`` the prompt's keys and
+    values when asked for (a generation)."""
 
     tokens: list[int]
     chosen: list[float]  # n - 1
@@ -106,40 +129,96 @@ def _value_and_rank(row, token: int) -> tuple[float, int]:
     return row[token].item(), 1 + int((row > row[token]).sum())
 
 
-def _row_values(rows, tokens: list[int]):
-    """What a pass's rows give ``tokens`` (the pass's own, in order): each next token's log-probability
-    and rank, and each place's likeliest TOP_KEPT (values, ids)."""
-    import torch
-
-    picked = rows[:-1].gather(1, torch.tensor(tokens[1:], device=rows.device)[:, None])[:, 0]
-    values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
-    return picked, (1 + (rows[:-1] > picked[:, None]).sum(dim=1)).tolist(), values, ids
-
-
 def _own(tensor):
     """A copy that owns exactly its memory (a view would keep the whole pass's product alive)."""
     return tensor.clone() if tensor.untyped_storage().nbytes() != tensor.nbytes else tensor
+
+
+def paragraph_ends(tokenizer) -> tuple[list[int], list[bool]]:
+    """Per token id: how many newlines its text ends with, and whether its text is newlines only
+    (then the newlines before it count too)."""
+    texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
+    trailing = [len(text) - len(text.rstrip("\n")) for text in texts]
+    return trailing, [bool(text) and n == len(text) for text, n in zip(texts, trailing, strict=True)]
 
 
 class PromptReader:
     """Reads prompts on one loaded model (livescoring/model.py's ``LoadedModel``). Not thread-safe:
     one thread (the server's model worker) owns it."""
 
-    def __init__(self, loaded, cache_bytes: int = CACHE_BYTES, block_tokens: int = BLOCK_TOKENS):
+    def __init__(self, loaded, cache_bytes: int = CACHE_BYTES):
         from .decoder import decoder_for
 
         self.loaded = loaded
-        self.block_tokens = block_tokens
         self.cache = BlockCache(cache_bytes)
+        # The distribution after the last few whole prompts read: a client that asks after one
+        # prompt again (for other tokens' values, say) gets it without a pass; a function of the
+        # prompt's tokens like everything here.
+        self.next_rows: OrderedDict[tuple[int, ...], object] = OrderedDict()
         self.decoder = decoder_for(loaded.model)
+        self.trailing_newlines, self.only_newlines = paragraph_ends(loaded.tokenizer)
+
+    def block_ends(self, tokens: list[int]) -> list[int]:
+        """Where ``tokens`` are cut into blocks (the module's docstring says why there): each
+        block's end, in order; the tokens after the last are the prompt's tail. Each place depends
+        only on the tokens before it, so a prompt's blocks are those of any longer prompt it begins."""
+        ends, start, newlines = [], 0, 0
+        for n, token in enumerate(tokens, start=1):
+            newlines = newlines + self.trailing_newlines[token] if self.only_newlines[token] \
+                else self.trailing_newlines[token]
+            if (newlines >= 2 and n - start >= MIN_BLOCK_TOKENS) or n - start == MAX_BLOCK_TOKENS:
+                ends.append(n)
+                start = n
+        return ends
 
     def _pass(self, tokens: list[int], start: int, past, keep: bool):
-        """One forward pass of ``tokens`` placed at ``start`` on ``past``: the log-softmax after
-        every one of them [len, vocabulary] and their keys and values (``keep``)."""
+        """One forward pass of ``tokens`` placed at ``start`` on ``past``: the last hidden states of
+        every one of them [len, width] (all read, so that each is the same whatever a request asks
+        of it) and their keys and values (``keep``)."""
+        return self.decoder([tokens], start, past, [(0, p) for p in range(len(tokens))], keep=keep)
+
+    def _log_softmax(self, hidden):
         import torch
 
-        hidden, own = self.decoder([tokens], start, past, [(0, p) for p in range(len(tokens))], keep=keep)
-        return torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1), own
+        return torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
+
+    def _last_row(self, segment: Segment):
+        """The log-softmax after the segment's last token: the head over that row alone (a copy,
+        so that the product's input sits where a fresh tensor does, whichever segment it ends)."""
+        if segment.last_row is None:
+            segment.last_row = self._log_softmax(segment.hidden[-1:].clone())[0]
+        return segment.last_row
+
+    def _inner(self, segment: Segment) -> tuple:
+        """Each of the segment's rows but the last, in one product: the log-probability and rank of
+        the token after it (inside the segment) and its likeliest TOP_KEPT (values, ids)."""
+        import torch
+
+        if segment.inner is None:
+            rows = self._log_softmax(segment.hidden[:-1])
+            after = torch.tensor(segment.tokens[1:], dtype=torch.long, device=rows.device)[:, None]
+            picked = rows.gather(1, after)[:, 0]
+            values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
+            segment.inner = (picked, (1 + (rows > picked[:, None]).sum(dim=1)).tolist(), values, ids)
+        return segment.inner
+
+    def _values(self, segments: list[Segment], chosen: list, ranks: list, top: list) -> None:
+        """The prompt's own tokens' values, segment by segment (filled into the three lists)."""
+        import torch
+
+        for i, segment in enumerate(segments):
+            if len(segment.tokens) > 1:
+                picked, inner_ranks, values, ids = self._inner(segment)
+                chosen.extend(picked.tolist())
+                ranks.extend(inner_ranks)
+                top.extend(self._pairs(ids, values))
+            row = self._last_row(segment)
+            values, ids = torch.topk(row, TOP_KEPT)
+            top.append(list(zip(ids.tolist(), values.tolist(), strict=True)))
+            if i + 1 < len(segments):  # the next token's place, from this segment's last row
+                value, rank = _value_and_rank(row, segments[i + 1].tokens[0])
+                chosen.append(value)
+                ranks.append(rank)
 
     @staticmethod
     def _joined(blocks_layers: list[list]):
@@ -150,32 +229,36 @@ class PromptReader:
         return [(torch.cat([layers[i][0] for layers in blocks_layers], dim=2),
                  torch.cat([layers[i][1] for layers in blocks_layers], dim=2)) for i in range(len(blocks_layers[0]))]
 
-    def steps(self, tokens: list[int], keep_past: bool = False):
+    def steps(self, tokens: list[int], keep_past: bool = False, values: bool = True):
         """Read ``tokens`` one pass at a time: a generator that first yields {"cached_tokens": n} (how
         many of them the cache held, before any pass), then None after each pass (so that the caller
-        may interleave other work or stop), and returns the :class:`PromptRead`."""
+        may interleave other work or stop), and returns the :class:`PromptRead` (with every token's
+        values where ``values``, else only what comes next)."""
         import torch
 
         if not tokens:
             raise ValueError("a prompt needs at least one token")
-        b = self.block_tokens
+        whole = tuple(tokens)
+        if not values and not keep_past and whole in self.next_rows:
+            self.next_rows.move_to_end(whole)
+            yield {"cached_tokens": len(tokens)}
+            return PromptRead(list(tokens), [], [], [], self.next_rows[whole], len(tokens))
+        ends = self.block_ends(tokens)
         with torch.inference_mode():
-            blocks = self.cache.chain(tokens, b)
-        cached_tokens = len(blocks) * b
+            blocks = self.cache.chain(tokens, ends)
+        cached_tokens = ends[len(blocks) - 1] if blocks else 0
         yield {"cached_tokens": cached_tokens}
         # The keys and values so far, joined once and extended by each pass (every layer's, one tensor).
         past = self._joined([block.layers for block in blocks]) if blocks else None
-        whole = len(tokens) // b
-        while len(blocks) < whole:
-            start = len(blocks) * b
+        while len(blocks) < len(ends):
+            start, end = ends[len(blocks) - 1] if blocks else 0, ends[len(blocks)]
             # Another request reading the same prompt between these passes (the site's read-ahead of a
             # chain of thought and then the reader's own) may have read this block already: it is
             # taken from the cache, the same numbers, so two readers of one prompt share its passes.
-            block = self.cache.blocks.get(tuple(tokens[:start + b]))
+            block = self.cache.blocks.get(tuple(tokens[:end]))
             with torch.inference_mode():
                 if block is None:
-                    rows, own = self._pass(tokens[start:start + b], start, past, True)
-                    block = self._block(tokens[:start + b], rows, own)
+                    block = self._block(tokens[:end], *self._pass(tokens[start:end], start, past, True))
                     self.cache.put(block)
                     ran = True
                 else:
@@ -184,28 +267,22 @@ class PromptReader:
             blocks.append(block)
             if ran:
                 yield None
-        start = whole * b
+        start = ends[-1] if ends else 0
         with torch.inference_mode():
-            chosen, ranks, top = [], [], []
-            for i, block in enumerate(blocks):
-                chosen.extend(block.chosen.tolist())
-                ranks.extend(block.ranks)
-                top.extend(self._pairs(block.top_ids, block.top_values))
-                if i + 1 < len(blocks) or start < len(tokens):  # the next token's place, from this block's last row
-                    value, rank = _value_and_rank(block.last_row, tokens[(i + 1) * b])
-                    chosen.append(value)
-                    ranks.append(rank)
+            segments: list[Segment] = list(blocks)
             if start < len(tokens):
-                rows, own = self._pass(tokens[start:], start, past, keep_past)
-                picked, tail_ranks, values, ids = _row_values(rows, tokens[start:])
-                chosen.extend(picked.tolist())
-                ranks.extend(tail_ranks)
-                top.extend(self._pairs(ids, values))
-                next_row = rows[-1].clone()
+                hidden, own = self._pass(tokens[start:], start, past, keep_past)
+                segments.append(Segment(tuple(tokens[start:]), hidden))
                 if keep_past:
                     past = self._joined([past, own]) if past else own
-            else:
-                next_row = blocks[-1].last_row
+            chosen, ranks, top = [], [], []
+            if values:
+                self._values(segments, chosen, ranks, top)
+            next_row = self._last_row(segments[-1])
+        self.next_rows[whole] = next_row
+        self.next_rows.move_to_end(whole)
+        while len(self.next_rows) > NEXT_ROWS:
+            self.next_rows.popitem(last=False)
         return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
 
     @staticmethod
@@ -222,22 +299,23 @@ class PromptReader:
         return PromptRead(read.tokens + [last], read.chosen + [value], read.ranks + [rank], read.top, None,
                           read.cached_tokens)
 
-    def read(self, tokens: list[int], keep_past: bool = False) -> PromptRead:
+    def read(self, tokens: list[int], keep_past: bool = False, values: bool = True) -> PromptRead:
         """:meth:`steps` run to its end in the calling thread."""
-        steps = self.steps(tokens, keep_past)
+        steps = self.steps(tokens, keep_past, values)
         while True:
             try:
                 next(steps)
             except StopIteration as done:
                 return done.value
 
-    def _block(self, key: list[int], rows, own) -> Block:
-        chosen, ranks, top_values, top_ids = _row_values(rows, key[-self.block_tokens:])
-        last_row = rows[-1].clone()  # a view would keep the whole pass's rows alive
-        layers = [(_own(k), _own(v)) for k, v in own]
-        nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + sum(
-            t.nbytes for t in (chosen, top_values, top_ids, last_row)) + 8 * len(ranks)
-        return Block(tuple(key), layers, chosen, ranks, top_values, top_ids, last_row, nbytes)
+    def _block(self, key: list[int], hidden, own) -> Block:
+        layers, hidden = [(_own(k), _own(v)) for k, v in own], _own(hidden)
+        n, vocabulary = len(hidden), self.loaded.model.lm_head.out_features
+        # What it holds once its values are computed: keys, values, hidden states, and per row the
+        # chosen token's value and rank and TOP_KEPT (value, id) pairs, and the last row's log-softmax.
+        nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + hidden.nbytes + n * (4 + 8 + TOP_KEPT * 12) \
+            + vocabulary * 4
+        return Block(tuple(key[-n:]), hidden, key=tuple(key), layers=layers, nbytes=nbytes)
 
     @staticmethod
     def _pairs(ids, values) -> list[list[tuple[int, float]]]:

@@ -82,8 +82,10 @@ class RemoteModel:
 
     def loglikelihood(self, requests: Sequence[Loglikelihood], stop=None) -> list[LoglikelihoodAnswer]:
         """One request to the server for the batch (``stop`` is not asked: the server stops a request
-        whose client closed it, and a batch is one request)."""
-        return self.client.loglikelihood(requests, prefix_key=prefix_key(requests[0].shared) if requests else "")
+        whose client closed it, and a batch is one request); a question's letters from the
+        distribution after its prompt, where the server gives it (client.py, ``after_context``)."""
+        return self.client.loglikelihood(requests, prefix_key=prefix_key(requests[0].shared) if requests else "",
+                                         after_context=True)
 
     def read_ahead(self, text: str, shared: str = "") -> None:
         """Have the server read ``text`` into its prefix cache (a generation of one token, unread):

@@ -41,13 +41,15 @@ SHUTDOWN_GRACE_S = 30.0
 
 # -- the work a request runs in the worker thread ----------------------------------------------
 def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, stop: tuple[str, ...],
-                     stream: bool):
-    """Read the prompt, then write up to ``max_tokens`` greedy tokens (greedy.py's loop, stop strings
-    cut as lm-evaluation-harness cuts them). Yields {"text": piece} as text is known not to begin a
-    stop string (``stream``), else None per pass; returns the prompt's read, the written tokens
-    (with the end-of-text token when it came), the log-softmax row each was taken from, the text,
-    the finish reason and the stop string met."""
-    read = yield from reader.steps(tokens, keep_past=True)
+                     stream: bool, prompt_values: bool = False):
+    """Read the prompt (its own tokens' values where ``prompt_values``: an echo's), then write up to
+    ``max_tokens`` greedy tokens (greedy.py's loop, stop strings cut as lm-evaluation-harness cuts
+    them). Yields {"text": piece} as text is known not to begin a stop string (``stream``), else
+    None per pass; returns the prompt's read, the written tokens (with the end-of-text token when
+    it came), the log-softmax row each was taken from, the text, the finish reason and the stop
+    string met."""
+    # One token written: no pass after the prompt, so its keys and values are not needed.
+    read = yield from reader.steps(tokens, keep_past=max_tokens > 1, values=prompt_values)
     eos = reader.loaded.tokenizer.eos_token_id
     rows = [read.next_row]
     state = {"past": read.past}
@@ -228,13 +230,15 @@ class ModelServer:
         if sampling.stream:
             return 200, self._stream(prompts, sampling, environ, chat=False)
         reader = self.worker.reader
+        # The prompt's own tokens' values (the head over every position) only where the answer shows them.
+        prompt_values = request.echo and sampling.logprobs is not None or request.prompt_logprobs is not None
 
         def steps():
             results, before_last = [], {}
             for tokens in prompts:
                 if sampling.max_tokens:
                     results.append((yield from generation_steps(reader, tokens, sampling.max_tokens, sampling.stop,
-                                                                False)))
+                                                                False, prompt_values)))
                     continue
                 # An echo that writes nothing reads the prompt without its last token (with_last), once
                 # for prompts that differ only there (a question's letters).
@@ -242,7 +246,7 @@ class ModelServer:
                     read = PromptRead(list(tokens), [], [], [], None, 0)
                 else:
                     if tuple(tokens[:-1]) not in before_last:
-                        before_last[tuple(tokens[:-1])] = yield from reader.steps(tokens[:-1])
+                        before_last[tuple(tokens[:-1])] = yield from reader.steps(tokens[:-1], values=prompt_values)
                     read = reader.with_last(before_last[tuple(tokens[:-1])], tokens[-1])
                 results.append((read, [], [], "", "length", None))
             return results
@@ -270,12 +274,15 @@ class ModelServer:
                 chosen += [None] + read.chosen
                 top += [None] + [_top_dict(strings, read.top[i], k, (tokens[i + 1], read.chosen[i]))
                                  for i in range(len(tokens) - 1)]
-            for n, (token, row) in enumerate(zip(written, rows, strict=True)):
+            for token, row in zip(written, rows, strict=True):
                 logprob = row[token].item()
-                pairs = read.top[-1] if n == 0 else self._top_of(row)
                 shown_tokens.append(token)
                 chosen.append(logprob)
-                top.append(_top_dict(strings, pairs, k, (token, logprob)))
+                if request.logprob_token_ids:  # these ids' values, with the written token's, not the likeliest k
+                    asked = request.logprob_token_ids
+                    top.append(_top_dict(strings, [(t, row[t].item()) for t in asked], len(asked), (token, logprob)))
+                else:
+                    top.append(_top_dict(strings, self._top_of(row), k, (token, logprob)))
             choice["logprobs"] = api.logprobs_block(strings(shown_tokens), chosen, top)
         if request.prompt_logprobs is not None:
             choice["prompt_logprobs"] = self._prompt_logprobs(tokens, read, request.prompt_logprobs)

@@ -39,8 +39,12 @@ CACHES = {
     "livescoring/worker.py:self._per_client": "request (the client): only clients with a job queued or running",
     "livescoring/worker.py:_model_spans": "request (the client): only clients whose work ended lately",
     "livescoring/prompt_reader.py:self.blocks": "request (a prompt's tokens): BlockCache's max_bytes",
+    "livescoring/prompt_reader.py:self.next_rows": "request (a prompt's tokens): NEXT_ROWS entries, each one row "
+                                                   "of the model's vocabulary",
     "livescoring/client.py:self._encoded": "request (a prompt's text): ENCODED_TEXTS entries, each within the "
                                            "request's size limit (benchmarks/server/budget.py)",
+    "livescoring/client.py:self._token_texts": "the model server's answers (token ids): TOKEN_TEXTS entries, "
+                                               "each one token's text",
     "engine/caching.py:self.states": f"request (a widget page's state): {PAGE_CACHE_BYTES:,} bytes, keys counted",
     "engine/caching.py:self._spent": "request (the client): RenderBudget.MAX_CLIENTS, a key and two floats each",
     "engine/content.py:_RENDERED": "files: a document's rendering per version of its files, 32 at most",

@@ -5,6 +5,8 @@
   1e-5, the same prediction, the same generated text and tokens.
 * The prefix cache needs no hint and changes no number: the same request gives the same numbers,
   bit for bit, alone, after other requests, and while others run beside it.
+* The site's question from the distribution after its prompt (a one-token generation's likeliest 20
+  by token id, and the other letters by their ids) gives the echo's answers bit for bit.
 * The wire shapes lm-evaluation-harness reads: echo's per-token values with the first null, the
   greedy test by exact comparison with the top entry, vLLM's prompt_logprobs, streamed events
   ending in [DONE], chat through the model's template, the tokenizer routes.
@@ -160,6 +162,36 @@ def test_chat_uses_the_model_template(model_server, loaded_model):
     tokens = post(model_server, "/tokenize", {"messages": messages, "add_generation_prompt": True})["tokens"]
     assert tokens == loaded_model.tokenizer(text, add_special_tokens=False)["input_ids"]
     assert post(model_server, "/detokenize", {"tokens": tokens})["prompt"] == text
+
+
+def test_letters_from_the_distribution_after_the_prompt_are_the_echos_bit_for_bit(model_server, mmlu_data):
+    """The site's client (``after_context``): after its first batch (an echo, which checks the server),
+    one-token continuations are read from one generated token's likeliest 20 after the context, and
+    those not among them from a second request naming their ids (vLLM's logprob_token_ids), with
+    the echo's numbers exactly; from a server that ignores that field, the echo answers."""
+    client, sent, dropped = ModelClient(model_server), [], []
+
+    def recorded(path, body=None, headers=None):
+        if path == "/v1/completions":
+            sent.append(body)
+            body = {k: v for k, v in body.items() if k not in dropped}
+        return ModelClient._call(client, path, body, headers)
+
+    client._call = recorded
+    context = question_text(mmlu_data, "college_biology", 2, 1)
+    letters = [Loglikelihood(context, f" {letter}") for letter in "ABCD"]
+    echoed = client.loglikelihood(letters, after_context=True)
+    assert sent[-1]["echo"] is True
+    fast = client.loglikelihood(letters, after_context=True)
+    assert sent[-1]["max_tokens"] == 1 and "echo" not in sent[-1] and len(sent[-1]["prompt"]) == 1
+    assert fast == echoed == client.loglikelihood(letters)
+    # A token the model would not write there (not among its likeliest 20): asked for by its id.
+    unlikely = [Loglikelihood(context, " Paris")]
+    named = client.loglikelihood(unlikely, after_context=True)
+    assert sent[-1]["logprob_token_ids"] == list(client.encode_pair(context, " Paris")[1])
+    assert named == client.loglikelihood(unlikely)
+    dropped.append("logprob_token_ids")  # an older vLLM ignores the field
+    assert client.loglikelihood(unlikely, after_context=True) == named and sent[-1]["echo"] is True
 
 
 def test_a_server_without_prompt_logprobs_is_refused(model_server):
