@@ -86,11 +86,45 @@ class BlockCache:
         self.nbytes = 0
 
 
+class KeysValues:
+    """A read's keys and values as the decoder takes them (``layers``: per layer (keys, values)
+    [1, kv_heads, capacity, head_dim], filled up to ``length``), every layer's in one tensor
+    allocated once at the size the read will reach: each block is copied in once, and a
+    generation writes each token's in place.
+
+    Joining them instead (torch.cat on every pass, and on every generated token) copied all that was
+    read so far at each step, into growing tensors freed as the next was made: four long prompts read
+    side by side left glibc's heap with hundreds of MiB of holes (docs/performance.md, the model
+    server's memory). The decoder reads ``[:, :, :length]`` of each, a view with the buffer's strides:
+    torch's CPU flash-attention kernel follows strides, so the floats are those of a tensor of exactly
+    that length (tests/model/test_model_server.py holds every number to a fresh read's, bit for bit)."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self.length = capacity, 0
+        self.layers: list | None = None  # allocated when the first keys and values come (their shape)
+
+    def append(self, layers: list) -> None:
+        """Copy ``layers`` (per layer (keys, values) [1, kv_heads, tokens, head_dim]) in after the others."""
+        import torch
+
+        if self.layers is None:
+            keys = layers[0][0]
+            both = torch.empty((len(layers), 2, *keys.shape[:2], self.capacity, keys.shape[3]), dtype=keys.dtype,
+                               device=keys.device)
+            self.layers = [(both[i, 0], both[i, 1]) for i in range(len(layers))]
+        end = self.length + layers[0][0].shape[2]
+        for (keys, values), (new_keys, new_values) in zip(self.layers, layers, strict=True):
+            keys[:, :, self.length:end] = new_keys
+            values[:, :, self.length:end] = new_values
+        self.length = end
+
+
 @dataclass
 class PromptRead:
     """What a read prompt of n tokens gives: per token from the second, its log-probability, rank
     and the likeliest alternatives at its place; after the last, the whole log-softmax (the next
-    token's distribution); ``past`` the prompt's keys and values when asked for (a generation)."""
+    token's distribution); ``past`` the prompt's keys and values when asked for (a generation's
+    :class:`KeysValues`, with room for its tokens)."""
 
     tokens: list[int]
     chosen: list[float]  # n - 1
@@ -98,7 +132,7 @@ class PromptRead:
     top: list[list[tuple[int, float]]]  # n: the likeliest after each position (the last: what comes next)
     next_row: object
     cached_tokens: int
-    past: list | None = None
+    past: KeysValues | None = None
 
 
 def _value_and_rank(row, token: int) -> tuple[float, int]:
@@ -114,11 +148,6 @@ def _row_values(rows, tokens: list[int]):
     picked = rows[:-1].gather(1, torch.tensor(tokens[1:], device=rows.device)[:, None])[:, 0]
     values, ids = torch.topk(rows, TOP_KEPT, dim=-1)
     return picked, (1 + (rows[:-1] > picked[:, None]).sum(dim=1)).tolist(), values, ids
-
-
-def _own(tensor):
-    """A copy that owns exactly its memory (a view would keep the whole pass's product alive)."""
-    return tensor.clone() if tensor.untyped_storage().nbytes() != tensor.nbytes else tensor
 
 
 class PromptReader:
@@ -141,71 +170,69 @@ class PromptReader:
         hidden, own = self.decoder([tokens], start, past, [(0, p) for p in range(len(tokens))], keep=keep)
         return torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1), own
 
-    @staticmethod
-    def _joined(blocks_layers: list[list]):
-        import torch
-
-        if len(blocks_layers) == 1:
-            return blocks_layers[0]
-        return [(torch.cat([layers[i][0] for layers in blocks_layers], dim=2),
-                 torch.cat([layers[i][1] for layers in blocks_layers], dim=2)) for i in range(len(blocks_layers[0]))]
-
-    def steps(self, tokens: list[int], keep_past: bool = False):
+    def steps(self, tokens: list[int], keep_past: bool = False, room: int = 0):
         """Read ``tokens`` one pass at a time: a generator that first yields {"cached_tokens": n} (how
         many of them the cache held, before any pass), then None after each pass (so that the caller
-        may interleave other work or stop), and returns the :class:`PromptRead`."""
+        may interleave other work or stop), and returns the :class:`PromptRead` (with ``keep_past``,
+        the prompt's keys and values, with room for ``room`` more tokens: a generation's).
+
+        Between passes a read holds its keys and values and the values it will answer, not the
+        blocks: a block that other readers' blocks push out of the cache meanwhile is freed."""
         import torch
 
         if not tokens:
             raise ValueError("a prompt needs at least one token")
         b = self.block_tokens
         with torch.inference_mode():
-            blocks = self.cache.chain(tokens, b)
-        cached_tokens = len(blocks) * b
+            found = self.cache.chain(tokens, b)
+        cached_tokens = len(found) * b
         yield {"cached_tokens": cached_tokens}
-        # The keys and values so far, joined once and extended by each pass (every layer's, one tensor).
-        past = self._joined([block.layers for block in blocks]) if blocks else None
         whole = len(tokens) // b
-        while len(blocks) < whole:
-            start = len(blocks) * b
+        # The tail's keys and values are kept only for a generation; a block's always (the next pass reads them).
+        past = KeysValues(len(tokens) + room if keep_past else whole * b)
+        chosen, ranks, top = [], [], []
+
+        def take(block: Block) -> None:
+            """The block's keys and values into ``past``, its values (and the next token's) into the lists."""
+            past.append(block.layers)
+            chosen.extend(block.chosen.tolist())
+            ranks.extend(block.ranks)
+            top.extend(self._pairs(block.top_ids, block.top_values))
+            if len(block.key) < len(tokens):  # the next token's place, from this block's last row
+                value, rank = _value_and_rank(block.last_row, tokens[len(block.key)])
+                chosen.append(value)
+                ranks.append(rank)
+
+        with torch.inference_mode():
+            for block in found:
+                take(block)
+        found.clear()
+        for start in range(cached_tokens, whole * b, b):
             # Another request reading the same prompt between these passes (the site's read-ahead of a
             # chain of thought and then the reader's own) may have read this block already: it is
             # taken from the cache, the same numbers, so two readers of one prompt share its passes.
             block = self.cache.blocks.get(tuple(tokens[:start + b]))
+            ran = block is None
             with torch.inference_mode():
-                if block is None:
-                    rows, own = self._pass(tokens[start:start + b], start, past, True)
-                    block = self._block(tokens[:start + b], rows, own)
+                if ran:
+                    block = self._block(tokens[:start + b], past.layers)
                     self.cache.put(block)
-                    ran = True
-                else:
-                    ran = False
-                past = self._joined([past, block.layers]) if past else block.layers
-            blocks.append(block)
+                take(block)
             if ran:
                 yield None
         start = whole * b
         with torch.inference_mode():
-            chosen, ranks, top = [], [], []
-            for i, block in enumerate(blocks):
-                chosen.extend(block.chosen.tolist())
-                ranks.extend(block.ranks)
-                top.extend(self._pairs(block.top_ids, block.top_values))
-                if i + 1 < len(blocks) or start < len(tokens):  # the next token's place, from this block's last row
-                    value, rank = _value_and_rank(block.last_row, tokens[(i + 1) * b])
-                    chosen.append(value)
-                    ranks.append(rank)
             if start < len(tokens):
-                rows, own = self._pass(tokens[start:], start, past, keep_past)
+                rows, own = self._pass(tokens[start:], start, past.layers, keep_past)
                 picked, tail_ranks, values, ids = _row_values(rows, tokens[start:])
                 chosen.extend(picked.tolist())
                 ranks.extend(tail_ranks)
                 top.extend(self._pairs(ids, values))
                 next_row = rows[-1].clone()
                 if keep_past:
-                    past = self._joined([past, own]) if past else own
+                    past.append(own)
             else:
-                next_row = blocks[-1].last_row
+                next_row = block.last_row
         return PromptRead(list(tokens), chosen, ranks, top, next_row, cached_tokens, past if keep_past else None)
 
     @staticmethod
@@ -231,10 +258,18 @@ class PromptReader:
             except StopIteration as done:
                 return done.value
 
-    def _block(self, key: list[int], rows, own) -> Block:
+    def _block(self, key: list[int], past) -> Block:
+        """Read the block that ends ``key`` on ``past`` (the keys and values of the blocks before it): its
+        pass's rows [B, vocabulary] are gone once its values are taken, before the next request's turn."""
+        rows, own = self._pass(key[-self.block_tokens:], len(key) - self.block_tokens, past, True)
         chosen, ranks, top_values, top_ids = _row_values(rows, key[-self.block_tokens:])
         last_row = rows[-1].clone()  # a view would keep the whole pass's rows alive
-        layers = [(_own(k), _own(v)) for k, v in own]
+        # One tensor for the block, not two per layer (49 KiB each at 64 tokens, which glibc placed
+        # between a pass's transients in its heap, where a long-lived block kept their space from the
+        # next pass's); a copy of its own too (transformers' decoder gives views of its cache).
+        kept = KeysValues(self.block_tokens)
+        kept.append(own)
+        layers = kept.layers
         nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + sum(
             t.nbytes for t in (chosen, top_values, top_ids, last_row)) + 8 * len(ranks)
         return Block(tuple(key), layers, chosen, ranks, top_values, top_ids, last_row, nbytes)
@@ -243,12 +278,12 @@ class PromptReader:
     def _pairs(ids, values) -> list[list[tuple[int, float]]]:
         return [list(zip(i, v, strict=True)) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
 
-    def extended(self, token: int, past: list):
-        """One more token on a generation's keys and values: (the log-softmax after it, the longer cache)."""
+    def extended(self, token: int, past: KeysValues):
+        """One more token on a generation's keys and values, written into ``past`` in its room: the
+        log-softmax after it."""
         import torch
 
         with torch.inference_mode():
-            hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
-            row = torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)
-            return row, [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
-                         for (k0, v0), (k, v) in zip(past, new, strict=True)]
+            hidden, new = self.decoder([[token]], past.length, past.layers, [(0, 0)])
+            past.append(new)
+            return torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)
