@@ -108,12 +108,45 @@ class BlockCache:
         self.nbytes = 0
 
 
+class KeysValues:
+    """A read's keys and values as the decoder takes them (``layers``: per layer (keys, values)
+    [1, kv_heads, capacity, head_dim], filled up to ``length``), every layer's in one tensor
+    allocated once at the size the read will reach: each block is copied in once, and a
+    generation writes each token's in place.
+
+    Joining them instead (torch.cat on every pass, and on every generated token) copied all that was
+    read so far at each step, into growing tensors freed as the next was made: four long prompts read
+    side by side left glibc's heap with hundreds of MiB of holes (docs/performance.md, the model
+    server's memory). The decoder reads ``[:, :, :length]`` of each, a view with the buffer's strides:
+    torch's CPU flash-attention kernel follows strides, so the floats are those of a tensor of exactly
+    that length (tests/model/test_model_server.py holds every number to a fresh read's, bit for bit)."""
+
+    def __init__(self, capacity: int):
+        self.capacity, self.length = capacity, 0
+        self.layers: list | None = None  # allocated when the first keys and values come (their shape)
+
+    def append(self, layers: list) -> None:
+        """Copy ``layers`` (per layer (keys, values) [1, kv_heads, tokens, head_dim]) in after the others."""
+        import torch
+
+        if self.layers is None:
+            keys = layers[0][0]
+            both = torch.empty((len(layers), 2, *keys.shape[:2], self.capacity, keys.shape[3]), dtype=keys.dtype,
+                               device=keys.device)
+            self.layers = [(both[i, 0], both[i, 1]) for i in range(len(layers))]
+        end = self.length + layers[0][0].shape[2]
+        for (keys, values), (new_keys, new_values) in zip(self.layers, layers, strict=True):
+            keys[:, :, self.length:end] = new_keys
+            values[:, :, self.length:end] = new_values
+        self.length = end
+
+
 @dataclass
 class PromptRead:
     """What a read prompt of n tokens gives: per token from the second, its log-probability, rank
     and the likeliest alternatives at its place (empty unless asked for: ``values``); after the
     last, the whole log-softmax (the next token's distribution); ``past`` the prompt's keys and
-    values when asked for (a generation)."""
+    values when asked for (a generation's :class:`KeysValues`, with room for its tokens)."""
 
     tokens: list[int]
     chosen: list[float]  # n - 1
@@ -121,7 +154,7 @@ class PromptRead:
     top: list[list[tuple[int, float]]]  # n: the likeliest after each position (the last: what comes next)
     next_row: object
     cached_tokens: int
-    past: list | None = None
+    past: KeysValues | None = None
 
 
 def _value_and_rank(row, token: int) -> tuple[float, int]:
@@ -220,20 +253,12 @@ class PromptReader:
                 chosen.append(value)
                 ranks.append(rank)
 
-    @staticmethod
-    def _joined(blocks_layers: list[list]):
-        import torch
-
-        if len(blocks_layers) == 1:
-            return blocks_layers[0]
-        return [(torch.cat([layers[i][0] for layers in blocks_layers], dim=2),
-                 torch.cat([layers[i][1] for layers in blocks_layers], dim=2)) for i in range(len(blocks_layers[0]))]
-
-    def steps(self, tokens: list[int], keep_past: bool = False, values: bool = True):
+    def steps(self, tokens: list[int], keep_past: bool = False, values: bool = True, room: int = 0):
         """Read ``tokens`` one pass at a time: a generator that first yields {"cached_tokens": n} (how
         many of them the cache held, before any pass), then None after each pass (so that the caller
         may interleave other work or stop), and returns the :class:`PromptRead` (with every token's
-        values where ``values``, else only what comes next)."""
+        values where ``values``, else only what comes next; with ``keep_past``, the prompt's keys and
+        values, with room for ``room`` more tokens: a generation's)."""
         import torch
 
         if not tokens:
@@ -248,8 +273,12 @@ class PromptReader:
             blocks = self.cache.chain(tokens, ends)
         cached_tokens = ends[len(blocks) - 1] if blocks else 0
         yield {"cached_tokens": cached_tokens}
-        # The keys and values so far, joined once and extended by each pass (every layer's, one tensor).
-        past = self._joined([block.layers for block in blocks]) if blocks else None
+        # The keys and values in one buffer at the size the read reaches (KeysValues says why); the
+        # tail's are kept only for a generation, a block's always (the next pass reads them).
+        past = KeysValues(len(tokens) + room if keep_past else (ends[-1] if ends else 0))
+        with torch.inference_mode():
+            for block in blocks:
+                past.append(block.layers)
         while len(blocks) < len(ends):
             start, end = ends[len(blocks) - 1] if blocks else 0, ends[len(blocks)]
             # Another request reading the same prompt between these passes (the site's read-ahead of a
@@ -257,13 +286,11 @@ class PromptReader:
             # taken from the cache, the same numbers, so two readers of one prompt share its passes.
             block = self.cache.blocks.get(tuple(tokens[:end]))
             with torch.inference_mode():
-                if block is None:
-                    block = self._block(tokens[:end], *self._pass(tokens[start:end], start, past, True))
+                ran = block is None
+                if ran:
+                    block = self._block(tokens[:end], *self._pass(tokens[start:end], start, past.layers, True))
                     self.cache.put(block)
-                    ran = True
-                else:
-                    ran = False
-                past = self._joined([past, block.layers]) if past else block.layers
+                past.append(block.layers)
             blocks.append(block)
             if ran:
                 yield None
@@ -271,10 +298,10 @@ class PromptReader:
         with torch.inference_mode():
             segments: list[Segment] = list(blocks)
             if start < len(tokens):
-                hidden, own = self._pass(tokens[start:], start, past, keep_past)
+                hidden, own = self._pass(tokens[start:], start, past.layers, keep_past)
                 segments.append(Segment(tuple(tokens[start:]), hidden))
                 if keep_past:
-                    past = self._joined([past, own]) if past else own
+                    past.append(own)
             chosen, ranks, top = [], [], []
             if values:
                 self._values(segments, chosen, ranks, top)
@@ -309,7 +336,12 @@ class PromptReader:
                 return done.value
 
     def _block(self, key: list[int], hidden, own) -> Block:
-        layers, hidden = [(_own(k), _own(v)) for k, v in own], _own(hidden)
+        # Its keys and values one tensor, a copy of their own (transformers' decoder gives views of its
+        # cache): not two per layer, 49 KiB each at 64 tokens, which glibc placed between a pass's
+        # transients in its heap, where a long-lived block kept their space from the next pass's.
+        kept = KeysValues(own[0][0].shape[2])
+        kept.append(own)
+        layers, hidden = kept.layers, _own(hidden)
         n, vocabulary = len(hidden), self.loaded.model.lm_head.out_features
         # What it holds once its values are computed: keys, values, hidden states, and per row the
         # chosen token's value and rank and TOP_KEPT (value, id) pairs, and the last row's log-softmax.
@@ -321,12 +353,12 @@ class PromptReader:
     def _pairs(ids, values) -> list[list[tuple[int, float]]]:
         return [list(zip(i, v, strict=True)) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
 
-    def extended(self, token: int, past: list):
-        """One more token on a generation's keys and values: (the log-softmax after it, the longer cache)."""
+    def extended(self, token: int, past: KeysValues):
+        """One more token on a generation's keys and values, written into ``past`` in its room: the
+        log-softmax after it."""
         import torch
 
         with torch.inference_mode():
-            hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
-            row = torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)
-            return row, [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
-                         for (k0, v0), (k, v) in zip(past, new, strict=True)]
+            hidden, new = self.decoder([[token]], past.length, past.layers, [(0, 0)])
+            past.append(new)
+            return torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)

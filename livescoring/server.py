@@ -20,6 +20,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 import signal
 import threading
 import time
@@ -37,6 +38,26 @@ log = logging.getLogger("livescoring.server")
 MAX_BODY_BYTES = 8 * 2**20
 REQUEST_TIMEOUT_S = 600.0  # a request waits at most this long for its next result
 SHUTDOWN_GRACE_S = 30.0
+MMAP_THRESHOLD_BYTES = 2**20  # a pass's log-probabilities (12 MiB at 64 tokens), a read's keys and values, a block's
+
+
+def map_large_allocations() -> None:
+    """Have glibc map every allocation of MMAP_THRESHOLD_BYTES or more on its own, and give it back
+    when it is freed (unless MALLOC_MMAP_THRESHOLD_ is set: glibc has read it). By default the
+    threshold rises to the largest block freed, up to 32 MiB, so the tensors above came from the heap,
+    where long-lived ones between freed ones kept hundreds of MiB of holes resident: four long prompts
+    read side by side took the server to 1.9 GiB (docs/performance.md). The many smaller tensors of a
+    pass stay in the heap, which their like sizes reuse. Not glibc: nothing."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return
+    import ctypes
+    import ctypes.util
+
+    try:
+        m_mmap_threshold = -3  # malloc.h
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(m_mmap_threshold, MMAP_THRESHOLD_BYTES)
+    except (OSError, AttributeError):
+        pass
 
 
 # -- the work a request runs in the worker thread ----------------------------------------------
@@ -49,13 +70,15 @@ def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, s
     it came), the log-softmax row each was taken from, the text, the finish reason and the stop
     string met."""
     # One token written: no pass after the prompt, so its keys and values are not needed.
-    read = yield from reader.steps(tokens, keep_past=max_tokens > 1, values=prompt_values)
+    read = yield from reader.steps(tokens, keep_past=max_tokens > 1, values=prompt_values, room=max_tokens)
     eos = reader.loaded.tokenizer.eos_token_id
     rows = [read.next_row]
+    # The read is answered after the generation; its keys and values are freed as soon as it ends.
     state = {"past": read.past}
+    read.past = None
 
     def logits_after(token: int):
-        row, state["past"] = reader.extended(token, state["past"])
+        row = reader.extended(token, state["past"])
         rows.append(row)
         return row
 
@@ -369,6 +392,7 @@ def serve(settings: ModelSettings, host: str, port: int, *, api_key: str | None 
     finish, for at most SHUTDOWN_GRACE_S)."""
     import waitress
 
+    map_large_allocations()
     worker = ModelWorker(settings, cache_bytes, max_waiting)
     worker.start()
     name = served_name or settings.model
@@ -398,6 +422,4 @@ def serve(settings: ModelSettings, host: str, port: int, *, api_key: str | None 
         wasyncore.loop(timeout=0.05, map=server._map, use_poll=True, count=1)
     server.task_dispatcher.shutdown(timeout=2)
     print("Stopped.", flush=True)
-    import os
-
     os._exit(0)  # torch's native threads abort a normal interpreter teardown (as app.py says)
