@@ -28,6 +28,9 @@ How each member asks, as lm-evaluation-harness's ``local-completions`` client as
 ``shared`` (a request's leading text that others share) is not sent: the server's prefix cache finds
 shared beginnings by itself. A server that cannot give prompt log-probabilities is refused with
 :class:`BackendUnsuitable`, saying what is missing, never scored.
+
+Long because: one class speaks the one protocol, and each request sits beside the check that the
+answer to it is usable (counts, alignment, ids); apart, a request could be read unchecked.
 """
 from __future__ import annotations
 

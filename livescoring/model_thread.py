@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import queue
 import threading
 import time
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import openai_api as api
+from .greedy import greedy_decode, streamed
 from .model import ModelSettings, ModelUnavailable, load
 from .prompt_reader import CACHE_BYTES, PromptReader
 from .scorer import return_freed_memory
@@ -25,6 +27,56 @@ log = logging.getLogger("livescoring.server")
 
 MAX_WAITING = 64  # jobs waiting for the model; lm_eval's few concurrent requests never meet this
 MAX_ACTIVE = 4  # jobs stepped in turn
+
+MMAP_THRESHOLD_BYTES = 2**20  # a pass's log-probabilities (12 MiB at 64 tokens), a read's keys and values, a block's
+
+
+def map_large_allocations() -> None:
+    """Have glibc map every allocation of MMAP_THRESHOLD_BYTES or more on its own, and give it back
+    when it is freed (unless MALLOC_MMAP_THRESHOLD_ is set: glibc has read it). By default the
+    threshold rises to the largest block freed, up to 32 MiB, so the tensors above came from the heap,
+    where long-lived ones between freed ones kept hundreds of MiB of holes resident: four long prompts
+    read side by side took the server to 1.9 GiB (docs/performance.md). The many smaller tensors of a
+    pass stay in the heap, which their like sizes reuse. Not glibc: nothing."""
+    if "MALLOC_MMAP_THRESHOLD_" in os.environ:
+        return
+    import ctypes
+    import ctypes.util
+
+    try:
+        m_mmap_threshold = -3  # malloc.h
+        ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt(m_mmap_threshold, MMAP_THRESHOLD_BYTES)
+    except (OSError, AttributeError):
+        pass
+
+
+
+def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, stop: tuple[str, ...],
+                     stream: bool, prompt_values: bool = False):
+    """Read the prompt (its own tokens' values where ``prompt_values``: an echo's), then write up to
+    ``max_tokens`` greedy tokens (greedy.py's loop, stop strings cut as lm-evaluation-harness cuts
+    them). Yields {"text": piece} as text is known not to begin a stop string (``stream``), else
+    None per pass; returns the prompt's read, the written tokens (with the end-of-text token when
+    it came), the log-softmax row each was taken from, the text, the finish reason and the stop
+    string met."""
+    # One token written: no pass after the prompt, so its keys and values are not needed.
+    read = yield from reader.steps(tokens, keep_past=max_tokens > 1, values=prompt_values, room=max_tokens)
+    eos = reader.loaded.tokenizer.eos_token_id
+    rows = [read.next_row]
+    # The read is answered after the generation; its keys and values are freed as soon as it ends.
+    state = {"past": read.past}
+    read.past = None
+
+    def logits_after(token: int):
+        row = reader.extended(token, state["past"])
+        rows.append(row)
+        return row
+
+    step = yield from streamed(greedy_decode(reader.loaded.tokenizer, read.next_row, logits_after, max_tokens, stop),
+                               stop, stream, finished=state.clear)
+    written = list(step.written) + ([eos] if step.reason == "end of text" else [])
+    finish = "length" if step.reason == "length" else "stop"
+    return read, written, rows[:len(written)], step.text, finish, step.stop_string
 
 
 @dataclass(eq=False)

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { axeViolations, COLOUR_RULES, launch, BASE_URL, watchConsole, screenshot, summaryText } from './lib.mjs';
-import { serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { idleRenders, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 const HARNESS = new URL('../fixtures/harness_samples/', import.meta.url).pathname;
 const files = (role) => readdirSync(join(HARNESS, role)).sort().map((name) => ({
@@ -86,7 +86,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   await widget.locator('[data-role="summary-engineers"]').scrollIntoViewIfNeeded();
   await screenshot(page, 'two-run-gate-engineers-fold');
 
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.setInputFiles(`#w-${name}-production`, files('production'));
   await page.setInputFiles(`#w-${name}-candidate`, files('candidate'));
   await tabTo(page, '[data-action="compare-runs"]');
@@ -97,7 +97,7 @@ test('two-run gate: keyboard, server match, harness files, a bad line named', as
   assert.match(text, /6 paired questions in 2 subjects/);
   assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
 
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.setInputFiles(`#w-${name}-production`, { name: 'broken.jsonl', mimeType: 'application/json', buffer: Buffer.from('{"doc_id": 0}\n{oops') });
   await tabTo(page, '[data-action="compare-runs"]');
   await page.keyboard.press('Enter');
@@ -142,7 +142,7 @@ test('one gate: each of the four shapes can be chosen and shows its shape, verdi
     await page.waitForSelector(`section.widget[data-widget="${name}"][data-worker="ready"]`, { timeout: 90_000 });
     const widget = widgetOf(page, name);
     for (const [shape, [verdict, explanation]] of Object.entries(shapes)) {
-      const renders = Number(await widget.getAttribute('data-renders'));
+      const renders = await idleRenders(widget);
       await page.selectOption(`#w-${name}-source`, shape);
       await settle(page, name, renders);
       const text = await widget.locator('.widget-summary').evaluate(summaryText);
@@ -181,7 +181,7 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
   await widget.locator('details.widget-data > summary').click();
 
   // 0-shot as production, 5-shot as candidate, letter scoring: a band far over ±5 points.
-  let renders = Number(await widget.getAttribute('data-renders'));
+  let renders = await idleRenders(widget);
   await page.setInputFiles(`#w-${name}-production`, logs('3x40', '0shot', false));
   await page.setInputFiles(`#w-${name}-candidate`, logs('3x40', '5shot', false));
   await page.click('[data-action="compare-runs"]');
@@ -205,7 +205,7 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
   // A release that dropped the worked examples: 5-shot production, 0-shot candidate, by letter and by
   // the written answers of mmlu_generative (scored by exact_match): the format shape, both pairs drawn.
   // Three subjects cannot show it (the written answers' band is ±47 points): these logs are 20 × 6.
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.setInputFiles(`#w-${name}-production`, logs('20x6', '5shot', false));
   await page.setInputFiles(`#w-${name}-candidate`, logs('20x6', '0shot', false));
   await widget.locator('.gate-load details:not(.for-engineers) > summary').click();
@@ -221,7 +221,7 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
   for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [360, 'light'], [360, 'dark']]) {
     await page.setViewportSize({ width, height: 1000 });
     await page.emulateMedia({ colorScheme: scheme });
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.waitForFunction(([n, w]) => Number(document.querySelector(`section.widget[data-widget="${n}"]`).dataset.shownWidth) < w,
       [name, width + 1]);
     await widget.locator('svg[data-role="figure"]').scrollIntoViewIfNeeded();
@@ -232,7 +232,7 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
 
   // A file cut short: the whole JSON error, by the file inputs (right after "Compare these runs", below the
   // chart, as the empty chart says).
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.setInputFiles(`#w-${name}-production`, { name: 'samples_mmlu_anatomy_2026-01-01T00-00-00.jsonl', mimeType: 'application/json',
     buffer: Buffer.from('{"doc_id": 0, "acc": 1.0, "target": "unterminated') });
   await page.click('[data-action="compare-runs"]');
@@ -245,7 +245,7 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
   await alert.scrollIntoViewIfNeeded();
   await screenshot(page, 'two-run-gate-harness-error-360-dark');
   // Choosing an example in "Which two runs" goes back to the examples.
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.selectOption(`#w-${name}-source`, 'noise');
   await settle(page, name, renders);
   assert.match(await summary(), /^Verdict: ship\. Shape: noise\./);
@@ -269,10 +269,10 @@ test('micro against macro: choose the published run by keyboard; the redraw equa
   await page.keyboard.press('Home'); // the first choice: Table 1's GPT-3 X-Large
   await settle(page, name, renders);
   assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Table 1's GPT-3 X-Large/);
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.keyboard.press('End'); // back to the simulated run
   await settle(page, name, renders);
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.keyboard.press('ArrowUp'); // the live model's published 5-shot run
   await settle(page, name, renders);
   const match = await serverMatch(page, name);
@@ -346,7 +346,7 @@ test('flips view: from the gate at 360 and 1280 px, filtered, paged, a question 
     let renders = await tabTo(page, `#w-${name}-kind`);
     await page.selectOption(`#w-${name}-kind`, 'right_to_wrong');
     await settle(page, name, renders);
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.selectOption(`#w-${name}-subject`, 'high_school_mathematics');
     await settle(page, name, renders);
     assert.match(page.url(), /kind=right_to_wrong/);
@@ -380,7 +380,7 @@ test('flips view: from the gate at 360 and 1280 px, filtered, paged, a question 
     assert.equal(await widget.locator('.flip-card').first().locator('.flip-question').innerText(), question);
     if (width === 1280) {
       // A reader's harness logs, read in the page: the same counts as the gate's on the same files (6 questions).
-      const renders = Number(await widget.getAttribute('data-renders') || 0);
+      const renders = await idleRenders(widget);
       await widget.locator('details.widget-data summary').click();
       await page.setInputFiles(`#w-${name}-production-files`, files('production'));
       await page.setInputFiles(`#w-${name}-candidate-files`, files('candidate'));

@@ -39,6 +39,14 @@ async function focusByTab(page, selector, limit) {
   throw new Error(`Tab never reached ${selector}`);
 }
 
+// The widget's redraw count once it is not computing: the count to pass to settle() after an action
+// whose request starts late (a click that reads files first), so that a redraw already under way
+// (the first one at this width) is not taken for the action's.
+export async function idleRenders(widget) {
+  await widget.page().waitForFunction((el) => !el.hasAttribute('aria-busy'), await widget.elementHandle());
+  return Number(await widget.getAttribute('data-renders') || 0);
+}
+
 // Wait until the widget has redrawn more than `renders` times and is not computing any more.
 export async function settle(page, name, renders) {
   await page.waitForFunction(([n, count]) => {

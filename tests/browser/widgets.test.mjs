@@ -7,7 +7,7 @@ import { test, before, after } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import assert from 'node:assert/strict';
 import { axeViolations, launch, BASE_URL, runtimeTimings, snapshotStored, watchConsole, screenshot, ARTIFACTS as ARTIFACTS_DIR, summaryText } from './lib.mjs';
-import { checkAgainstServer, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
+import { checkAgainstServer, idleRenders, redrawnForWidth, serverMatch, settle, tabTo, widgetOf } from './widget-helpers.mjs';
 
 let browser;
 let plain; // a context without JavaScript: what a reader without it (or a reopened link) sees
@@ -131,7 +131,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     assert.match(page.url(), /subject=abstract_algebra/);
 
     // The questions slider is logarithmic: from 100 to 1,000 is twenty key presses, not 900.
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.focus('#w-chance-explorer-n-range');
     for (let i = 0; i < 20; i += 1) await page.keyboard.press('ArrowRight');
     await checkAgainstServer(page, name, renders);
@@ -144,7 +144,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await checkAgainstServer(page, name, renders);
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /chance rate of 10%/);
 
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.fill('#w-chance-explorer-n', '50000');
     await page.keyboard.press('Tab');
     await checkAgainstServer(page, name, renders);
@@ -177,7 +177,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await checkAgainstServer(page, name, renders);
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /over 3 confidence groups/);
 
-    renders = Number(await widget.getAttribute('data-renders')); // drag the slider with the mouse
+    renders = await idleRenders(widget); // drag the slider with the mouse
     const track = await page.locator('#w-calibration-bars-bins-range').boundingBox();
     await page.mouse.move(track.x + 4, track.y + track.height / 2);
     await page.mouse.down();
@@ -197,7 +197,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await checkAgainstServer(page, name, renders);
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /^11 answers/);
 
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.fill('#w-calibration-bars-pairs', '0.9, 1\n0.8, 0\n0.3, 0\n0.6, 1');
     await page.click('[data-action="load-pairs"]');
     await checkAgainstServer(page, name, renders);
@@ -205,7 +205,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     assert.equal(await widget.locator('.answer-row').count(), 4);
 
     // A results file from `python -m engine mmlu evaluate` (its JSONL fields, as the README lists them).
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.setInputFiles('#w-calibration-bars-file', { name: 'run.jsonl', mimeType: 'application/json',
       buffer: Buffer.from(evaluateRows('astronomy', [[0.91, true], [0.85, false], [0.4, true]]).join('\n')) });
     await checkAgainstServer(page, name, renders);
@@ -297,7 +297,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await page.keyboard.press('Home');
     await checkAgainstServer(page, name, renders);
 
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     const lines = [];
     for (let i = 0; i < 40; i += 1) lines.push(`${i % 2 ? 'anatomy' : 'virology'}, ${i % 3 ? 1 : 0}, ${i % 4 ? 1 : 0}`);
     await widget.locator('details.widget-data > summary').click(); // "Bring your own two runs"
@@ -307,7 +307,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your pasted results \(40 questions\)/);
     assert.equal(await widget.locator('.fig-bar-up, .fig-bar-down').count(), 2);
     // Two runs of `python -m engine mmlu evaluate`, paired question by question.
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     const production = [...evaluateRows('virology', [[0.5, true], [0.6, true], [0.7, false], [0.8, true]]),
       ...evaluateRows('anatomy', [[0.5, true], [0.6, false]])];
     const candidate = [...evaluateRows('virology', [[0.5, false], [0.6, true], [0.7, false]]), // one question fewer
@@ -318,7 +318,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await settle(page, name, renders);
     assert.match(await widget.locator('.widget-summary').evaluate(summaryText), /Your files: production prod\.jsonl against candidate cand\.jsonl\.[\s\S]*5 paired questions in 2 subjects/);
     // The same runs gzipped, as the site publishes its own: unzipped in the page, the same report.
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.setInputFiles('#w-release-gate-production', { name: 'prod.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(production.join('\n')) });
     await page.setInputFiles('#w-release-gate-candidate', { name: 'cand.jsonl.gz', mimeType: 'application/gzip', buffer: gzipSync(candidate.join('\n')) });
     await page.click('[data-action="compare-runs"]');
@@ -330,7 +330,7 @@ test('widgets', { concurrency: 2 }, async (t) => {
     await widget.locator('[data-role="load-error"][data-from="files"]').waitFor({ state: 'visible' });
     assert.match(await widget.locator('[data-role="load-error"][data-from="files"]').innerText(), /cand\.jsonl\.gz is not a gzip file/);
 
-    renders = Number(await widget.getAttribute('data-renders'));
+    renders = await idleRenders(widget);
     await page.click('[data-action="clear-results"]');
     await checkAgainstServer(page, name, renders);
     await finish(t, opened, name);
@@ -369,7 +369,7 @@ test('inline on the annotated paper: no Pyodide before a touch, then the server 
 
   const before = page.url();
   const widget = widgetOf(page, 'chance-explorer');
-  let renders = Number(await widget.getAttribute('data-renders'));
+  let renders = await idleRenders(widget);
   await page.fill('#w-chance-explorer-n', '1000'); // the first touch: the server answers at once
   await page.keyboard.press('Tab');
   await settle(page, 'chance-explorer', renders);
@@ -381,7 +381,7 @@ test('inline on the annotated paper: no Pyodide before a touch, then the server 
   assert.ok(runtime.some((url) => /\/pyodide\//.test(url)), 'the touch started the worker');
   await page.waitForSelector('section.widget[data-widget="chance-explorer"][data-worker="ready"]', { timeout: 90_000 });
   await page.waitForFunction(() => !document.querySelector('section.widget[data-widget="chance-explorer"]').hasAttribute('aria-busy'));
-  renders = Number(await widget.getAttribute('data-renders'));
+  renders = await idleRenders(widget);
   await page.fill('#w-chance-explorer-score', '27'); // now answered by the worker (the box is in percent)
   await settle(page, 'chance-explorer', renders);
   const match = await serverMatch(page, 'chance-explorer');

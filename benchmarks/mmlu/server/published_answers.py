@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.server.runfile import read_rows
+from benchmarks.server.runfile import one_run, read_rows
 from engine import published_answers
 
-from .published_runs import FILE_PATTERN, RUNS_DIR, _checked
+from .published_runs import FILE_PATTERN, RUNS_DIR, PublishedRunError
 from .reader import MMLUData
 
 SPLIT = "test"  # the published runs are over the whole test set
@@ -21,7 +21,7 @@ def static_files(data: MMLUData, folder: Path = RUNS_DIR) -> dict[str, bytes]:
     """{path inside the document's folder of the export: bytes}; {} without published runs."""
     runs = {}
     for path in sorted(folder.glob(FILE_PATTERN)):
-        rows = _checked(path, read_rows(path))
+        rows = one_run(path, read_rows(path), PublishedRunError)
         first = next(iter(rows.values()))
         runs[path.name.removesuffix(".jsonl.gz")] = (first, rows)
     if not runs:
