@@ -68,6 +68,9 @@ describe('the static export, served from a sub-path by a file server', () => {
   before(async () => {
     browser = await launch();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    // The first visit saves the whole copy (Pyodide's 30 MiB among it) while the pages load: on two
+    // busy cores a page's load took 30 s once.
+    context.setDefaultNavigationTimeout(90_000);
     page = await context.newPage();
     wrong = watchRequests(page);
     problems = watchConsole(page);

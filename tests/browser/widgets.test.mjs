@@ -69,9 +69,10 @@ async function finish(t, { page, problems }, name) {
   // Narrow and dark: nothing may stick out sideways at 320 px; look at the screenshot.
   await page.setViewportSize({ width: 320, height: 900 });
   await page.emulateMedia({ colorScheme: 'dark', reducedMotion: 'reduce' });
+  // Once the widget has redrawn for the width: until then a figure of the wider screen may stick out.
+  await redrawnForWidth(page, name);
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 0, `${name}: the page is ${overflow}px wider than a 320px screen`);
-  await redrawnForWidth(page, name);
   await page.locator(`section.widget[data-widget="${name}"] svg.widget-figure`).scrollIntoViewIfNeeded();
   await screenshot(page, `widget-${name}-320-dark`);
   assert.deepEqual(problems, [], `${name}: console errors`);
