@@ -27,6 +27,12 @@ log = logging.getLogger("livescoring.server")
 
 MAX_WAITING = 64  # jobs waiting for the model; lm_eval's few concurrent requests never meet this
 MAX_ACTIVE = 4  # jobs stepped in turn
+# The tokens (prompt and written) of the long jobs running at once. A running read holds its keys and
+# values (about 46 KiB a token) and its blocks until it ends: four 3,000-token prompts side by side took
+# the server past 1.5 GiB (docs/performance.md). Running long jobs one after another costs no
+# throughput (the worker does one pass at a time), only the later ones' start.
+MAX_RUNNING_TOKENS = 6144
+SHORT_JOB_TOKENS = 1024  # a job this short (a live question, 5 shots included) never waits for long ones
 
 MMAP_THRESHOLD_BYTES = 2**20  # a pass's log-probabilities (12 MiB at 64 tokens), a read's keys and values, a block's
 
@@ -86,6 +92,7 @@ class Job:
 
     steps: Iterator
     gone: Callable[[], bool]
+    tokens: int = 0  # the most tokens it holds keys and values for at once (its longest prompt, and what it writes)
     events: queue.SimpleQueue = field(default_factory=queue.SimpleQueue)
     cancelled: threading.Event = field(default_factory=threading.Event)
 
@@ -102,9 +109,10 @@ class ModelWorker:
     """The one owner of the model: loads it, then steps the jobs in turn."""
 
     def __init__(self, settings: ModelSettings, cache_bytes: int = CACHE_BYTES, max_waiting: int = MAX_WAITING,
-                 max_active: int = MAX_ACTIVE):
+                 max_active: int = MAX_ACTIVE, max_running_tokens: int = MAX_RUNNING_TOKENS):
         self.settings, self.cache_bytes = settings, cache_bytes
         self.max_waiting, self.max_active = max(1, max_waiting), max(1, max_active)
+        self.max_running_tokens = max_running_tokens
         self.waiting: collections.deque[Job] = collections.deque()
         self.running: list[Job] = []
         self.changed = threading.Condition()
@@ -118,10 +126,10 @@ class ModelWorker:
     def start(self) -> None:
         self.thread.start()
 
-    def submit(self, steps: Iterator, gone: Callable[[], bool] = lambda: False) -> Job:
+    def submit(self, steps: Iterator, gone: Callable[[], bool] = lambda: False, tokens: int = 0) -> Job:
         if self.state != "ready":
             raise api.ApiError(503, self.message, kind="unavailable", retry_after=5)
-        job = Job(steps, gone)
+        job = Job(steps, gone, tokens)
         with self.changed:
             if len(self.waiting) >= self.max_waiting:
                 wait = max(1, round((len(self.waiting) + len(self.running)) * self.ms_per_pass * 4 / 1000))
@@ -153,11 +161,25 @@ class ModelWorker:
             with self.changed:
                 while not self.waiting and not self.running:
                     self.changed.wait()
-                while self.waiting and len(self.running) < self.max_active:
-                    self.running.append(self.waiting.popleft())
+                while len(self.running) < self.max_active and (job := self._next_to_run()) is not None:
+                    self.waiting.remove(job)
+                    self.running.append(job)
                 turn = list(self.running)
             for job in turn:
                 self._step(job)
+
+    def _next_to_run(self) -> Job | None:
+        """The first waiting job that may start (under ``changed``): a short one always; a long one
+        when the long ones running leave room for its tokens, or none runs. Long jobs start in
+        the order they came: one that must wait holds back the long ones behind it, not the short."""
+        held = sum(job.tokens for job in self.running if job.tokens > SHORT_JOB_TOKENS)
+        for job in self.waiting:
+            if job.tokens <= SHORT_JOB_TOKENS:
+                return job
+            if not held or held + job.tokens <= self.max_running_tokens:
+                return job
+            held = self.max_running_tokens  # the first long job waits: so do the long ones behind it
+        return None
 
     def _step(self, job: Job) -> None:
         finished = None

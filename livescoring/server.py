@@ -180,9 +180,13 @@ class ModelServer:
             raise api.ApiError(413, f"the request's prompts hold {total} tokens; at most {self.max_request_tokens} "
                                     "in one request: send fewer prompts per request", "prompt")
 
-    def _run(self, steps, environ):
-        """Run ``steps`` as a job and wait for its result in this thread."""
-        job = self.worker.submit(steps, environ.get("waitress.client_disconnected") or (lambda: False))
+    def _submit(self, steps, environ, prompts: list[list[int]], max_tokens: int) -> Job:
+        return self.worker.submit(steps, environ.get("waitress.client_disconnected") or (lambda: False),
+                                  max(map(len, prompts)) + max_tokens)
+
+    def _run(self, steps, environ, prompts: list[list[int]], max_tokens: int):
+        """Run ``steps`` (reading ``prompts`` one by one) as a job and wait for its result in this thread."""
+        job = self._submit(steps, environ, prompts, max_tokens)
         while True:
             kind, value = job.next(self.timeout_s)
             if kind == "done":
@@ -222,7 +226,7 @@ class ModelServer:
                 results.append((read, [], [], "", "length", None))
             return results
 
-        results = self._run(steps(), environ)
+        results = self._run(steps(), environ, prompts, sampling.max_tokens)
         choices = [self._choice(i, prompt, tokens, result, request)
                    for i, (prompt, tokens, result) in enumerate(zip(request.prompts, prompts, results, strict=True))]
         generated = sum(len(r[1]) for r in results)
@@ -291,7 +295,8 @@ class ModelServer:
             return 200, self._stream([tokens], sampling, environ, chat=True)
         reader = self.worker.reader
         read, written, rows, text, finish, stop_string = self._run(
-            generation_steps(reader, tokens, sampling.max_tokens, sampling.stop, False), environ)
+            generation_steps(reader, tokens, sampling.max_tokens, sampling.stop, False), environ, [tokens],
+            sampling.max_tokens)
         return 200, api.chat_answer(self.served_name, text, finish, stop_string, len(tokens), len(written))
 
     def _stream(self, prompts: list[list[int]], sampling: api.Sampling, environ, chat: bool) -> Iterator[bytes]:
@@ -308,8 +313,7 @@ class ModelServer:
                 result = yield from generation_steps(reader, tokens, sampling.max_tokens, sampling.stop, True)
                 yield {"index": index, "finish": result[4], "stop_reason": result[5], "tokens": len(result[1])}
 
-        job = self.worker.submit(steps(), environ.get("waitress.client_disconnected") or (lambda: False))
-        return self._events(job, prompts, sampling, chat)
+        return self._events(self._submit(steps(), environ, prompts, sampling.max_tokens), prompts, sampling, chat)
 
     def _events(self, job: Job, prompts: list[list[int]], sampling: api.Sampling, chat: bool) -> Iterator[bytes]:
         chunks = api.StreamChunks(self.served_name, prompts, sampling, chat)

@@ -159,6 +159,27 @@ def test_running_jobs_take_turns(worker):
     assert order == ["a", "b", "a", "b", "a", "b"]
 
 
+def test_long_jobs_wait_for_room_in_the_token_budget_and_short_ones_pass_them(worker):
+    """Long jobs start while their tokens fit the budget, in the order they came; a short job (a live
+    question) starts beside them whatever they hold."""
+    worker.max_active, worker.max_waiting, worker.max_running_tokens = 4, 8, 5000
+    order = []
+
+    def job(name, passes):
+        for _ in range(passes):
+            order.append(name)
+            yield None
+        return name
+
+    worker.state = "ready"
+    jobs = [worker.submit(job("long1", 3), tokens=3000), worker.submit(job("long2", 3), tokens=3000),
+            worker.submit(job("long3", 1), tokens=1500), worker.submit(job("short", 1), tokens=700)]
+    run_jobs(worker)
+    assert [j.next(10) for j in jobs] == [("done", name) for name in ("long1", "long2", "long3", "short")]
+    # long2 (3,000 more) waits for long1 to end, and long3 (it would fit) waits behind it; short does not.
+    assert order == ["long1", "short", "long1", "long1", "long2", "long3", "long2", "long2"]
+
+
 def test_the_client_reads_written_token_ids_or_tokenises_written_text():
     """vLLM's return_tokens_as_token_ids gives the ids; a server that gives the tokens' text (SGLang)
     has the text tokenised after the context, as the harness splits a continuation."""
