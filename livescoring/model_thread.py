@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from . import openai_api as api
+from .core_share import CoreShare, products_reproducible_across_threads
 from .greedy import greedy_decode, streamed
 from .model import ModelSettings, ModelUnavailable, load
 from .prompt_reader import CACHE_BYTES, PromptReader
@@ -117,7 +118,7 @@ class ModelWorker:
         self.running: list[Job] = []
         self.changed = threading.Condition()
         self.state, self.message = "loading", "The model is loading."
-        self.loaded = self.reader = None
+        self.loaded = self.reader = self.cores = None
         self.tokenizer = None  # the request threads' own copy (tokenisation beside the model's work)
         self.tokenizing = threading.Lock()
         self.ms_per_pass = 50.0
@@ -143,8 +144,13 @@ class ModelWorker:
         import copy
 
         try:
+            reproducible = products_reproducible_across_threads()
             self.loaded = load(self.settings)
             self.reader = PromptReader(self.loaded, self.cache_bytes)
+            if reproducible:
+                import torch
+
+                self.cores = CoreShare(self.loaded.threads, torch.set_num_threads)
             self.tokenizer = copy.deepcopy(self.loaded.tokenizer)
         except ModelUnavailable as error:
             self.state, self.message = "failed", str(error)
@@ -188,6 +194,8 @@ class ModelWorker:
             finished = ("error", api.ApiError(499, "the client went away", kind="cancelled"))
         else:
             started = time.perf_counter()
+            if self.cores is not None:
+                self.cores.before_pass()
             try:
                 item = next(job.steps)
                 if item is not None:

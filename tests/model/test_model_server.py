@@ -205,3 +205,45 @@ def test_a_server_without_prompt_logprobs_is_refused(model_server):
     client._call = without_echo
     with pytest.raises(BackendUnsuitable, match="prompt log-probabilities"):
         client.loglikelihood([Loglikelihood("A", " B")])
+
+
+THREADS_CHECK = """
+import sys
+from livescoring.core_share import products_reproducible_across_threads
+assert products_reproducible_across_threads()
+import torch
+from livescoring.model import ModelSettings, load
+from livescoring.prompt_reader import PromptReader
+
+loaded = load(ModelSettings(model="smollm2", threads=2))
+tokens = loaded.tokenizer(sys.argv[1])["input_ids"]
+values = []
+for threads in (2, 1, 2):
+    torch.set_num_threads(threads)
+    steps = PromptReader(loaded, 0).steps(tokens, values=True)
+    try:
+        while True:
+            next(steps)
+    except StopIteration as done:
+        values.append((done.value.chosen, done.value.next_row.tolist()))
+print(values[0] == values[1] == values[2])
+"""
+
+
+def test_a_pass_gives_the_same_numbers_on_one_thread_and_on_two(mmlu_data, tmp_path):
+    """The model server runs a pass on the cores the machine leaves it (core_share.py): with MKL's
+    reproducible products its numbers do not depend on how many (by default they differ by up to 3e-5)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    q = mmlu_data.question("astronomy", "test", 3)
+    script = tmp_path / "threads.py"
+    script.write_text(THREADS_CHECK)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env.pop("MKL_CBWR", None)
+    done = subprocess.run([sys.executable, str(script), prompt.build_prompt("astronomy", q.question, q.choices)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "True"
