@@ -57,7 +57,6 @@ def map_large_allocations() -> None:
         pass
 
 
-
 def generation_steps(reader: PromptReader, tokens: list[int], max_tokens: int, stop: tuple[str, ...],
                      stream: bool, prompt_values: bool = False):
     """Read the prompt (its own tokens' values where ``prompt_values``: an echo's), then write up to
@@ -179,12 +178,13 @@ class ModelWorker:
         when the long ones running leave room for its tokens, or none runs. Long jobs start in
         the order they came: one that must wait holds back the long ones behind it, not the short."""
         held = sum(job.tokens for job in self.running if job.tokens > SHORT_JOB_TOKENS)
+        long_one_waits = False
         for job in self.waiting:
             if job.tokens <= SHORT_JOB_TOKENS:
                 return job
-            if not held or held + job.tokens <= self.max_running_tokens:
+            if not long_one_waits and (not held or held + job.tokens <= self.max_running_tokens):
                 return job
-            held = self.max_running_tokens  # the first long job waits: so do the long ones behind it
+            long_one_waits = True
         return None
 
     def _step(self, job: Job) -> None:

@@ -37,6 +37,8 @@ log = logging.getLogger("livescoring.server")
 MAX_BODY_BYTES = 8 * 2**20
 REQUEST_TIMEOUT_S = 600.0  # a request waits at most this long for its next result
 SHUTDOWN_GRACE_S = 30.0
+
+
 def _top_dict(strings: Callable, pairs: list[tuple[int, float]], k: int, chosen: tuple[int, float] | None) -> dict:
     """The likeliest ``k`` at a place as {token text: log-probability}, with the chosen token added
     as vLLM adds it (a text two tokens share keeps the likelier)."""

@@ -221,7 +221,6 @@ test('the gate on real harness logs: too little data on 3 × 40 questions, the f
   for (const [width, scheme] of [[1280, 'light'], [1280, 'dark'], [360, 'light'], [360, 'dark']]) {
     await page.setViewportSize({ width, height: 1000 });
     await page.emulateMedia({ colorScheme: scheme });
-    renders = await idleRenders(widget);
     await page.waitForFunction(([n, w]) => Number(document.querySelector(`section.widget[data-widget="${n}"]`).dataset.shownWidth) < w,
       [name, width + 1]);
     await widget.locator('svg[data-role="figure"]').scrollIntoViewIfNeeded();
