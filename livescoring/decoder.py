@@ -7,7 +7,8 @@ layer (keys, values) of one prefix, [1, heads, ≥ start, head_dim], shared by e
 attends to the prefix and to the tokens before it in its row. Back come the last hidden states
 at ``reads``, (row, token) pairs in any order [len(reads), width], and this pass's own keys and
 values per layer, which a one-row pass with no reads keeps as a prefix's cache (``keep=False``:
-none, so a scoring pass holds one layer's at a time, not every layer's for every packed token).
+none, so a scoring pass holds one layer's at a time, not every layer's for every packed token). ``decoder.logits(hidden)``
+is the model's language-model head over such hidden states, and ``decoder.vocabulary`` its width.
 
 * ``LlamaDecoder``, for the Llama family (SmolLM2 is one): the same arithmetic as transformers'
   ``LlamaModel`` (float32 RMSNorm, rotary embeddings from the model's own ``inv_freq``, grouped
@@ -48,12 +49,20 @@ def written_out_attention(q, keys, values, mask=None):
 
 def decoder_for(model):
     """The lean Llama decoder where the model is one it computes exactly, transformers' otherwise."""
-    return LlamaDecoder(model) if LlamaDecoder.computes(model) else TransformersDecoder(model)
+    return LlamaDecoder.from_module(model) if LlamaDecoder.computes(model.config) else TransformersDecoder(model)
 
 
 class TransformersDecoder:
     def __init__(self, model):
         self.model = model
+
+    @property
+    def vocabulary(self) -> int:
+        return self.model.lm_head.out_features
+
+    def logits(self, hidden):
+        """The language-model head over last hidden states [n, width]: logits [n, vocabulary]."""
+        return self.model.lm_head(hidden)
 
     def __call__(self, rows, start: int, past=None, reads=(), keep: bool = True):
         import torch
@@ -74,12 +83,26 @@ class TransformersDecoder:
         return hidden, [(layer.keys[:, :, start:], layer.values[:, :, start:]) for layer in out.cache.layers]
 
 
+def default_inverse_frequencies(config):
+    """The rotary embedding's inverse frequencies, base ** (-2i / head_dim), as transformers' default
+    rope computes them (in float32, from an integer range); tests/model/test_decoder.py holds the two
+    equal bit for bit."""
+    import torch
+
+    head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+    return 1.0 / (config.rope_parameters["rope_theta"] ** (torch.arange(0, head_dim, 2, dtype=torch.float) / head_dim))
+
+
 class LlamaDecoder:
-    """transformers' LlamaModel forward for the configurations it is written for (see ``computes``)."""
+    """transformers' LlamaModel forward for the configurations it is written for (see ``computes``).
+
+    Built from a transformers module (``from_module``) or straight from a safetensors file
+    (``from_safetensors``): the model server takes the second, which never imports transformers'
+    modelling code (with sympy, scipy and torch.distributed behind it, 116 MiB of a process) and keeps
+    q, k and v once, in their joined product, not also apart as the module holds them."""
 
     @staticmethod
-    def computes(model) -> bool:
-        config = model.config
+    def computes(config) -> bool:
         rope = getattr(config, "rope_parameters", None) or {}
         return config.model_type == "llama" and (
             not getattr(config, "attention_bias", False) and not getattr(config, "mlp_bias", False)
@@ -87,26 +110,50 @@ class LlamaDecoder:
             and rope.get("rope_type", "default") == "default"
         )
 
-    def __init__(self, model):
+    def __init__(self, config, weight, inv_freq, attention_scaling: float = 1.0):
+        """``weight(name)``: the tensor transformers names ``name`` ("model.norm.weight"), each asked once."""
         import torch
 
-        config = model.config
         self.heads, self.kv_heads = config.num_attention_heads, config.num_key_value_heads
         self.head_dim = getattr(config, "head_dim", None) or config.hidden_size // self.heads
         self.eps = config.rms_norm_eps
-        stack = model.model
-        self.embed = stack.embed_tokens.weight
-        self.final_norm = stack.norm.weight
-        self.inv_freq = stack.rotary_emb.inv_freq
-        self.attention_scaling = getattr(stack.rotary_emb, "attention_scaling", 1.0)
-        self.layers = [
-            (layer.input_layernorm.weight,
-             torch.cat([layer.self_attn.q_proj.weight, layer.self_attn.k_proj.weight,
-                        layer.self_attn.v_proj.weight]).contiguous(),
-             layer.self_attn.o_proj.weight, layer.post_attention_layernorm.weight,
-             layer.mlp.gate_proj.weight, layer.mlp.up_proj.weight, layer.mlp.down_proj.weight)
-            for layer in stack.layers
-        ]
+        self.embed = weight("model.embed_tokens.weight")
+        self.final_norm = weight("model.norm.weight")
+        self.head = self.embed if getattr(config, "tie_word_embeddings", False) else weight("lm_head.weight")
+        self.vocabulary = self.head.shape[0]
+        self.inv_freq, self.attention_scaling = inv_freq, attention_scaling
+        self.layers = []
+        for n in range(config.num_hidden_layers):
+            at = f"model.layers.{n}."
+            self.layers.append((
+                weight(at + "input_layernorm.weight"),
+                torch.cat([weight(at + f"self_attn.{name}_proj.weight") for name in "qkv"]).contiguous(),
+                weight(at + "self_attn.o_proj.weight"), weight(at + "post_attention_layernorm.weight"),
+                weight(at + "mlp.gate_proj.weight"), weight(at + "mlp.up_proj.weight"),
+                weight(at + "mlp.down_proj.weight")))
+
+    @classmethod
+    def from_module(cls, model):
+        parameters = dict(model.named_parameters(remove_duplicate=False))
+        rotary = model.model.rotary_emb
+        return cls(model.config, parameters.__getitem__, rotary.inv_freq, getattr(rotary, "attention_scaling", 1.0))
+
+    @classmethod
+    def from_safetensors(cls, path, config, device, dtype):
+        """The decoder of a one-file safetensors checkpoint in transformers' names."""
+        from safetensors import safe_open
+
+        # A tensor safetensors gives shares the file's mapping; a copy of its own lets the mapping go when
+        # the file closes, and with it q, k and v apart (read once into their joined product).
+        with safe_open(str(path), framework="pt", device="cpu") as checkpoint:
+            return cls(config, lambda name: checkpoint.get_tensor(name).to(device=device, dtype=dtype, copy=True),
+                       default_inverse_frequencies(config).to(device))
+
+    def logits(self, hidden):
+        """The language-model head over last hidden states [n, width]: logits [n, vocabulary]."""
+        import torch.nn.functional as F
+
+        return F.linear(hidden, self.head)
 
     def _norm(self, x, weight):
         import torch

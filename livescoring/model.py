@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +81,13 @@ class ModelSettings:
 
 @dataclass
 class LoadedModel:
-    """A causal LM and its tokenizer, ready for inference, with the facts the page shows."""
+    """A causal LM and its tokenizer, ready for inference, with the facts the page shows.
 
-    model: object
+    ``decoder`` runs the model's forward over a cached prefix (decoder.py), ``model`` is transformers'
+    module: None where ``load`` was asked for the decoder alone and could build it without one."""
+
+    model: object | None
+    decoder: object
     tokenizer: object
     name: str
     device: str
@@ -251,33 +256,87 @@ def _gguf_read_once():
         gguf.GGUFReader, gguf.get_tensor_name_map = reader, name_map
 
 
-def _load_pretrained(source: str, dtype, **kwargs):
+# transformers' LlamaConfig defaults for the fields the lean decoder reads (tests/model/test_decoder.py
+# holds a configuration read here to transformers' own reading of it).
+LLAMA_DEFAULTS = {"model_type": "llama", "hidden_act": "silu", "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
+                  "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "pretraining_tp": 1,
+                  "head_dim": None, "num_key_value_heads": None}
+# Tokenizer classes that are transformers' tokenizers-library wrapper with nothing of their own.
+PLAIN_TOKENIZER_CLASSES = ("TokenizersBackend", "PreTrainedTokenizerFast")
+
+
+def plain_config(directory: Path) -> SimpleNamespace:
+    """config.json as attributes, with LlamaConfig's defaults, read without transformers: reading it
+    through transformers 5 imports its model-loading code (accelerate, torch.distributed, sympy; 66 MiB)."""
+    raw = {**LLAMA_DEFAULTS, **json.loads((directory / "config.json").read_text())}
+    raw["num_key_value_heads"] = raw["num_key_value_heads"] or raw.get("num_attention_heads")
+    if "rope_parameters" not in raw:  # written before transformers 5: the rope's fields at the top level
+        scaling = raw.get("rope_scaling") or {}
+        raw["rope_parameters"] = {"rope_type": scaling.get("rope_type", scaling.get("type", "default")),
+                                  "rope_theta": raw.get("rope_theta", 10000.0)}
+    return SimpleNamespace(**raw)
+
+
+def _plain_tokenizer(directory: Path):
+    """The tokenizer through transformers' tokenizers-library class where its configuration names that
+    class (AutoTokenizer would import the model-loading code to find out); None otherwise."""
+    try:
+        named = json.loads((directory / "tokenizer_config.json").read_text()).get("tokenizer_class")
+    except (OSError, ValueError):
+        return None
+    if named not in PLAIN_TOKENIZER_CLASSES or not (directory / "tokenizer.json").is_file():
+        return None
+    from transformers import PreTrainedTokenizerFast
+
+    return PreTrainedTokenizerFast.from_pretrained(str(directory), local_files_only=True)
+
+
+def _load_pretrained(source: str, dtype, decoder_on: str | None = None, **kwargs):
+    """(config, model, tokenizer, decoder). With ``decoder_on`` (a device), a local one-file
+    safetensors checkpoint of a model the lean decoder computes is read into that decoder alone, with no
+    transformers module (model None); otherwise the module is loaded (decoder None)."""
+    directory = Path(source)
+    if decoder_on and not kwargs and (directory / "model.safetensors").is_file():
+        from .decoder import LlamaDecoder
+
+        config = plain_config(directory)
+        tokenizer = _plain_tokenizer(directory)
+        if LlamaDecoder.computes(config) and tokenizer is not None:
+            return config, None, tokenizer, LlamaDecoder.from_safetensors(directory / "model.safetensors", config,
+                                                                          decoder_on, dtype)
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     tokenizer = AutoTokenizer.from_pretrained(source, local_files_only=True, **kwargs)
     model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, local_files_only=True, **kwargs)
-    return model, tokenizer
+    return model.config, model, tokenizer, None
 
 
-def _load_verified_cache(cached: Path, dtype):
-    """(model, tokenizer) from the cache when it passes its checksums and loads; else None."""
+def _load_verified_cache(cached: Path, dtype, decoder_on: str | None):
+    """_load_pretrained's answer from the cache when it passes its checksums and loads; else None."""
     problem = cache_problem(cached)
     if problem is None:
         try:
-            return _load_pretrained(str(cached), dtype)
+            return _load_pretrained(str(cached), dtype, decoder_on)
         except Exception as error:  # noqa: BLE001 - a cache that does not load is converted again
             problem = f"it does not load ({error})"
     log.warning("the converted-model cache %s is damaged (%s); converting the GGUF again", cached, problem)
     return None
 
 
-def load(settings: ModelSettings) -> LoadedModel:
-    """Load the configured model once; raise ModelUnavailable with a readable reason on failure."""
+def load(settings: ModelSettings, module: bool = True) -> LoadedModel:
+    """Load the configured model once; raise ModelUnavailable with a readable reason on failure.
+
+    ``module=False``: the caller runs the decoder alone (the model server), so where the lean decoder
+    computes the model from a safetensors file (the packaged model's converted cache, or a local
+    directory) no transformers module is built: 180 MiB less resident, its modelling code never imported."""
     check_available(settings)
     import torch
 
+    from .decoder import decoder_for
+
     torch.set_num_threads(max(1, settings.threads))
     device, dtype = _torch_device_and_dtype(settings)
+    decoder_on = None if module else device
     started = time.perf_counter()
     from_cache = False
     try:
@@ -287,13 +346,15 @@ def load(settings: ModelSettings) -> LoadedModel:
             cached = cache_location(settings, gguf)
             if cached is not None:
                 remove_stale_staging(cached.parent)
-            loaded = _load_verified_cache(cached, dtype) if cached is not None and cached.exists() else None
+            loaded = (_load_verified_cache(cached, dtype, decoder_on)
+                      if cached is not None and cached.exists() else None)
             if loaded is not None:
-                model, tokenizer = loaded
+                config, model, tokenizer, decoder = loaded
                 from_cache = True
             else:
                 with _gguf_read_once():
-                    model, tokenizer = _load_pretrained(str(gguf.parent), torch.float32, gguf_file=gguf.name)
+                    config, model, tokenizer, decoder = _load_pretrained(str(gguf.parent), torch.float32,
+                                                                         gguf_file=gguf.name)
                 if cached is not None:
                     try:
                         _save_converted(model, tokenizer, cached)
@@ -303,15 +364,18 @@ def load(settings: ModelSettings) -> LoadedModel:
         else:
             name = settings.model
             local = Path(settings.model).expanduser()
-            model, tokenizer = _load_pretrained(str(local) if local.is_dir() else settings.model, dtype)
+            config, model, tokenizer, decoder = _load_pretrained(
+                str(local) if local.is_dir() else settings.model, dtype, decoder_on)
     except Exception as error:  # noqa: BLE001 - any loader failure means "unavailable", said in words
         raise ModelUnavailable(f"The model {settings.model!r} failed to load: {error}") from error
-    model.to(device)
-    model.eval()
-    native = getattr(model.config, "max_position_embeddings", None) or 2048
+    if model is not None:
+        model.to(device)
+        model.eval()
+        decoder = decoder_for(model)
+    native = getattr(config, "max_position_embeddings", None) or 2048
     context = min(native, settings.max_context) if settings.max_context > 0 else native
     return LoadedModel(
-        model=model, tokenizer=tokenizer, name=name, device=device, dtype=str(dtype).removeprefix("torch."),
+        model=model, decoder=decoder, tokenizer=tokenizer, name=name, device=device, dtype=str(dtype).removeprefix("torch."),
         threads=torch.get_num_threads(), context_length=context,
         load_seconds=time.perf_counter() - started, from_cache=from_cache,
     )

@@ -144,7 +144,7 @@ class ModelWorker:
 
         try:
             reproducible = products_reproducible_across_threads()
-            self.loaded = load(self.settings)
+            self.loaded = load(self.settings, module=False)
             self.reader = PromptReader(self.loaded, self.cache_bytes)
             if reproducible:
                 import torch

@@ -180,15 +180,13 @@ class PromptReader:
     one thread (the server's model worker) owns it."""
 
     def __init__(self, loaded, cache_bytes: int = CACHE_BYTES):
-        from .decoder import decoder_for
-
         self.loaded = loaded
         self.cache = BlockCache(cache_bytes)
         # The distribution after the last few whole prompts read: a client that asks after one
         # prompt again (for other tokens' values, say) gets it without a pass; a function of the
         # prompt's tokens like everything here.
         self.next_rows: OrderedDict[tuple[int, ...], object] = OrderedDict()
-        self.decoder = decoder_for(loaded.model)
+        self.decoder = loaded.decoder
         self.trailing_newlines, self.only_newlines = paragraph_ends(loaded.tokenizer)
 
     def block_ends(self, tokens: list[int]) -> list[int]:
@@ -213,7 +211,7 @@ class PromptReader:
     def _log_softmax(self, hidden):
         import torch
 
-        return torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
+        return torch.log_softmax(self.decoder.logits(hidden).float(), dim=-1)
 
     def _last_row(self, segment: Segment):
         """The log-softmax after the segment's last token: the head over that row alone (a copy,
@@ -342,7 +340,7 @@ class PromptReader:
         kept = KeysValues(own[0][0].shape[2])
         kept.append(own)
         layers, hidden = kept.layers, _own(hidden)
-        n, vocabulary = len(hidden), self.loaded.model.lm_head.out_features
+        n, vocabulary = len(hidden), self.decoder.vocabulary
         # What it holds once its values are computed: keys, values, hidden states, and per row the
         # chosen token's value and rank and TOP_KEPT (value, id) pairs, and the last row's log-softmax.
         nbytes = sum(k.nbytes + v.nbytes for k, v in layers) + hidden.nbytes + n * (4 + 8 + TOP_KEPT * 12) \
@@ -361,4 +359,4 @@ class PromptReader:
         with torch.inference_mode():
             hidden, new = self.decoder([[token]], past.length, past.layers, [(0, 0)])
             past.append(new)
-            return torch.log_softmax(self.loaded.model.lm_head(hidden)[0].float(), dim=-1)
+            return torch.log_softmax(self.decoder.logits(hidden)[0].float(), dim=-1)

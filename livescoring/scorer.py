@@ -54,7 +54,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .decoder import decoder_for
 from .greedy import greedy_decode
 
 GENERATE_MAX_NEW_TOKENS = 256  # lm-evaluation-harness's max_gen_toks for Hugging Face models
@@ -234,7 +233,7 @@ class Scorer:
         self.batch_rows = max(1, batch_rows)
         self.pass_tokens = max(0, pass_tokens)  # 0: no bound but batch_rows
         self.prefixes = PrefixCache(prefix_cache_bytes)
-        self.decoder = decoder or decoder_for(loaded.model)  # read-only: scorers on one model may share it
+        self.decoder = decoder or loaded.decoder  # read-only: scorers on one model share it
 
         self._encoded: OrderedDict[tuple, object] = OrderedDict()  # ENCODED_CONTEXTS tokenisations, last used last
 
@@ -390,7 +389,7 @@ class Scorer:
                 places.setdefault((i, pos - reused), len(places))
         hidden, _ = self.decoder([r.tokens[reused:] for r in rows], reused, prefix.layers if reused else None,
                                  list(places), keep=False)
-        logprobs = torch.log_softmax(self.loaded.model.lm_head(hidden).float(), dim=-1)
+        logprobs = torch.log_softmax(self.decoder.logits(hidden).float(), dim=-1)
         best = logprobs.argmax(dim=-1).tolist()
         values = []
         for i, r in enumerate(rows):
@@ -521,7 +520,7 @@ class Scorer:
         rows = [j["ids"][reused:] for j in jobs]
         hidden, own = self.decoder(rows, reused, prefix.layers if reused else None,
                                    [(r, len(row) - 1) for r, row in enumerate(rows)])
-        logits = self.loaded.model.lm_head(hidden)
+        logits = self.decoder.logits(hidden)
         offsets = [0]
         for row in rows:
             offsets.append(offsets[-1] + len(row))
@@ -550,7 +549,7 @@ class Scorer:
                                    [(0, len(ids) - reused - 1)])
         past = own if not reused else [(torch.cat([pk[:, :, :reused], k], dim=2), torch.cat([pv[:, :, :reused], v], dim=2))
                                        for (pk, pv), (k, v) in zip(prefix.layers, own, strict=True)]
-        return self.loaded.model.lm_head(hidden)[0], past
+        return self.decoder.logits(hidden)[0], past
 
     def extended(self, token: int, past: list):
         """One more token on a generation's keys and values: (the logits after it, the longer cache)."""
@@ -558,7 +557,7 @@ class Scorer:
 
         hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
         past = [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2)) for (k0, v0), (k, v) in zip(past, new, strict=True)]
-        return self.loaded.model.lm_head(hidden)[0], past
+        return self.decoder.logits(hidden)[0], past
 
     def _decode(self, job: dict, stop: Callable[[], bool] | None) -> dict:
         """One context's greedy tokens from its first logits (the fast path's, or the reference
@@ -580,7 +579,7 @@ class Scorer:
                 hidden, new = self.decoder([[token]], past[0][0].shape[2], past, [(0, 0)])
                 state["past"] = [(torch.cat([k0, k], dim=2), torch.cat([v0, v], dim=2))
                                  for (k0, v0), (k, v) in zip(past, new, strict=True)]
-                return model.lm_head(hidden)[0]
+                return self.decoder.logits(hidden)[0]
         else:
             state["out"] = model(input_ids=torch.tensor([job["ids"]], device=device), use_cache=True, logits_to_keep=1)
             logits = state["out"].logits[0, -1]

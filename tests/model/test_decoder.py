@@ -14,7 +14,13 @@ import pytest
 
 from benchmarks.mmlu import prompt
 from benchmarks.server.multiple_choice import answer_question, answer_questions
-from livescoring.decoder import LlamaDecoder, TransformersDecoder, decoder_for, written_out_attention
+from livescoring.decoder import (
+    LlamaDecoder,
+    TransformersDecoder,
+    decoder_for,
+    default_inverse_frequencies,
+    written_out_attention,
+)
 from livescoring.scorer import Scorer
 
 pytestmark = pytest.mark.model
@@ -32,10 +38,67 @@ def test_smollm2_gets_the_lean_decoder_and_other_families_transformers(loaded_mo
     assert isinstance(decoder_for(other), TransformersDecoder)
 
 
+def test_the_decoder_read_from_the_checkpoint_is_the_modules_bit_for_bit(loaded_model):
+    """What the model server loads (the lean decoder straight from the converted safetensors, no
+    transformers module) holds the very tensors the module's decoder holds, and computes the same."""
+    import torch
+
+    from engine.config import default_config
+    from livescoring.model import ModelSettings, load
+
+    # The session's model was loaded with this cache, so the converted checkpoint is there.
+    settings = ModelSettings(device="cpu", threads=1, cache_dir=default_config()["MODEL_CACHE_DIR"])
+    lean = load(settings, module=False)
+    assert lean.model is None and isinstance(lean.decoder, LlamaDecoder)
+    assert lean.context_length == loaded_model.context_length and lean.from_cache
+    module = loaded_model.decoder
+    assert torch.equal(lean.decoder.inv_freq, module.inv_freq)
+    assert torch.equal(default_inverse_frequencies(loaded_model.model.config), loaded_model.model.model.rotary_emb.inv_freq)
+    assert lean.decoder.head is lean.decoder.embed  # tied, as in the module: one copy
+    for name in ("embed", "final_norm", "head"):
+        assert torch.equal(getattr(lean.decoder, name), getattr(module, name)), name
+    for mine, theirs in zip(lean.decoder.layers, module.layers, strict=True):
+        assert all(torch.equal(a, b) for a, b in zip(mine, theirs, strict=True))
+    rows = [lean.tokenizer("The capital of France is", add_special_tokens=False)["input_ids"]]
+    with torch.inference_mode():
+        reads = [(0, len(rows[0]) - 1)]
+        assert torch.equal(lean.decoder.logits(lean.decoder(rows, 0, reads=reads)[0]),
+                           loaded_model.model.lm_head(module(rows, 0, reads=reads)[0]))
+
+
+# What the lean decoder and load() read of a configuration.
+DECODER_FIELDS = ("model_type", "hidden_act", "rms_norm_eps", "max_position_embeddings", "tie_word_embeddings",
+                  "attention_bias", "mlp_bias", "pretraining_tp", "num_attention_heads", "num_key_value_heads",
+                  "hidden_size", "num_hidden_layers", "rope_parameters")
+
+
+@pytest.mark.parametrize("written", ["packaged", "before transformers 5"])
+def test_the_configuration_read_without_transformers_is_transformers_reading(written, tmp_path):
+    import json
+
+    from transformers import AutoConfig
+
+    from engine.config import default_config
+    from livescoring.model import ModelSettings, cache_location, packaged_gguf, plain_config
+
+    directory = cache_location(ModelSettings(cache_dir=default_config()["MODEL_CACHE_DIR"]), packaged_gguf())
+    if written != "packaged":  # the older layout: rope fields at the top, defaults left out
+        raw = json.loads((directory / "config.json").read_text())
+        for name in ("rope_parameters", "head_dim", "num_key_value_heads", "tie_word_embeddings", "rms_norm_eps"):
+            raw.pop(name)
+        raw["rope_theta"], raw["rope_scaling"] = 500000.0, None
+        directory = tmp_path
+        (directory / "config.json").write_text(json.dumps(raw))
+    plain, theirs = plain_config(directory), AutoConfig.from_pretrained(directory, local_files_only=True)
+    for field in DECODER_FIELDS:
+        assert getattr(plain, field) == getattr(theirs, field), field
+    assert (plain.head_dim or plain.hidden_size // plain.num_attention_heads) == theirs.head_dim
+
+
 def test_the_two_decoders_agree_on_a_prefix_and_rows_of_different_lengths(loaded_model, mmlu_data):
     import torch
 
-    lean, reference = LlamaDecoder(loaded_model.model), TransformersDecoder(loaded_model.model)
+    lean, reference = LlamaDecoder.from_module(loaded_model.model), TransformersDecoder(loaded_model.model)
     encode = Scorer(loaded_model).encode
     shots = mmlu_data.questions("astronomy", "dev")[:5]
     header = "".join(p.text for p in prompt.prompt_parts("astronomy", "q", ["a", "b", "c", "d"], shots)

@@ -23,6 +23,7 @@ class SafetensorError(Exception):
 
 
 class FakeConfig:
+    model_type = "stand-in"  # not one the lean decoder computes: transformers' decoder, never called
     max_position_embeddings = 2048
 
 
@@ -60,11 +61,12 @@ def fake_loader(tmp_path, monkeypatch):
     monkeypatch.setattr(model_module, "packaged_gguf", lambda: gguf)
     monkeypatch.setattr(model_module, "check_available", lambda settings: None)
 
-    def fake_pretrained(source, dtype, **kwargs):
+    def fake_pretrained(source, dtype, decoder_on=None, **kwargs):
         calls.append("gguf" if "gguf_file" in kwargs else "cache")
         if "gguf_file" not in kwargs and (Path(source) / "config.json").read_text() != "{}":
             raise ValueError("not a model")
-        return FakeModel(saving["fail"]), FakeTokenizer()
+        model = FakeModel(saving["fail"])
+        return model.config, model, FakeTokenizer(), None
 
     monkeypatch.setattr(model_module, "_load_pretrained", fake_pretrained)
     settings = ModelSettings(cache_dir=tmp_path / "cache", device="cpu")
