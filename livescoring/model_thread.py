@@ -121,6 +121,7 @@ class ModelWorker:
         self.tokenizer = None  # the request threads' own copy (tokenisation beside the model's work)
         self.tokenizing = threading.Lock()
         self.ms_per_pass = 50.0
+        self.trim_due = False  # a long job finished since the heap was last trimmed
         self.thread = threading.Thread(target=self._run, name="model-worker", daemon=True)
 
     def start(self) -> None:
@@ -211,10 +212,14 @@ class ModelWorker:
             self.ms_per_pass = 0.9 * self.ms_per_pass + 0.1 * (time.perf_counter() - started) * 1000
         if finished is not None:
             job.events.put(finished)
+            self.trim_due |= job.tokens > SHORT_JOB_TOKENS
             with self.changed:
                 self.running.remove(job)
                 idle = not self.running and not self.waiting
-            if idle:  # a long prompt's passes freed hundreds of MiB in pieces glibc keeps: give them back
+            # A long prompt's passes freed hundreds of MiB in pieces glibc keeps: give them back once
+            # idle. Not after short jobs (a question: 2 ms of trimming before the next one may start).
+            if idle and self.trim_due:
+                self.trim_due = False
                 return_freed_memory()
 
     # -- tokenisation, in the request threads -------------------------------------------------

@@ -75,6 +75,8 @@ def test_the_same_request_gives_the_same_numbers_whatever_came_before_or_runs_be
         post(model_server, "/v1/completions", {**body, "prompt": [other]})
     again = post(model_server, "/v1/completions", body)["choices"][0]["logprobs"]
     assert again == first
+    # Once more straight after: the buffer its blocks were joined in (PromptReader.joined) serves again.
+    assert post(model_server, "/v1/completions", body)["choices"][0]["logprobs"] == first
     # Beside others: four identical requests and four others at once.
     answers, threads = [], []
     for i in range(8):
