@@ -8,10 +8,14 @@ library only: the web process that uses it imports no torch.
 
 How each member asks, as lm-evaluation-harness's ``local-completions`` client asks:
 
-* tokenisation through the server's ``POST /tokenize`` (the tokenizer is the model's, wherever it
-  runs; a question's few calls cost a millisecond each on loopback), split as the harness splits a
-  context and a continuation (``encode(context + continuation)`` after ``encode(context)``, trailing
-  spaces of the context moved to the continuation);
+* tokenisation in this process where the server offers its tokenizer's file (``GET /tokenizer.json``,
+  this project's server), with the ``tokenizers`` package as lm-evaluation-harness tokenises on the
+  client; elsewhere (vLLM, SGLang) through the server's ``POST /tokenize``. A question is five
+  tokenisations (its context, and the context with each letter), five round trips through the web
+  tier's busy interpreter otherwise (5 ms of a 0-shot question alone, 10 at 5 shots). The file is
+  trusted once it encodes a probe text as the server's /tokenize does. Either way a text is split
+  as the harness splits a context and a continuation (``encode(context + continuation)`` after
+  ``encode(context)``, trailing spaces of the context moved to the continuation);
 * ``loglikelihood``: one ``POST /v1/completions`` for a batch, every request's tokens as one prompt
   with ``echo``, ``max_tokens: 1`` and ``logprobs: 5``; the continuation's log-probability is the
   sum of its tokens', greedy where each equals the best at its place. The site (remote.py) asks
@@ -36,6 +40,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import logging
 import math
 import threading
 import urllib.error
@@ -57,6 +62,12 @@ ENCODED_TEXTS = 64  # tokenisations kept (each of a text within a request's size
 NEXT_TOKENS_ASKED = 20  # the likeliest tokens after a context asked for (vLLM's default max_logprobs)
 TOKEN_TEXTS = 256  # single tokens' texts kept (the likeliest next tokens after a question are few and recur)
 PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
+# Encoded here and by the server before the server's tokenizer file is trusted: spaces and newlines in
+# runs, digits, punctuation, accents, a symbol outside the vocabulary's pieces, a special token's text.
+TOKENIZER_PROBE = ("The following are multiple choice questions (with answers) about astronomy.\n\n"
+                   "What is 3.14 × 10^-5?\nA.  Ünïcödé ☃\tB. x\n\n\nAnswer: A<|im_end|>  ")
+
+log = logging.getLogger(__name__)
 
 
 class ModelServerError(RuntimeError):
@@ -86,6 +97,8 @@ class ModelClient:
         # log-probabilities once, False once it has refused the request or not keyed it by token id.
         self._after_context: bool | None = None
         self._asks_token_ids = True  # whether the server honours logprob_token_ids (vLLM's, since 2026)
+        self._tokenizer = None  # the server's tokenizer here (tokenizers.Tokenizer); False: /tokenize
+        self._loading_tokenizer = threading.Lock()
         self._encoded: OrderedDict[str, list[int]] = OrderedDict()
         self._token_texts: OrderedDict[int, str] = OrderedDict()
         self._encoding = threading.Lock()
@@ -180,13 +193,50 @@ class ModelClient:
             raise BackendUnsuitable("the server's /v1/models gives no max_model_len (the model's context length)")
         return length
 
+    def local_tokenizer(self):
+        """The server's tokenizer in this process (a ``tokenizers.Tokenizer``), or None where the server
+        does not offer its file, this process lacks the package, or the file encodes the probe text
+        otherwise than the server's /tokenize does: then every text goes to /tokenize. Asked once."""
+        with self._loading_tokenizer:
+            if self._tokenizer is None:
+                self._tokenizer = self._tokenizer_from_server() or False
+        return self._tokenizer or None
+
+    def _tokenizer_from_server(self):
+        try:
+            import tokenizers
+        except ImportError:
+            return None
+        try:
+            with self._open("/tokenizer.json") as answer:
+                local = tokenizers.Tokenizer.from_str(answer.read().decode())
+        except ModelServerError:
+            return None  # not offered (vLLM has no such route): /tokenize
+        except Exception as error:  # noqa: BLE001 - a file the package cannot read, or a broken answer
+            log.warning("the model server's tokenizer file is unusable here (%s); tokenising through /tokenize", error)
+            return None
+        if local.encode(TOKENIZER_PROBE, add_special_tokens=False).ids != self._server_tokens(TOKENIZER_PROBE):
+            log.warning("the model server's tokenizer file encodes otherwise than its /tokenize; tokenising there")
+            return None
+        return local
+
     def encode(self, text: str) -> list[int]:
-        """The text's tokens (no special tokens), from the server's /tokenize; the last ENCODED_TEXTS
-        are kept, since a question is counted (to fit its prompt) before it is scored."""
+        """The text's tokens (no special tokens), by the server's tokenizer here or its /tokenize
+        (``local_tokenizer``); the last ENCODED_TEXTS are kept, since a question is counted (to fit
+        its prompt) before it is scored."""
         with self._encoding:
             if text in self._encoded:
                 self._encoded.move_to_end(text)
                 return self._encoded[text]
+        local = self.local_tokenizer()
+        tokens = local.encode(text, add_special_tokens=False).ids if local is not None else self._server_tokens(text)
+        with self._encoding:
+            self._encoded[text] = tokens
+            while len(self._encoded) > ENCODED_TEXTS:
+                self._encoded.popitem(last=False)
+        return tokens
+
+    def _server_tokens(self, text: str) -> list[int]:
         try:
             tokens = self._call("/tokenize", {"prompt": text, "add_special_tokens": False}).get("tokens")
         except ModelServerError as error:
@@ -199,10 +249,6 @@ class ModelClient:
                 "model's own tokenizer") from None
         if not isinstance(tokens, list):
             raise BackendUnsuitable("the server's /tokenize gives no 'tokens'")
-        with self._encoding:
-            self._encoded[text] = tokens
-            while len(self._encoded) > ENCODED_TEXTS:
-                self._encoded.popitem(last=False)
         return tokens
 
     def encode_pair(self, context: str, continuation: str) -> tuple[list[int], list[int]]:

@@ -120,6 +120,7 @@ class ModelWorker:
         self.loaded = self.reader = self.cores = None
         self.tokenizer = None  # the request threads' own copy (tokenisation beside the model's work)
         self.tokenizing = threading.Lock()
+        self.tokenizer_json: bytes | None = None  # tokenizer_file's answer, made on first request
         self.ms_per_pass = 50.0
         self.trim_due = False  # a long job finished since the heap was last trimmed
         self.thread = threading.Thread(target=self._run, name="model-worker", daemon=True)
@@ -226,6 +227,14 @@ class ModelWorker:
     def encode(self, text: str, special: bool = False) -> list[int]:
         with self.tokenizing:
             return list(self.tokenizer(text, add_special_tokens=special)["input_ids"])
+
+    def tokenizer_file(self) -> bytes | None:
+        """The tokenizer serialised by the tokenizers library (None for a tokenizer of another kind)."""
+        with self.tokenizing:
+            if self.tokenizer_json is None:
+                backend = getattr(self.tokenizer, "backend_tokenizer", None)
+                self.tokenizer_json = backend.to_str().encode() if backend is not None else b""
+            return self.tokenizer_json or None
 
     def decode(self, tokens) -> str:
         with self.tokenizing:

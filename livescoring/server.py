@@ -60,7 +60,8 @@ class ModelServer:
         self.max_prompt_tokens, self.max_request_tokens, self.timeout_s = max_prompt_tokens, max_request_tokens, timeout_s
         self.routes = {
             ("GET", "/health"): self.health, ("GET", "/v1/models"): self.models,
-            ("GET", "/tokenizer_info"): self.tokenizer_info, ("POST", "/tokenize"): self.tokenize,
+            ("GET", "/tokenizer_info"): self.tokenizer_info, ("GET", "/tokenizer.json"): self.tokenizer_file,
+            ("POST", "/tokenize"): self.tokenize,
             ("POST", "/detokenize"): self.detokenize, ("POST", "/v1/completions"): self.completions,
             ("POST", "/v1/chat/completions"): self.chat_completions,
         }
@@ -86,7 +87,7 @@ class ModelServer:
         if isinstance(answer, api.ApiError):
             headers = [("Retry-After", str(answer.retry_after))] if answer.retry_after else []
             return self._json(start_response, status, answer.body(), headers)
-        if isinstance(answer, dict | list):
+        if isinstance(answer, dict | list | bytes):
             return self._json(start_response, status, answer)
         start_response(f"{status} OK", [("Content-Type", "text/event-stream"), ("Cache-Control", "no-store"),
                                          ("X-Accel-Buffering", "no")])
@@ -94,7 +95,7 @@ class ModelServer:
 
     @staticmethod
     def _json(start_response, status: int, body, headers=()):
-        data = json.dumps(body).encode()
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
         reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found", 405: "Method Not Allowed",
                   413: "Content Too Large", 429: "Too Many Requests", 499: "Client Closed Request",
                   500: "Internal Server Error", 503: "Service Unavailable", 504: "Gateway Timeout"}.get(status, "")
@@ -154,6 +155,16 @@ class ModelServer:
                      "unk_token": getattr(tokenizer, "unk_token", None),
                      "chat_template": getattr(tokenizer, "chat_template", None),
                      "model_max_length": loaded.context_length, "vocab_size": len(tokenizer)}
+
+    def tokenizer_file(self, body, environ):
+        """The tokenizer as the tokenizers library saves it (tokenizer.json; not a vLLM route): a client
+        with that package tokenises as this server does, without a round trip per text (client.py)."""
+        self._ready()
+        data = self.worker.tokenizer_file()
+        if data is None:
+            raise api.ApiError(404, "this model's tokenizer is not a tokenizers-library one; use POST /tokenize",
+                               kind="NotFoundError")
+        return 200, data
 
     def tokenize(self, body, environ):
         loaded = self._ready()

@@ -18,9 +18,13 @@ class FakeServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, echo: bool = True, dies_after: int | None = None):
+    def __init__(self, echo: bool = True, dies_after: int | None = None, tokenizer=None, shift: int = 0):
         super().__init__(("127.0.0.1", 0), FakeHandler)
         self.echo, self.dies_after, self.keys, self.completions = echo, dies_after, [], 0
+        # ``tokenizer`` (a tokenizers.Tokenizer): its file at GET /tokenizer.json, and /tokenize by it, each
+        # id plus ``shift`` (not 0: a file that does not encode as the server does). None: no such file.
+        self.tokenizer, self.shift = tokenizer, shift
+        self.tokenized: list[str] = []  # every /tokenize request's text
         self.bodies: list[dict] = []  # every completions request, as sent
         self.lock = threading.Lock()
         threading.Thread(target=self.serve_forever, args=(0.05,), daemon=True).start()
@@ -47,13 +51,21 @@ class FakeHandler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self) -> None:
-        self.answer({"data": [{"id": "fake", "max_model_len": 8192}]})
+        if self.path == "/tokenizer.json":
+            if self.server.tokenizer is None:
+                return self.send_error(404)
+            return self.answer(json.loads(self.server.tokenizer.to_str()))
+        return self.answer({"data": [{"id": "fake", "max_model_len": 8192}]})
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         server = self.server
         if self.path == "/tokenize":
-            return self.answer({"tokens": list(body["prompt"].encode())})
+            server.tokenized.append(body["prompt"])
+            if server.tokenizer is None:
+                return self.answer({"tokens": list(body["prompt"].encode())})
+            ids = server.tokenizer.encode(body["prompt"], add_special_tokens=False).ids
+            return self.answer({"tokens": [token + server.shift for token in ids]})
         with server.lock:
             server.completions += 1
             dying = server.dies_after is not None and server.completions > server.dies_after

@@ -59,7 +59,8 @@ def test_the_balancer_passes_exactly_the_model_servers_routes():
     pattern, _ = model_location(render_model_balancer(["127.0.0.1:8001"]))
     for _, path in ModelServer(None, "smollm2").routes:
         assert pattern.fullmatch(path), f"the model server's {path} is not passed by the balancer"
-    for path in ("/", "/pause", "/scale_elastic_ep", "/v1/completions/x", "/collective_rpc", "/v1/models/../pause"):
+    for path in ("/", "/pause", "/scale_elastic_ep", "/v1/completions/x", "/collective_rpc", "/v1/models/../pause",
+                 "/tokenizerXjson"):
         assert not pattern.fullmatch(path), path
 
 

@@ -28,6 +28,7 @@ from conftest import app_with_model
 
 from engine import create_app
 from fake_model_server import FakeServer
+from livescoring.client import TOKENIZER_PROBE, ModelClient
 from tools.launcher import REPO_ROOT, free_port, running_server
 
 pytestmark = [pytest.mark.model, pytest.mark.slow]  # slow: the site and the model server as processes
@@ -101,6 +102,48 @@ def test_the_web_process_imports_no_torch(model_server):
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PAGE_RENDER_BUDGET_S": "0", "URL": model_server})
     assert json.loads(done.stdout.strip().splitlines()[-1]) == [200, False, False], done.stderr[-2000:]
+
+
+def test_the_client_tokenises_here_with_the_servers_own_tokenizer(model_server, mmlu_data):
+    """The site encodes with the model server's tokenizer file in its own process, and gets the server's
+    own tokens for real prompts of every shape, after one /tokenize call (the probe's check)."""
+    from benchmarks.mmlu import prompt
+
+    client = ModelClient(model_server)
+    asked = []
+    ask = client._call
+    client._call = lambda path, *args: asked.append(path) or ask(path, *args)
+    texts = [TOKENIZER_PROBE, " ", "\n\n\n", "<|im_start|>user\nhi<|im_end|>\n", "é ☃ 中文 🙂"]
+    for subject in ("astronomy", "high_school_european_history", "college_mathematics"):
+        shots = mmlu_data.questions(subject, "dev")[:5]
+        for q in mmlu_data.questions(subject, "test")[:3]:
+            text = prompt.build_prompt(subject, q.question, q.choices, shots)
+            texts += [text, text + " A", text + " D"]
+    here = [client.encode(text) for text in texts]
+    assert client.local_tokenizer() is not None and asked == ["/tokenize"]
+    there = [ask("/tokenize", {"prompt": text, "add_special_tokens": False})["tokens"] for text in texts]
+    assert here == there
+
+
+@pytest.mark.parametrize("shift", [0, 1])
+def test_a_tokenizer_file_is_used_only_if_it_encodes_as_the_server(shift):
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = Tokenizer(models.WordLevel({"[UNK]": 0, "the": 1, "are": 2, "A": 3, "Answer": 4, ":": 5},
+                                       unk_token="[UNK]"))
+    words.pre_tokenizer = pre_tokenizers.Whitespace()
+    fake = FakeServer(tokenizer=words, shift=shift)
+    try:
+        client = ModelClient(fake.url)
+        tokens = [client.encode(text) for text in ("the are", "Answer: A", "the the")]
+    finally:
+        fake.stop()
+    if shift:  # the file encodes otherwise: every text through /tokenize, its tokens as the server gives them
+        assert client.local_tokenizer() is None and fake.tokenized == [TOKENIZER_PROBE, "the are", "Answer: A", "the the"]
+        assert tokens == [[2, 3], [5, 6, 4], [2, 2]]
+    else:
+        assert client.local_tokenizer() is not None and fake.tokenized == [TOKENIZER_PROBE]
+        assert tokens == [[1, 2], [4, 5, 3], [1, 1]]
 
 
 # -- faults ---------------------------------------------------------------------------------------------
