@@ -104,7 +104,7 @@ class LlamaDecoder:
     @staticmethod
     def computes(config) -> bool:
         rope = getattr(config, "rope_parameters", None) or {}
-        return config.model_type == "llama" and (
+        return getattr(config, "model_type", None) == "llama" and (
             not getattr(config, "attention_bias", False) and not getattr(config, "mlp_bias", False)
             and config.hidden_act == "silu" and getattr(config, "pretraining_tp", 1) == 1
             and rope.get("rope_type", "default") == "default"

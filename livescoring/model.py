@@ -258,7 +258,7 @@ def _gguf_read_once():
 
 # transformers' LlamaConfig defaults for the fields the lean decoder reads (tests/model/test_decoder.py
 # holds a configuration read here to transformers' own reading of it).
-LLAMA_DEFAULTS = {"model_type": "llama", "hidden_act": "silu", "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
+LLAMA_DEFAULTS = {"hidden_act": "silu", "rms_norm_eps": 1e-6, "max_position_embeddings": 2048,
                   "tie_word_embeddings": False, "attention_bias": False, "mlp_bias": False, "pretraining_tp": 1,
                   "head_dim": None, "num_key_value_heads": None}
 # Tokenizer classes that are transformers' tokenizers-library wrapper with nothing of their own.
@@ -300,8 +300,8 @@ def _load_pretrained(source: str, dtype, decoder_on: str | None = None, **kwargs
         from .decoder import LlamaDecoder
 
         config = plain_config(directory)
-        tokenizer = _plain_tokenizer(directory)
-        if LlamaDecoder.computes(config) and tokenizer is not None:
+        tokenizer = _plain_tokenizer(directory) if LlamaDecoder.computes(config) else None
+        if tokenizer is not None:
             return config, None, tokenizer, LlamaDecoder.from_safetensors(directory / "model.safetensors", config,
                                                                           decoder_on, dtype)
     from transformers import AutoModelForCausalLM, AutoTokenizer
