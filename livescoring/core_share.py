@@ -12,7 +12,7 @@ By default MKL's matrix products split their sums by the number of threads, so o
 give log-probabilities up to 3e-5 apart: a request's numbers would depend on the machine's load. Its
 conditional numerical reproducibility (``MKL_CBWR=AUTO,STRICT``: the fastest code path, sums in an
 order fixed whatever the threads) makes them bit for bit the same at one thread and at two
-(tests/model/test_model_server.py), at about 6 % of a pass. :func:`products_reproducible_across_threads`
+(tests/model/test_model_server.py), at 6-13 % of a pass (docs/performance.md). :func:`products_reproducible_across_threads`
 asks for it before the model's first product; a server started with another ``MKL_CBWR`` keeps its
 threads fixed.
 
