@@ -413,12 +413,25 @@ test('when the in-page calculator cannot start, the server computes each change'
 });
 
 test('an input made before the in-page calculator is ready is answered by the server at once', async () => {
-  let release;
-  const held = new Promise((resolve) => { release = resolve; });
-  // A reader's next page (Python starts from the snapshot the widget pages left), whose Pyodide
-  // WebAssembly arrives only when the test lets it: until then the worker cannot be ready.
+  // A reader's next page (Python starts from the snapshot the widget pages left), whose worker's
+  // messages reach the page only when the test lets them: until then the page cannot know it is
+  // ready. (Holding the worker's own download of Pyodide with page.route is not reliable:
+  // Chromium's interception of a dedicated worker's requests now and then lets one through.)
   const page = await shared.newPage();
-  await page.route(/pyodide\.asm\.wasm/, async (route) => { await held; await route.continue(); });
+  await page.addInitScript(() => {
+    const held = [];
+    let open = false;
+    window.releaseWorkerMessages = () => { open = true; for (const deliver of held.splice(0)) deliver(); };
+    window.Worker = class extends window.Worker {
+      addEventListener(type, listener, options) {
+        if (type !== 'message') return super.addEventListener(type, listener, options);
+        return super.addEventListener(type, (event) => {
+          if (open) listener.call(this, event);
+          else held.push(() => listener.call(this, event));
+        }, options);
+      }
+    };
+  });
   await page.goto(`${BASE_URL}/mmlu/widgets/chance-explorer`);
   await page.waitForSelector('section.widget[data-ready="true"]', { timeout: 60_000 });
   await page.fill('#w-chance-explorer-n', '1000');
@@ -428,7 +441,7 @@ test('an input made before the in-page calculator is ready is answered by the se
   let match = await serverMatch(page, 'chance-explorer');
   assert.equal(match.liveMarks, match.serverMarks);
   assert.match(match.query, /n=1000/);
-  release();
+  await page.evaluate(() => window.releaseWorkerMessages());
   await page.waitForSelector('section.widget[data-worker="ready"]', { timeout: 90_000 });
   await settle(page, 'chance-explorer', 0);
   match = await serverMatch(page, 'chance-explorer'); // the switch to the worker changes nothing visible
