@@ -49,6 +49,7 @@ from __future__ import annotations
 import collections
 import copy
 import logging
+import math
 import queue
 import threading
 import time
@@ -84,6 +85,10 @@ GENERATION_WINDOW_S = 300.0  # how long a generation's seconds count against its
 GENERATION_SHARE_S = 60.0  # a client's generation seconds in the window before others go first
 PREEMPT_AFTER_S = 20.0  # a reader waiting this long (a third of SCORER_TIMEOUT_S at most) stops another's answer
 GONE_POLL_S = 0.25  # how often a waiting caller asks whether its client went away
+# A page shows the model server's health as of at most this long ago. Asked for every page, /health
+# was 180 requests a second beside 16 page readers, each taking the model server's interpreter from
+# the pass it was running (docs/performance.md).
+HEALTH_FRESH_S = 1.0
 CONNECT_PAUSE_S, CONNECT_PAUSE_MAX_S = 0.5, 5.0  # between tries to reach the model server (doubling)
 
 
@@ -208,17 +213,21 @@ class ScoringService:
         self._model_spans: dict[object, collections.deque] = {}
         self._stop_at: float | None = None  # set by stop_by: when running generations are cut short
         self._reading_ahead = threading.Lock()  # held while a read_ahead runs
+        self._health = (-math.inf, True)  # the model server's last /health: (when asked, whether it answered)
+        self._asking_health = threading.Lock()
         # The worker thread waits for start(): the first request, or SCORER_LOAD_AT_START.
         self._go = threading.Event()
         self.worker = threading.Thread(target=self._when_started, name="scoring-worker", daemon=True)
         self.worker.start()
 
     # -- state ---------------------------------------------------------------------------------
-    def status(self) -> dict:
-        """What the page shows: state, a sentence, and the model's facts once loaded."""
+    def status(self, fresh: bool = False) -> dict:
+        """What the page shows: state, a sentence, and the model's facts once loaded. With a model
+        server, whether it answers is asked afresh when ``fresh`` (the live forms' status API), and
+        for a page at most every HEALTH_FRESH_S."""
         info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
                 "generating": len(self.generating), "abandoned": self.abandoned}
-        if self.remote and self.state == READY and not self.scorer.client.health():
+        if self.remote and self.state == READY and not self._server_answers(fresh):
             info.update(state=LOADING, restarting=True,
                         message="The model server is restarting; live answers resume in a moment.")
         if self.scorer is not None:
@@ -227,6 +236,22 @@ class ScoringService:
                              "threads": loaded.threads, "load_seconds": round(loaded.load_seconds, 2),
                              "from_cache": loaded.from_cache}
         return info
+
+    def _server_answers(self, fresh: bool) -> bool:
+        """Whether the model server answers /health: the last answer while it is under HEALTH_FRESH_S
+        old (unless ``fresh``), or while another thread is asking (a hung server holds that one
+        request for its timeout, not every page)."""
+        asked, answers = self._health
+        if not fresh and time.monotonic() - asked < HEALTH_FRESH_S:
+            return answers
+        if not self._asking_health.acquire(blocking=fresh):
+            return answers
+        try:
+            answers = self.scorer.client.health()
+            self._health = (time.monotonic(), answers)
+        finally:
+            self._asking_health.release()
+        return answers
 
     def start(self) -> None:
         """Begin loading in the worker thread (idempotent); a missing model fails at once."""

@@ -29,7 +29,7 @@ bp.openapi = {  # collected into /api/openapi.json (engine/openapi.py)
 
 @bp.get("/api/model")
 def model_status():
-    return jsonify(service().status())
+    return jsonify(service().status(fresh=True))  # what a live form polls while the model comes back
 
 
 @bp.post("/api/model/load")

@@ -12,6 +12,7 @@ import math
 import os
 import threading
 import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -193,6 +194,45 @@ def test_a_running_batch_whose_callers_all_gave_up_stops_between_forward_passes(
     scorer.passes = 1
     service.timeout_s = 10.0  # the next caller waits as long as a reader would
     assert ask(service, 1) == {"n": 1}  # the worker goes on with the next question
+
+
+class HealthCounter:
+    """A model server's client whose /health is counted, and held while ``hold`` is clear."""
+
+    def __init__(self):
+        self.asked, self.hold = 0, threading.Event()
+        self.hold.set()
+
+    def health(self) -> bool:
+        self.asked += 1
+        self.hold.wait(10)
+        return True
+
+
+def test_pages_ask_whether_the_model_server_answers_at_most_every_few_seconds_the_status_api_each_time(monkeypatch):
+    """Every page with a live form shows whether the model server answers: asked afresh for each
+    page, that was a /health request per page, which beside 16 page readers took the model server's
+    interpreter from its passes. A hung server holds the one request asking, not every page."""
+    monkeypatch.setattr(worker, "HEALTH_FRESH_S", 60.0)  # longer than the test: no answer goes stale in it
+    service = ScoringService(ModelSettings(server_url="http://127.0.0.1:9"))
+    client = HealthCounter()
+    loaded = SimpleNamespace(name="m", device="model server", dtype="float32", threads=2, load_seconds=0.0, from_cache=True)
+    service.scorer, service.state = SimpleNamespace(client=client, loaded=loaded), READY
+    assert [service.status()["state"] for _ in range(5)] == [READY] * 5
+    assert client.asked == 1
+    assert service.status(fresh=True)["state"] == READY and service.status(fresh=True)["state"] == READY
+    assert client.asked == 3
+
+    client.hold.clear()  # the server stops answering while the status API asks
+    asking = threading.Thread(target=service.status, kwargs={"fresh": True})
+    asking.start()
+    wait_until(lambda: client.asked == 4)
+    monkeypatch.setattr(worker, "HEALTH_FRESH_S", 0.0)  # a page's answer is stale, but another thread is asking
+    started = time.monotonic()
+    assert service.status()["state"] == READY and time.monotonic() - started < 1
+    assert client.asked == 4
+    client.hold.set()
+    asking.join(10)
 
 
 def test_common_token_prefix_and_the_byte_bound_of_the_prefix_cache():
