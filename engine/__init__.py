@@ -54,6 +54,10 @@ def create_app(overrides: dict | None = None) -> Flask:
     # packages register among them.
     offline.init_app(app)  # the service worker and the manifest: reading offline, installing
     site_packages.init_app(app)  # the widgets' packages for teachers, built once per version, sent as files
+    if app.config["PAGE_TURNS"] > 0:  # outermost: a page waits for its turn before any work is done for it
+        from .turns import PageTurns
+
+        app.wsgi_app = PageTurns(app.wsgi_app, app.config["PAGE_TURNS"])
     return app
 
 

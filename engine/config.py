@@ -76,6 +76,10 @@ def _server_settings() -> dict:
         # there must be clearly more threads than queue places, or a burst of scoring would
         # leave no thread for pages and the excess would wait in the socket instead of getting 429.
         "SERVER_THREADS": int(_env("SERVER_THREADS", "24")),
+        # Requests that only read (pages, files) run at most this many at once; the rest wait for a
+        # turn, not for the interpreter lock, which a live question's relaying thread then gets
+        # quickly (engine/turns.py). 0: no limit.
+        "PAGE_TURNS": int(_env("PAGE_TURNS", "2")),
         # Largest request body any endpoint accepts.
         "MAX_CONTENT_LENGTH": 64 * 1024,
         # Host names the site answers to, comma-separated (e.g. "papers.example.org"); empty: any

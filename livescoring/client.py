@@ -60,6 +60,7 @@ from .scorer import (
 )
 
 ENCODED_TEXTS = 64  # tokenisations kept (each of a text within a request's size): a question's, counted then scored
+HEALTH_TIMEOUT_S = 5.0  # a server busy with passes answers /health in milliseconds; a hung one holds its asker this long
 NEXT_TOKENS_ASKED = 20  # the likeliest tokens after a context asked for (vLLM's default max_logprobs)
 TOKEN_TEXTS = 256  # single tokens' texts kept (the likeliest next tokens after a question are few and recur)
 PREFIX_KEY_HEADER = "X-Prefix-Key"  # what deploy/'s load balancer hashes on: requests that share a beginning meet one server
@@ -105,7 +106,7 @@ class ModelClient:
         self._encoding = threading.Lock()
 
     # -- HTTP ---------------------------------------------------------------------------------
-    def _open(self, path: str, body: dict | None = None, headers: dict | None = None):
+    def _open(self, path: str, body: dict | None = None, headers: dict | None = None, timeout_s: float | None = None):
         """The server's answer, open (a GET when there is no body); the caller reads and closes it."""
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.base_url + path, data=data, method="GET" if body is None else "POST")
@@ -115,7 +116,7 @@ class ModelClient:
         for name, value in (headers or {}).items():
             request.add_header(name, value)
         try:
-            return urllib.request.urlopen(request, timeout=self.timeout_s)
+            return urllib.request.urlopen(request, timeout=timeout_s or self.timeout_s)
         except urllib.error.HTTPError as error:
             try:
                 message = json.loads(error.read())["error"]["message"]
@@ -127,9 +128,10 @@ class ModelClient:
         except (urllib.error.URLError, OSError) as error:
             raise ModelServerError(f"no answer from the model server at {self.base_url}: {error}") from None
 
-    def _call(self, path: str, body: dict | None = None, headers: dict | None = None) -> dict:
+    def _call(self, path: str, body: dict | None = None, headers: dict | None = None,
+              timeout_s: float | None = None) -> dict:
         try:
-            with self._open(path, body, headers) as answer:
+            with self._open(path, body, headers, timeout_s) as answer:
                 return json.loads(answer.read())
         except (OSError, ValueError, http.client.HTTPException) as error:
             raise ModelServerError(f"the model server's answer from {path} broke off or is not JSON: {error}") from None
@@ -165,9 +167,9 @@ class ModelClient:
         return self._call("/tokenizer_info")
 
     def health(self) -> bool:
-        """Whether the server answers /health with 200 (its model loaded)."""
+        """Whether the server answers /health with 200 (its model loaded) within HEALTH_TIMEOUT_S."""
         try:
-            self._call("/health")
+            self._call("/health", timeout_s=HEALTH_TIMEOUT_S)
         except ModelServerError:
             return False
         return True

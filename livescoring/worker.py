@@ -223,8 +223,8 @@ class ScoringService:
     # -- state ---------------------------------------------------------------------------------
     def status(self, fresh: bool = False) -> dict:
         """What the page shows: state, a sentence, and the model's facts once loaded. With a model
-        server, whether it answers is asked afresh when ``fresh`` (the live forms' status API), and
-        for a page at most every HEALTH_FRESH_S."""
+        server, whether it answers is asked afresh when ``fresh`` (the live forms' status API; unless
+        another thread is asking), and for a page at most every HEALTH_FRESH_S."""
         info = {"state": self.state, "message": self.message, "queued": len(self.waiting),
                 "generating": len(self.generating), "abandoned": self.abandoned}
         if self.remote and self.state == READY and not self._server_answers(fresh):
@@ -240,11 +240,11 @@ class ScoringService:
     def _server_answers(self, fresh: bool) -> bool:
         """Whether the model server answers /health: the last answer while it is under HEALTH_FRESH_S
         old (unless ``fresh``), or while another thread is asking (a hung server holds that one
-        request for its timeout, not every page)."""
+        request for the health check's timeout, not every page)."""
         asked, answers = self._health
         if not fresh and time.monotonic() - asked < HEALTH_FRESH_S:
             return answers
-        if not self._asking_health.acquire(blocking=fresh):
+        if not self._asking_health.acquire(blocking=False):
             return answers
         try:
             answers = self.scorer.client.health()
