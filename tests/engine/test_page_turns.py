@@ -47,7 +47,35 @@ def test_reading_requests_take_turns_and_a_post_passes_them():
     inner.release.set()
     for thread in pages:
         thread.join(10)
-    assert inner.most == 3 and inner.running == 0
+    assert inner.most == 3 and inner.running == 0 and app.free == 2
+
+
+def test_a_turn_goes_to_the_longest_waiting_page():
+    order, inside = [], threading.Event()
+
+    def app_(environ, start_response):
+        order.append(environ["PATH_INFO"])
+        inside.set()
+        if environ["PATH_INFO"] == "/first":
+            release.wait(10)
+        return Response("ok")(environ, start_response)
+
+    release = threading.Event()
+    app = PageTurns(app_, 1)
+    first = threading.Thread(target=lambda: Client(app).get("/first"))
+    first.start()
+    inside.wait(10)
+    waiting = []
+    for n in range(5):  # each queued before the next starts
+        waiting.append(threading.Thread(target=lambda n=n: Client(app).get(f"/page{n}")))
+        waiting[-1].start()
+        deadline = time.monotonic() + 10
+        while len(app._waiting) < n + 1 and time.monotonic() < deadline:
+            time.sleep(0.005)
+    release.set()
+    for thread in (first, *waiting):
+        thread.join(10)
+    assert order == ["/first", *(f"/page{n}" for n in range(5))]
 
 
 def test_the_site_takes_turns_as_configured():
