@@ -13,6 +13,7 @@
   kept pages still answer it and everyone else.
   A page may hold markers for what changes between requests (a live widget); the app's
   ``finishers`` fill them in each time the page is served, and the ETag follows what they wrote.
+  A kept page is split at its markers once, when kept: serving it renders only what fills them.
 - Every cache belongs to one app (``app.extensions["caching"]``): two apps in a process share none.
 - Every 200 answer to GET carries an ETag; a matching If-None-Match gets 304. Text bodies
   (HTML, CSS, JS, JSON, SVG, WebAssembly) are gzip-compressed for clients that accept it, and
@@ -22,10 +23,9 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import math
 import posixpath
+import re
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from email.utils import formatdate
@@ -35,9 +35,8 @@ from urllib.parse import urlencode
 
 from flask import Flask, Response, abort, current_app, g, request
 from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, PrefixLoader
-from werkzeug.exceptions import TooManyRequests
 
-from .security import client_key
+from .render_budget import RenderBudget, render_within_budget
 
 ONE_YEAR = 365 * 24 * 3600
 COMPRESSIBLE_TYPES = {
@@ -97,7 +96,9 @@ class Caches:
         # own, so that a client drawing made-up states evicts other states, never the pages.
         self.states = BoundedCache(PAGE_CACHE_BYTES)
         self.renders = RenderBudget()
-        self.finishers: list = []  # str -> str, applied to every cached page as it is served
+        # (marker pattern, fill): each marker a kept page holds is replaced, each time the page is
+        # served, by fill(the marker's named groups)
+        self.finishers: list[tuple[re.Pattern, Callable[[dict], str]]] = []
         self.content_version: float | None = None
         self._hashes: dict[str, tuple[float, str]] = {}  # resolved path -> (mtime, short hash)
         # A page makes many static URLs, each resolving its path (system calls per path component);
@@ -166,44 +167,6 @@ def content_mtime(app: Flask) -> float:
                default=0.0)
 
 
-class RenderBudget:
-    """How much render time each client has spent lately on pages not yet kept (a leaky bucket per
-    client, keyed by ``security.client_key``: one IPv4 address, one IPv6 /64).
-
-    Measured in the rendering thread's CPU seconds, not in renders: a widget's JSON takes 5 ms to draw
-    and a document with its sources shown 300 ms, so a count that let a reader drag a slider would let an attacker
-    take a core. What a client spent drains at ``budget / window`` seconds a second; a client that has
-    spent ``budget`` or more is refused until it has drained below. Renders already under way when a
-    client reaches its budget still finish and are charged: a client that starts many at once is then
-    refused for longer. At most MAX_CLIENTS clients are remembered (the least recently charged go
-    first), so many addresses cannot grow the table."""
-
-    MAX_CLIENTS = 4096
-
-    def __init__(self):
-        self._spent: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (CPU-s, when)
-        self._lock = threading.Lock()
-
-    def _now_spent(self, client: str, rate: float, now: float) -> float:
-        spent, when = self._spent.get(client, (0.0, now))
-        return max(0.0, spent - (now - when) * rate)
-
-    def wait_s(self, client: str, budget: float, window: float) -> int:
-        """Seconds until ``client`` may render again (0: now)."""
-        rate, now = budget / window, time.monotonic()
-        with self._lock:
-            over = self._now_spent(client, rate, now) - budget
-        return 0 if over < 0 else max(1, math.ceil(over / rate))
-
-    def charge(self, client: str, seconds: float, budget: float, window: float) -> None:
-        rate, now = budget / window, time.monotonic()
-        with self._lock:
-            self._spent[client] = (self._now_spent(client, rate, now) + seconds, now)
-            self._spent.move_to_end(client)
-            while len(self._spent) > self.MAX_CLIENTS:
-                self._spent.popitem(last=False)
-
-
 def _page_query(choices: Mapping[str, tuple[str, ...]], names) -> str | None:
     """The query a page is kept under: only the parameters its view reads, in one spelling (sorted, a
     choice at its default left out, a repeated setting as one comma list as ``widgets.raw_state``
@@ -254,19 +217,21 @@ def cached_page(view=None, *, mimetype: str = "text/html", choices: Mapping[str,
         key = f"{view.__module__}.{view.__name__}:{version}:{g.canonical_url}"
         cached = kept.get(key) if query is not None else None
         if cached is None:
-            rendered = _render_within_budget(view, args, kwargs)
+            rendered = render_within_budget(view, args, kwargs)
             body = rendered.encode("utf-8") if isinstance(rendered, str) else rendered
-            # Hashed once per render, not per request: the ETag is kept with the page.
-            cached = (hashlib.sha256(body).hexdigest()[:20], body, mimetype == "text/html" and b"<!--live-" in body)
+            # Hashed and split once per render, not per request: the ETag is kept with the page.
+            parts = _at_markers(body, store.finishers) if mimetype == "text/html" else (body,)
+            cached = (hashlib.sha256(body).hexdigest()[:20], parts)
             if query is not None:
                 kept.put(key, cached, len(body) + len(key))  # the key (a URL) counts: it can be 200 KB
-        etag, body, has_markers = cached
-        if has_markers:
-            text = body.decode("utf-8")
-            for finish in store.finishers:
-                text = finish(text)
-            body = text.encode("utf-8")
-            etag = f"{etag}-{hashlib.sha256(body).hexdigest()[:8]}"
+        etag, parts = cached
+        if len(parts) == 1:
+            body = parts[0]
+        else:
+            fills = [fill(marker).encode("utf-8") for fill, marker in parts[1::2]]
+            body = b"".join(part for pair in zip(parts[::2], [*fills, b""], strict=True) for part in pair)
+            filled = hashlib.sha256(b"\0".join(fills)).hexdigest()[:8]  # the ETag follows what the fills wrote
+            etag = f"{etag}-{filled}"
         response = Response(body, mimetype=mimetype)
         response.headers["Last-Modified"] = formatdate(version, usegmt=True)
         response.set_etag(etag)
@@ -275,22 +240,19 @@ def cached_page(view=None, *, mimetype: str = "text/html", choices: Mapping[str,
     return wrapper
 
 
-def _render_within_budget(view, args, kwargs):
-    """The view's answer, its CPU time charged to the client; a 429 if the client's budget is spent."""
-    config, budget = current_app.config, caches().renders
-    client = client_key(request.remote_addr) or ""
-    limits = (config["PAGE_RENDER_BUDGET_S"], config["PAGE_RENDER_WINDOW_S"])
-    if limits[0] <= 0:
-        return view(*args, **kwargs)
-    wait = budget.wait_s(client, *limits)
-    if wait:
-        raise TooManyRequests(f"This address has asked for many pages that had to be drawn afresh; pages already "
-                              f"drawn still load. Try again in {wait} s.", retry_after=wait)
-    started = time.thread_time()
-    try:
-        return view(*args, **kwargs)
-    finally:
-        budget.charge(client, time.thread_time() - started, *limits)
+def _at_markers(body: bytes, finishers) -> tuple:
+    """A page's bytes between its markers, each marker as (fill, its named groups) in its place:
+    (bytes, (fill, groups), bytes, …, bytes); a page without markers is (bytes,)."""
+    if b"<!--live-" not in body:
+        return (body,)
+    text = body.decode("utf-8")
+    found = sorted((match.start(), match.end(), fill, match.groupdict())
+                   for pattern, fill in finishers for match in pattern.finditer(text))
+    parts, at = [], 0
+    for start, end, fill, groups in found:
+        parts += [text[at:start].encode("utf-8"), (fill, groups)]
+        at = end
+    return (*parts, text[at:].encode("utf-8"))
 
 
 def normalised(filename: str) -> bool:

@@ -33,7 +33,7 @@ SCORM_SCRIPT = "static/js/widgets/scorm.js"
 # Where a widget's share box names its packages: filled in by the export, and on the live site each
 # time the page is served ("<!--live-": engine/caching.py's finishers fill in such markers).
 MARKER = "<!--live-packages:{slug}/{name}-->"
-_MARKER = re.compile(r"<!--live-packages:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)-->")
+MARKER_PATTERN = re.compile(r"<!--live-packages:(?P<slug>[a-z0-9-]+)/(?P<name>[a-z0-9-]+)-->")
 _SCHEMAS = ("http://www.imsproject.org/xsd/imscp_rootv1p1p2 imscp_rootv1p1p2.xsd "
             "http://www.imsglobal.org/xsd/imsmd_rootv1p2p1 imsmd_rootv1p2p1.xsd "
             "http://www.adlnet.org/xsd/adlcp_rootv1p2 adlcp_rootv1p2.xsd")
@@ -87,7 +87,7 @@ def _zip(entries: list[_Entry]) -> bytes:
 
 def fill_markers(text: str, links: Callable[[str, str], str]) -> str:
     """Each widget's marker in ``text`` replaced by ``links(document, widget)``."""
-    return _MARKER.sub(lambda match: links(match["slug"], match["name"]), text)
+    return MARKER_PATTERN.sub(lambda match: links(match["slug"], match["name"]), text)
 
 
 def packaged_widgets(documents: dict, chosen: list[str] | None = None) -> dict[str, list[tuple[str, str]]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from flask import Blueprint, Flask, abort, current_app, render_template, send_from_directory, url_for
 
 from .caching import ONE_YEAR
-from .packages import fill_markers
+from .packages import MARKER_PATTERN
 
 bp = Blueprint("site_packages", __name__)
 MADE = "made.json"  # in a version's folder: {"document/widget": {"zip"|"scorm": [file, bytes]}}
@@ -57,23 +57,18 @@ def building(app: Flask) -> bool:
     return True
 
 
-def fill_packages(text: str) -> str:
-    """Every share box's packages in a page being served (engine/caching.py's finishers)."""
+def fill_packages(marker: dict) -> str:
+    """A share box's packages in a page being served (engine/caching.py's finishers)."""
     app = current_app
     if app.config["STATIC_EXPORT"]:  # the export writes its own (engine/export.py)
-        return text
+        return ""
     built = made(app)
-    in_progress = built is None and building(app)
-
-    def links(slug: str, name: str) -> str:
-        files = (built or {}).get(f"{slug}/{name}")
-        if files:
-            return render_template("widgets/_packages.html", **{
-                kind: (url_for("site_packages.package", slug=slug, filename=file.rsplit("/", 1)[-1]), size)
-                for kind, (file, size) in files.items()})
-        return render_template("widgets/_packages.html", pending=True) if in_progress else ""
-
-    return fill_markers(text, links)
+    files = (built or {}).get(f"{marker['slug']}/{marker['name']}")
+    if files:
+        return render_template("widgets/_packages.html", **{
+            kind: (url_for("site_packages.package", slug=marker["slug"], filename=file.rsplit("/", 1)[-1]), size)
+            for kind, (file, size) in files.items()})
+    return render_template("widgets/_packages.html", pending=True) if built is None and building(app) else ""
 
 
 @bp.get("/packages/<slug>/<filename>")
@@ -136,7 +131,7 @@ def start_building(app: Flask):
 
 
 def init_app(app: Flask) -> None:
-    app.extensions["caching"].finishers.append(fill_packages)
+    app.extensions["caching"].finishers.append((MARKER_PATTERN, fill_packages))
     app.register_blueprint(bp)
 
 

@@ -212,17 +212,14 @@ def render_live_elsewhere(document: Document, widget: Widget, mode: str) -> Mark
                                   assets=widget_assets(document, widget), **variables))
 
 
-def fill_live(body: str) -> str:
-    """Replace live-widget markers in a served page with the widgets as they are now (in a static
-    export, with a note that they need the live site)."""
-    exporting = current_app.config["STATIC_EXPORT"]
-
-    def live(match: re.Match) -> str:
-        document = documents()[match.group("slug")]
-        widget, mode = document.widgets[match.group("name")], match.group("mode")
-        return str(render_live_elsewhere(document, widget, mode) if exporting else render_live(document, widget, mode))
-
-    return _LIVE.sub(live, body)
+def fill_live(marker: dict) -> str:
+    """A live-widget marker in a served page (engine/caching.py's finishers): the widget as it is
+    now (in a static export, with a note that it needs the live site)."""
+    document = documents()[marker["slug"]]
+    widget, mode = document.widgets[marker["name"]], marker["mode"]
+    if current_app.config["STATIC_EXPORT"]:
+        return str(render_live_elsewhere(document, widget, mode))
+    return str(render_live(document, widget, mode))
 
 
 def _page_template(document: Document, widget: Widget, mode: str, html: Markup):
@@ -356,7 +353,7 @@ def init_app(app: Flask) -> None:
     for document in app.extensions["documents"].values():
         app.extensions["caching"].index(document.folder / "widgets", tuple(ASSET_TYPES))
     app.extensions["widget_contexts"] = {}
-    app.extensions["caching"].finishers.append(fill_live)
+    app.extensions["caching"].finishers.append((_LIVE, fill_live))
     app.jinja_env.filters["log10"] = _log10
     app.jinja_env.filters["in_percent"] = in_percent  # a share as its percent box shows it: 0.3 → 30
     app.jinja_env.globals["log_step"] = LOG_STEP

@@ -46,7 +46,7 @@ CACHES = {
     "livescoring/client.py:self._token_texts": "the model server's answers (token ids): TOKEN_TEXTS entries, "
                                                "each one token's text",
     "engine/caching.py:self.states": f"request (a widget page's state): {PAGE_CACHE_BYTES:,} bytes, keys counted",
-    "engine/caching.py:self._spent": "request (the client): RenderBudget.MAX_CLIENTS, a key and two floats each",
+    "engine/render_budget.py:self._spent": "request (the client): RenderBudget.MAX_CLIENTS, a key and two floats each",
     "engine/content.py:_RENDERED": "files: a document's rendering per version of its files, 32 at most",
     "engine/content.py:_cache": "files: each paper's glossary, paper and glossary page",
     "engine/widgets.py:widget_contexts": "files: each paper's widget context, made once",

@@ -118,14 +118,44 @@ def test_a_client_past_its_render_budget_gets_429_while_kept_pages_answer(attack
 
 
 def test_the_render_budget_drains_and_remembers_a_bounded_number_of_clients():
-    from engine.caching import RenderBudget
+    from engine.render_budget import RenderBudget
 
     budget = RenderBudget()
-    with mock.patch("engine.caching.time.monotonic", return_value=100.0):
+    with mock.patch("engine.render_budget.time.monotonic", return_value=100.0):
         budget.charge("a", 3.0, budget=2.0, window=60.0)
         assert budget.wait_s("a", 2.0, 60.0) == 30  # 1 CPU-s over, draining at 2/60 a second
-    with mock.patch("engine.caching.time.monotonic", return_value=131.0):
+    with mock.patch("engine.render_budget.time.monotonic", return_value=131.0):
         assert budget.wait_s("a", 2.0, 60.0) == 0
         for n in range(RenderBudget.MAX_CLIENTS + 10):
             budget.charge(f"c{n}", 1.0, budget=2.0, window=60.0)
     assert len(budget._spent) == RenderBudget.MAX_CLIENTS
+
+
+def test_a_kept_page_is_split_at_its_markers_once_and_filled_each_time_it_is_served():
+    import re
+
+    from engine.caching import cached_page
+
+    app = create_app({**FIXTURE_CONFIG, "TESTING": True})
+    filled = []
+
+    def fill(marker: dict) -> str:
+        filled.append(marker["n"])
+        return f"<b>{marker['n']}:{len(filled)}</b>"
+
+    app.extensions["caching"].finishers.append((re.compile(r"<!--live-test:(?P<n>[0-9]+)-->"), fill))
+    renders = []
+
+    @app.get("/marked")
+    @cached_page
+    def marked():
+        renders.append(1)
+        return "<p>é</p><!--live-test:1--><p>b</p><!--live-test:2--><p>c</p>"
+
+    client = app.test_client()
+    first, second = client.get("/marked"), client.get("/marked")
+    assert renders == [1] and filled == ["1", "2", "1", "2"]
+    assert first.text == "<p>é</p><b>1:1</b><p>b</p><b>2:2</b><p>c</p>"
+    assert second.text == "<p>é</p><b>1:3</b><p>b</p><b>2:4</b><p>c</p>"
+    assert first.headers["ETag"] != second.headers["ETag"]  # the ETag follows what the fills wrote
+    assert client.get("/marked", headers={"If-None-Match": second.headers["ETag"]}).status_code == 200
