@@ -96,7 +96,9 @@ class ServerSet:
 
     def loglikelihood(self, requests: Sequence, stop=None) -> list:
         key = prefix_key(requests[0].shared) if requests else ""
-        return self._ask(lambda client: client.loglikelihood(requests, stop, prefix_key=key))
+        # A question's letters from the distribution after its prompt where the server gives it (as the
+        # site asks; the same values as the echo's on this project's server): not every position's.
+        return self._ask(lambda client: client.loglikelihood(requests, stop, prefix_key=key, after_context=True))
 
     def generate_until(self, requests: Sequence, stop=None) -> list:
         key = prefix_key(requests[0].shared) if requests else ""

@@ -91,11 +91,11 @@ def test_a_run_whose_servers_stop_is_saved_and_resumes(model_server, in_process_
     out = tmp_path / "run.jsonl"
     calls, real = [], ModelClient.loglikelihood
 
-    def stops_after_two_batches(self, requests, stop=None, prefix_key=""):
+    def stops_after_two_batches(self, requests, stop=None, prefix_key="", after_context=False):
         calls.append(len(requests))
         if len(calls) > 3:  # the check's probe and two batches answer; then no server answers
             raise ModelServerError("no answer from the model server (a test)")
-        return real(self, requests, stop, prefix_key)
+        return real(self, requests, stop, prefix_key, after_context)
 
     monkeypatch.setattr(servers_module, "ROUND_PAUSE_S", 0)
     with monkeypatch.context() as patched:
