@@ -26,6 +26,10 @@ import time
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 LOOK_EVERY_S = 0.05  # the kernel counts time in ticks (10 ms): a shorter look would measure little but noise
 KEEP = 0.5  # the share of the past in the average of other processes' use (a pass or two of memory)
+# More threads only once the others have left the cores free this long (fewer at once): beside 16
+# page readers their use dipped now and then for a look or two, a pass then ran on two threads
+# while the readers took a core back, and a question took 3-5 s instead of 0.3 (docs/performance.md).
+RAISE_AFTER_S = 1.0
 
 
 def products_reproducible_across_threads() -> bool:
@@ -50,13 +54,15 @@ def _busy_ticks() -> tuple[int, int] | None:
 
 class CoreShare:
     """The threads for the next pass: ``most`` when the machine is otherwise idle, fewer by the cores
-    other processes use (on average over the last looks), never fewer than one."""
+    other processes use (on average over the last looks), never fewer than one; fewer at once, more
+    only after RAISE_AFTER_S of room for them."""
 
     def __init__(self, most: int, set_threads):
         self.most, self.set_threads = max(1, most), set_threads
         self.threads = self.most
         self.others = 0.0  # cores the other processes used, averaged
         self.last = (time.monotonic(), _busy_ticks())
+        self.calm_since: float | None = None  # since when every look found room for more threads
 
     def before_pass(self) -> int:
         now = time.monotonic()
@@ -70,6 +76,11 @@ class CoreShare:
         self.last = (now, ticks)
         self.others = KEEP * self.others + (1 - KEEP) * used
         wanted = max(1, min(self.most, round(self.most - self.others)))
+        if wanted > self.threads:
+            self.calm_since = now if self.calm_since is None else self.calm_since
+            if now - self.calm_since < RAISE_AFTER_S:
+                return self.threads
+        self.calm_since = None
         if wanted != self.threads:
             self.threads = wanted
             self.set_threads(wanted)

@@ -122,6 +122,9 @@ class LlamaDecoder:
         self.head = self.embed if getattr(config, "tie_word_embeddings", False) else weight("lm_head.weight")
         self.vocabulary = self.head.shape[0]
         self.inv_freq, self.attention_scaling = inv_freq, attention_scaling
+        # Called before each layer (the model server's core_share.CoreShare.before_pass): a pass on two
+        # threads whose second core another process takes mid-pass goes on one from the next layer.
+        self.between_layers = None
         self.layers = []
         for n in range(config.num_hidden_layers):
             at = f"model.layers.{n}."
@@ -261,6 +264,8 @@ class LlamaDecoder:
         read_index, read_order, read_queries = self._read_plan(reads, offsets, lengths, causal, device)
         own, last = [], len(self.layers) - 1
         for i, (norm_in, qkv, out_proj, norm_mid, gate, up, down) in enumerate(self.layers):
+            if self.between_layers is not None:
+                self.between_layers()
             h = self._norm(x, norm_in)
             if i < last:
                 q, k, v = F.linear(h, qkv).split((heads * head_dim, kv_heads * head_dim, kv_heads * head_dim), dim=-1)

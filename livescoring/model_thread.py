@@ -152,6 +152,8 @@ class ModelWorker:
                 import torch
 
                 self.cores = CoreShare(self.loaded.threads, torch.set_num_threads)
+                if hasattr(self.loaded.decoder, "between_layers"):  # the lean decoder: looked at between its layers too
+                    self.loaded.decoder.between_layers = self.cores.before_pass
             self.tokenizer = copy.deepcopy(self.loaded.tokenizer)
         except ModelUnavailable as error:
             self.state, self.message = "failed", str(error)

@@ -186,3 +186,20 @@ def test_attention_with_its_log_sum_exp_is_the_same_on_the_cpu_kernel_and_writte
     both = torch.logaddexp(first_lse, second_lse)[..., None]
     combined = first * (first_lse[..., None] - both).exp() + second * (second_lse[..., None] - both).exp()
     assert torch.allclose(combined, F.scaled_dot_product_attention(q, keys, values, attn_mask=mask), atol=1e-5)
+
+
+def test_the_lean_decoder_calls_its_hook_before_each_layer(loaded_model):
+    """The model server looks at the machine's cores between layers (livescoring/core_share.py): a
+    pass that began on two threads goes on one as soon as another process takes a core."""
+    import torch
+
+    decoder = loaded_model.decoder
+    looked = []
+    rows = [loaded_model.tokenizer("The capital of France is", add_special_tokens=False)["input_ids"]]
+    decoder.between_layers = lambda: looked.append(torch.get_num_threads())
+    try:
+        with torch.inference_mode():
+            decoder(rows, 0, reads=[(0, len(rows[0]) - 1)])
+    finally:
+        decoder.between_layers = None
+    assert len(looked) == len(decoder.layers)

@@ -34,6 +34,30 @@ def test_the_threads_follow_the_cores_other_processes_leave(monkeypatch):
     assert share.threads == 2 and set_to == [1, 2]
 
 
+def test_more_threads_only_after_a_calm_while_fewer_at_once(monkeypatch):
+    machine, set_to = Machine(monkeypatch), []
+    share = core_share.CoreShare(2, set_to.append)
+    for _ in range(3):
+        machine.tick(others=1.8, own=0.2)
+        share.before_pass()
+    assert share.threads == 1
+    # The page readers' use dips for a look: a pass on two threads now would wait on the core they take back.
+    machine.now += core_share.RAISE_AFTER_S / 4
+    machine.busy += round(0.25 * core_share.RAISE_AFTER_S / 4 * core_share.CLOCK_TICKS)
+    share.others = 0.0
+    assert share.before_pass() == 1
+    machine.tick(others=1.9, own=0.1)  # and they are back: the wait starts again
+    assert share.before_pass() == 1 and share.calm_since is None
+    for _ in range(3):  # the cores free for longer than RAISE_AFTER_S: two threads
+        machine.tick(others=0.0, own=1.0)
+        share.before_pass()
+    assert share.threads == 2 and set_to == [1, 2]
+    machine.tick(others=1.8, own=0.2)
+    machine.tick(others=1.8, own=0.2)
+    share.before_pass()
+    assert share.threads == 1 and set_to == [1, 2, 1]  # fewer at the first look that finds the cores taken
+
+
 def test_one_thread_configured_or_no_proc_changes_nothing(monkeypatch):
     machine, set_to = Machine(monkeypatch), []
     one = core_share.CoreShare(1, set_to.append)
