@@ -25,7 +25,7 @@ from pathlib import Path
 from flask import Blueprint, Flask, abort, current_app, render_template, send_from_directory, url_for
 
 from .caching import ONE_YEAR
-from .packages import MARKER_PATTERN
+from .packages import MARKER, MARKER_PATTERN
 
 bp = Blueprint("site_packages", __name__)
 MADE = "made.json"  # in a version's folder: {"document/widget": {"zip"|"scorm": [file, bytes]}}
@@ -60,8 +60,8 @@ def building(app: Flask) -> bool:
 def fill_packages(marker: dict) -> str:
     """A share box's packages in a page being served (engine/caching.py's finishers)."""
     app = current_app
-    if app.config["STATIC_EXPORT"]:  # the export writes its own (engine/export.py)
-        return ""
+    if app.config["STATIC_EXPORT"]:  # the marker stays: the export writes its own links there (engine/export.py)
+        return MARKER.format(**marker)
     built = made(app)
     files = (built or {}).get(f"{marker['slug']}/{marker['name']}")
     if files:
