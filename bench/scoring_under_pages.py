@@ -174,8 +174,9 @@ def main() -> None:
                                     ("busy", busy), ("idle", idle)):
                     found[name][key].extend(values)
                 print(f"round {round_number}, {name}: alone p50 {p50_ms(alone):.0f} ms ({len(alone)} questions), "
-                      f"beside pages p50 {p50_ms(beside):.0f} ms ({len(beside)}, at most {max(beside) * 1000:.0f}), {rate:.0f} pages/s, 5-shot p50 "
-                      f"{p50_ms(five):.0f} ms, pages p50 {p50_ms(busy):.0f} ms busy / {p50_ms(idle):.0f} ms idle, "
+                      f"beside pages p50 {p50_ms(beside):.0f} ms ({len(beside)}, at most {max(beside) * 1000:.0f}), "
+                      f"{rate:.0f} pages/s, 5-shot p50 {p50_ms(five):.0f} ms, "
+                      f"pages p50 {p50_ms(busy):.0f} ms busy / {p50_ms(idle):.0f} ms idle, "
                       f"load average {os.getloadavg()[0]:.1f}", flush=True)
         print(f"over {args.rounds} rounds of {args.seconds:g} s per phase, {args.clients} page clients:")
         for name, got in found.items():
