@@ -4,9 +4,10 @@ A pass split over two threads meets a barrier at every operation, where the firs
 second. When another process (the site's page threads, a reader's browser on the same laptop) holds a
 core, the thread on it waits for its time slice and the whole pass waits with it: beside 16 page
 readers a live question took 17-22x its time alone (docs/performance.md), where one thread would have
-taken about 2x. So before each pass the model thread looks at how much CPU time the machine's other
-processes took since its last look (``/proc/stat``'s busy time less this process's own, from
-``/proc/self/stat``) and runs the pass on the cores they left, at least one.
+taken about 2x. So before each pass, and before each layer of the lean decoder's passes, the model
+thread looks at how much CPU time the machine's other processes took since its last look
+(``/proc/stat``'s busy time less this process's own, from ``/proc/self/stat``) and runs on the cores
+they left, at least one: fewer at once, more only after RAISE_AFTER_S of room.
 
 By default MKL's matrix products split their sums by the number of threads, so one thread and two
 give log-probabilities up to 3e-5 apart: a request's numbers would depend on the machine's load. Its
