@@ -214,10 +214,12 @@ import sys
 from livescoring.core_share import products_reproducible_across_threads
 assert products_reproducible_across_threads()
 import torch
+from engine.config import default_config
 from livescoring.model import ModelSettings, load
 from livescoring.prompt_reader import PromptReader
 
-loaded = load(ModelSettings(model="smollm2", threads=2))
+# The converted copy the suite's other loads read (a conversion of the GGUF costs many CPU-seconds).
+loaded = load(ModelSettings(threads=2, cache_dir=default_config()["MODEL_CACHE_DIR"]), module=False)
 tokens = loaded.tokenizer(sys.argv[1])["input_ids"]
 values = []
 for threads in (2, 1, 2):
