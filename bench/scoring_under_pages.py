@@ -162,6 +162,7 @@ def main() -> None:
             scoring_for(ports[name], 1, WARM_FIRST, shots=5)  # the 5-shot prefix read once
             pids[name] = server.pid
         found = {name: {key: [] for key in ("alone", "beside", "five", "pages", "busy", "idle")} for name in variants}
+        by_round: dict[str, list[dict[str, float]]] = {name: [] for name in variants}  # each phase's p50
         index = 0
         for round_number in range(1, args.rounds + 1):
             for name, port in ports.items():
@@ -173,6 +174,8 @@ def main() -> None:
                 for key, values in (("alone", alone), ("beside", beside), ("five", five), ("pages", [rate]),
                                     ("busy", busy), ("idle", idle)):
                     found[name][key].extend(values)
+                by_round[name].append({key: statistics.median(values) for key, values in (
+                    ("alone", alone), ("beside", beside), ("five", five), ("busy", busy), ("idle", idle))})
                 print(f"round {round_number}, {name}: alone p50 {p50_ms(alone):.0f} ms ({len(alone)} questions), "
                       f"beside pages p50 {p50_ms(beside):.0f} ms ({len(beside)}, at most {max(beside) * 1000:.0f}), "
                       f"{rate:.0f} pages/s, 5-shot p50 {p50_ms(five):.0f} ms, "
@@ -188,6 +191,31 @@ def main() -> None:
                   f"{p50_ms(got['busy']):.0f} ms beside the busy model, {p50_ms(got['idle']):.0f} ms beside the idle "
                   f"one (p99 {statistics.quantiles(got['busy'], n=100)[98] * 1000:.0f} / "
                   f"{statistics.quantiles(got['idle'], n=100)[98] * 1000:.0f} ms); {memory(pids[name])}")
+        for line in goals(by_round):
+            print(line)
+
+
+def spread(ratios: list[float]) -> str:
+    """Round by round ratios: their median, and the lowest and highest (one round's is one sample)."""
+    return f"{statistics.median(ratios):.2f}x (rounds {min(ratios):.2f}-{max(ratios):.2f}x)"
+
+
+def goals(by_round: dict[str, list[dict[str, float]]]) -> list[str]:
+    """Issue 36's goals, each judged round by round, since a round compares the variants (or the busy
+    and idle model) minutes apart at most, while the machine's own load moves between rounds."""
+    lines = []
+    for name, rounds in by_round.items():
+        busy_idle = [r["busy"] / r["idle"] for r in rounds]
+        lines.append(f"goal, pages beside the busy model no slower than beside the idle one ({name}): busy / idle "
+                     f"{spread(busy_idle)}, no slower in {sum(ratio <= 1 for ratio in busy_idle)} of {len(rounds)} rounds")
+    (_, rounds), *others = by_round.items()
+    for before, theirs in others:
+        for key, what, goal in (("alone", "0-shot alone", 1.0), ("five", "5-shot alone", 1.0),
+                                ("beside", "0-shot beside the page readers", 0.5)):
+            ratios = [mine[key] / other[key] for mine, other in zip(rounds, theirs, strict=True)]
+            lines.append(f"goal, {what} at most {goal:g}x {before}'s p50: {spread(ratios)}, met in "
+                         f"{sum(ratio <= goal for ratio in ratios)} of {len(ratios)} rounds")
+    return lines
 
 
 if __name__ == "__main__":
