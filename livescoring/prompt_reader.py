@@ -94,11 +94,18 @@ class BlockCache:
             self.blocks.move_to_end(block.key)
         return found
 
-    def put(self, block: Block) -> None:
+    def put(self, block: Block, leading: list[Block] = ()) -> None:
+        """Keep ``block`` as the most recent but for ``leading`` (the blocks before it in its prompt, in
+        order), which are marked used after it, deepest first (see chain). Putting a new block in as the
+        least recent instead made it the first to go: once full, the cache dropped every new prompt's
+        blocks as they came and kept the old ones for ever (a 5-shot prefix of a subject met after the
+        cache filled was read again for each of its questions)."""
         if block.key in self.blocks or block.nbytes > self.max_bytes:
             return
         self.blocks[block.key] = block
-        self.blocks.move_to_end(block.key, last=False)  # older than the blocks it leads to (see chain)
+        for before in reversed(leading):
+            if before.key in self.blocks:
+                self.blocks.move_to_end(before.key)
         self.nbytes += block.nbytes
         while self.nbytes > self.max_bytes:
             _, old = self.blocks.popitem(last=False)
@@ -306,7 +313,7 @@ class PromptReader:
                 ran = block is None
                 if ran:
                     block = self._block(tokens[:end], *self._pass(tokens[start:end], start, past.layers, True))
-                    self.cache.put(block)
+                    self.cache.put(block, blocks)
                 past.append(block.layers)
             blocks.append(block)
             if ran:
