@@ -40,6 +40,7 @@ Standard-library code apart from torch, which is imported when a prompt is read.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 MIN_BLOCK_TOKENS = 8  # a blank line ends a block only after this many tokens (short paragraphs: few passes)
@@ -94,7 +95,7 @@ class BlockCache:
             self.blocks.move_to_end(block.key)
         return found
 
-    def put(self, block: Block, leading: list[Block] = ()) -> None:
+    def put(self, block: Block, leading: Sequence[Block] = ()) -> None:
         """Keep ``block`` as the most recent but for ``leading`` (the blocks before it in its prompt, in
         order), which are marked used after it, deepest first (see chain). Putting a new block in as the
         least recent instead made it the first to go: once full, the cache dropped every new prompt's
