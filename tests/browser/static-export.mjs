@@ -39,6 +39,9 @@ function watchRequests(page) {
 // Change the widget's first setting as a reader would; resolves once it has been drawn again.
 // `frame`: the frame the widget is in (a package inside a learning platform's page).
 async function changeOnce(page, widget, frame = page) {
+  // Its script listens to its form first (data-ready): in a package's frame, a key pressed before that
+  // changed the number and nothing else, and the wait below ran out (CI, once).
+  await frame.waitForFunction((el) => el.dataset.ready === 'true', await widget.elementHandle(), { timeout: 90_000 });
   const before = Number(await widget.getAttribute('data-renders') || 0);
   const control = widget.locator('form.widget-controls :is(input[type="number"], select, input[type="checkbox"]):visible').first();
   if (await control.evaluate((el) => el.type === 'checkbox')) {
