@@ -13,7 +13,6 @@ to go, so the second subject's worked examples were read again for each of its q
 from __future__ import annotations
 
 import argparse
-import contextlib
 import statistics
 import subprocess
 import sys
@@ -23,24 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO_ROOT, hardware  # noqa: E402
+from common import REPO_ROOT, hardware, running_server  # noqa: E402
 
 SUBJECTS = ("high_school_european_history", "high_school_us_history")
 
 
-@contextlib.contextmanager
-def model_server(root: Path, port: int, cache_mib: int):
-    process = subprocess.Popen([sys.executable, "-m", "livescoring", "serve", "--port", str(port),
-                                "--prefix-cache-mib", str(cache_mib)], cwd=root,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        process.wait(30)
-
-
-def seconds_per_question(port: int, count: int) -> dict[str, list[float]]:
+def seconds_per_question(url: str, count: int) -> dict[str, list[float]]:
     from benchmarks.mmlu import prompt
     from benchmarks.mmlu.server import data_dir
     from benchmarks.mmlu.server.reader import MMLUData
@@ -49,13 +36,7 @@ def seconds_per_question(port: int, count: int) -> dict[str, list[float]]:
     from livescoring.client import ModelClient
     from livescoring.remote import RemoteModel
 
-    client = ModelClient(f"http://127.0.0.1:{port}")
-    deadline = time.monotonic() + 300
-    while not client.health():
-        if time.monotonic() > deadline:
-            raise SystemExit("the model server did not start")
-        time.sleep(0.3)
-    remote, data = RemoteModel(client), MMLUData(data_dir(default_config()))
+    remote, data = RemoteModel(ModelClient(url)), MMLUData(data_dir(default_config()))
     spent: dict[str, list[float]] = {}
     for subject in SUBJECTS:
         worked = data.questions(subject, "dev")[:5]
@@ -72,7 +53,6 @@ def main() -> None:
     parser.add_argument("--before", metavar="REF", help="also run the model server of this git ref")
     parser.add_argument("--questions", type=int, default=4, help="per subject (default 4)")
     parser.add_argument("--prefix-cache-mib", type=int, default=160)
-    parser.add_argument("--port", type=int, default=8797)
     args = parser.parse_args()
     print(f"hardware: {hardware()}; prefix cache {args.prefix_cache_mib} MiB", flush=True)
     with tempfile.TemporaryDirectory(prefix="prefix-cache-full-") as folder:
@@ -83,8 +63,9 @@ def main() -> None:
             subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
             variants[f"before ({args.before})"] = Path(folder)
         for name, root in variants.items():
-            with model_server(root, args.port, args.prefix_cache_mib):
-                spent = seconds_per_question(args.port, args.questions)
+            program = ("-m", "livescoring", "serve", "--prefix-cache-mib", str(args.prefix_cache_mib))
+            with running_server(program=program, ready_path="/health", timeout=300, root=root) as server:
+                spent = seconds_per_question(server.url, args.questions)
             print(f"{name}: " + "; ".join(
                 f"{subject} " + ", ".join(f"{s:.2f}" for s in times) + f" s (after the first, p50 "
                 f"{statistics.median(times[1:]):.2f} s)" for subject, times in spent.items()), flush=True)

@@ -33,12 +33,14 @@ def test_a_full_cache_takes_a_new_prompts_blocks_and_lets_the_least_recent_go():
 def test_a_chain_goes_from_its_end_and_a_shared_start_stays():
     cache = BlockCache(max_bytes=50)
     shared = chain_of(0, 3)  # a header and worked examples
-    first, second = shared + chain_of(500, 1), shared + chain_of(600, 1)
-    first[-1] = Block((*shared[-1].key, 1), None, key=(*shared[-1].key, 1), nbytes=10)
-    second[-1] = Block((*shared[-1].key, 2), None, key=(*shared[-1].key, 2), nbytes=10)
+
+    def question(token: int) -> list[Block]:  # the shared blocks, then a question's one-token block
+        key = (*shared[-1].key, token)
+        return [*shared, Block(key, None, key=key, nbytes=10)]
+
+    first, second, third = question(1), question(2), question(3)
     read(cache, first)
     read(cache, second)  # 50 bytes: all fit
-    third = shared + [Block((*shared[-1].key, 3), None, key=(*shared[-1].key, 3), nbytes=10)]
     assert read(cache, third) == 3  # the shared blocks found; the oldest question's block goes
     assert first[-1].key not in cache.blocks and second[-1].key in cache.blocks
     assert all(b.key in cache.blocks for b in shared)
