@@ -6,7 +6,8 @@ answered together) and :meth:`ScoringService.generate_until` (one generation, st
 :meth:`~ScoringService.token_count` so that a caller can fit its prompt first. Jobs wait in a
 bounded queue; when it is full, or when one client already has its share of it, the caller is told
 to come back later (429 with Retry-After). The worker takes the oldest loglikelihood job and, with
-it, the others already waiting (at most MICRO_BATCH, after at most MICRO_BATCH_WAIT_S more), and
+it, the others already waiting (at most MICRO_BATCH; with the model in this process, after at most
+MICRO_BATCH_WAIT_S more), and
 answers them in one call to ``Scorer.loglikelihood``: questions that arrived while the model was
 busy share forward passes, and each answer equals the one it would get alone. A caller that
 gives up (its timeout, or its client went away: ``gone``) takes its job
@@ -488,7 +489,11 @@ class ScoringService:
             while not self.waiting and not self.generating:
                 self._changed.wait()
             self._admit_generations()
-            if not self.generating and self._scoring_waiting():
+            # Company is worth waiting for only where it shares passes: the scorer in this process packs
+            # a batch's rows into them. The project's model server reads a request's prompts one after
+            # another, so there a lone question would wait MICRO_BATCH_WAIT_S for nothing; the questions
+            # that queue while a batch runs still go together, to any server.
+            if not self.remote and not self.generating and self._scoring_waiting():
                 deadline = time.monotonic() + MICRO_BATCH_WAIT_S
                 while self._scoring_waiting() < self.micro_batch and (left := deadline - time.monotonic()) > 0:
                     self._changed.wait(left)

@@ -98,6 +98,33 @@ def test_questions_waiting_while_the_model_is_busy_are_scored_together():
     assert results == {n: {"n": n} for n in range(7)}  # each caller gets its own answer
 
 
+@pytest.mark.parametrize("server_url", ["", "http://127.0.0.1:9"])
+def test_a_lone_question_waits_for_company_only_where_company_shares_passes(monkeypatch, server_url):
+    """With the model in this process a batch's rows share forward passes, so the worker waits a moment
+    (MICRO_BATCH_WAIT_S, long here) for questions arriving just after the first. The project's model
+    server reads a request's prompts one after another, so with a model server the first question goes
+    at once."""
+    monkeypatch.setattr(worker, "MICRO_BATCH_WAIT_S", 30.0)
+    scorer = CountingScorer()
+    scorer.gate.set()
+    service = ScoringService(ModelSettings(server_url=server_url), queue_size=8, micro_batch=2)
+    service.scorer, service.state = scorer, READY
+    threading.Thread(target=service._serve, daemon=True).start()
+    results: dict = {}
+    first = submit(service, results, 0)
+    if server_url:
+        wait_until(lambda: scorer.batches)  # taken alone, with no 30 s wait for company
+    else:
+        wait_until(lambda: len(service.waiting) == 1)
+        time.sleep(0.05)
+        assert scorer.batches == [] and len(service.waiting) == 1  # still waiting for company
+    second = submit(service, results, 1)
+    first.join(10)
+    second.join(10)
+    assert scorer.batches == ([[0], [1]] if server_url else [[0, 1]])
+    assert results == {0: {"n": 0}, 1: {"n": 1}}
+
+
 def test_one_client_may_not_fill_the_queue():
     scorer = CountingScorer()
     service = serving(scorer, queue_size=8, per_client=2)
