@@ -34,6 +34,7 @@ MAX_ACTIVE = 4  # jobs stepped in turn
 # throughput (the worker does one pass at a time), only the later ones' start.
 MAX_RUNNING_TOKENS = 6144
 SHORT_JOB_TOKENS = 1024  # a job this short (a live question, 5 shots included) never waits for long ones
+IDLE_LOOK_S = 0.25  # how often the idle model thread looks at the cores (a /proc read; RAISE_AFTER_S is 1 s)
 
 MMAP_THRESHOLD_BYTES = 2**20  # a pass's log-probabilities (12 MiB at 64 tokens), a read's keys and values, a block's
 
@@ -165,15 +166,20 @@ class ModelWorker:
         self.serve_jobs()
 
     def serve_jobs(self) -> None:
-        """Step the running jobs in turn, taking waiting ones in as places free up (forever)."""
+        """Step the running jobs in turn, taking waiting ones in as places free up (forever). While
+        none runs, look at the cores every IDLE_LOOK_S: the threads go back up once other processes
+        have left the cores free long enough (CoreShare's RAISE_AFTER_S), not only after that long of
+        passes, so the first question after a busy spell (a page storm ending) runs on every core."""
         while True:
             with self.changed:
-                while not self.waiting and not self.running:
-                    self.changed.wait()
+                if not self.waiting and not self.running:
+                    self.changed.wait(IDLE_LOOK_S if self.cores is not None else None)
                 while len(self.running) < self.max_active and (job := self._next_to_run()) is not None:
                     self.waiting.remove(job)
                     self.running.append(job)
                 turn = list(self.running)
+            if not turn and self.cores is not None:
+                self.cores.before_pass()
             for job in turn:
                 self._step(job)
 

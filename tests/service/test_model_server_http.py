@@ -10,9 +10,11 @@ from __future__ import annotations
 import io
 import json
 import threading
+from types import SimpleNamespace
 
 import pytest
 
+from livescoring import model_thread
 from livescoring import openai_api as api
 from livescoring.model import ModelSettings
 from livescoring.model_thread import ModelWorker
@@ -192,3 +194,14 @@ def test_the_client_reads_written_token_ids_or_tokenises_written_text():
     client.encode = vocabulary.__getitem__
     client._call = lambda path, body=None, headers=None: {"prompt": "ab"}
     assert client._written_ids({"logprobs": {"tokens": [" c", "d"]}}, [1, 2]) == [40, 41]
+
+
+def test_the_idle_model_thread_keeps_looking_at_the_cores(worker, monkeypatch):
+    """With no job, the model thread still looks at the cores every IDLE_LOOK_S, so the threads
+    are back up once other processes left them free, before the next question's first pass."""
+    monkeypatch.setattr(model_thread, "IDLE_LOOK_S", 0.02)
+    looks = threading.Semaphore(0)
+    worker.cores = SimpleNamespace(before_pass=looks.release)
+    worker.state = "ready"
+    threading.Thread(target=worker.serve_jobs, daemon=True).start()
+    assert all(looks.acquire(timeout=10) for _ in range(3))  # three looks with nothing to run
