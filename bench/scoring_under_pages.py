@@ -119,7 +119,7 @@ def pages_phase(port: int, seconds: float, first: int, clients: int, load=None) 
     """The page clients fetch for ``seconds`` while the model is busy and idle by turns, WINDOW_S each
     (questions scored back to back, then none): the machine's load moves over seconds, so pages beside
     the busy model are compared with pages beside the idle one a second apart, not a phase apart.
-    ``load`` (start, pause, resume: another process instead of questions) measures the same for it."""
+    With ``load`` (a MatmulLoad: another process, resumed and paused), the same for it instead of questions."""
     stop, spans = multiprocessing.Event(), multiprocessing.Queue()
     pages = multiprocessing.Process(target=fetch_pages, args=(port, clients, stop, spans), daemon=True)
     pages.start()

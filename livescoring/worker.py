@@ -7,11 +7,10 @@ answered together) and :meth:`ScoringService.generate_until` (one generation, st
 bounded queue; when it is full, or when one client already has its share of it, the caller is told
 to come back later (429 with Retry-After). The worker takes the oldest loglikelihood job and, with
 it, the others already waiting (at most MICRO_BATCH; with the model in this process, after at most
-MICRO_BATCH_WAIT_S more), and
-answers them in one call to ``Scorer.loglikelihood``: questions that arrived while the model was
-busy share forward passes, and each answer equals the one it would get alone. A caller that
-gives up (its timeout, or its client went away: ``gone``) takes its job
-out of the queue; a batch whose callers have all given up stops between forward passes. Loading
+MICRO_BATCH_WAIT_S more), and answers them in one call to ``Scorer.loglikelihood``: questions that
+arrived while the model was busy share forward passes, and each answer equals the one it would get
+alone. A caller that gives up (its timeout, or its client went away: ``gone``) takes its job out of
+the queue; a batch whose callers have all given up stops between forward passes. Loading
 happens on the first request (or at start-up with SCORER_LOAD_AT_START); meanwhile the page shows
 "warming up" from :meth:`ScoringService.status`.
 
