@@ -2,28 +2,30 @@
 
     python3 bench/warm_question.py [--questions 30]
 
-Two parts, in one run. First the computation alone, in this process with the model loaded once
-(two torch threads, MKL's reproducible products as the model server asks for them): the in-process
-scorer answering a question's letters, against the model server's prompt reader reading the same
-prompt (``values=False``: the distribution after it, as the site asks), and how much of that read went
-to gathering the cached prefix's blocks into one buffer. Then the same questions through a model
-server of this checkout (``python -m livescoring serve``) and the site's own client and scorer
-(livescoring/remote.py), every HTTP call the client makes timed by its route. Each at 0 and 5
-shots, astronomy's test questions, after five unmeasured ones (the prefix cached, the model warm).
+Two parts, in one run. First the questions through a model server of this checkout (``python -m
+livescoring serve``, started by tools/launcher.py) and the site's own client and scorer
+(livescoring/remote.py), every HTTP call the client makes timed by its route. Then the computation
+alone, in this process with the model loaded once (two torch threads, MKL's reproducible products as
+the model server asks for them): the in-process scorer answering a question's letters, against the
+model server's prompt reader reading the same prompt (``values=False``: the distribution after it, as
+the site asks), and how much of that read went to gathering the cached prefix's blocks into one
+buffer. Each at 0 and 5 shots, astronomy's test questions, after five unmeasured ones (the prefix
+cached, the model warm).
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO_ROOT, hardware  # noqa: E402
+from common import hardware  # noqa: E402
+
+from tools.launcher import running_model_server  # noqa: E402
 
 SUBJECT = "astronomy"
 WARM = range(100, 105)  # asked first, unmeasured: past the measured ones, so none is asked twice
@@ -85,21 +87,14 @@ def computation(data, questions) -> None:
         prompt_reader.KeysValues.append = append
 
 
-def through_the_server(data, questions, port: int) -> None:
+def through_the_server(data, questions) -> None:
     from benchmarks.mmlu import prompt
     from benchmarks.server.multiple_choice import answer_question
     from livescoring.client import ModelClient
     from livescoring.remote import RemoteModel
 
-    server = subprocess.Popen([sys.executable, "-m", "livescoring", "serve", "--port", str(port)], cwd=REPO_ROOT,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        client = ModelClient(f"http://127.0.0.1:{port}")
-        deadline = time.monotonic() + 300
-        while not client.health():
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit("the model server did not start")
-            time.sleep(0.3)
+    with running_model_server(timeout=300) as server:
+        client = ModelClient(server.url)
         calls = collections.defaultdict(list)
         call = client._call
 
@@ -125,15 +120,11 @@ def through_the_server(data, questions, port: int) -> None:
             routes = "; ".join(f"{path} {len(ms) / len(questions):.1f} a question, p50 {p50(ms)}"
                                for path, ms in calls.items())
             print(f"{shots}-shot through the model server: {p50(spent)} a question ({routes})")
-    finally:
-        server.terminate()
-        server.wait(30)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--questions", type=int, default=30)
-    parser.add_argument("--port", type=int, default=8799)
     args = parser.parse_args()
     from livescoring.core_share import products_reproducible_across_threads
 
@@ -145,7 +136,7 @@ def main() -> None:
     data = MMLUData(data_dir(default_config()))
     questions = data.questions(SUBJECT, "test")[:args.questions]
     print(f"hardware: {hardware()}")
-    through_the_server(data, questions, args.port)
+    through_the_server(data, questions)
     computation(data, questions)
 
 
