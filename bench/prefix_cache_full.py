@@ -13,16 +13,15 @@ to go, so the second subject's worked examples were read again for each of its q
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO_ROOT, hardware, running_server  # noqa: E402
+from common import REPO_ROOT, exported, hardware, running_model_server  # noqa: E402
 
 SUBJECTS = ("high_school_european_history", "high_school_us_history")
 
@@ -55,21 +54,17 @@ def main() -> None:
     parser.add_argument("--prefix-cache-mib", type=int, default=160)
     args = parser.parse_args()
     print(f"hardware: {hardware()}; prefix cache {args.prefix_cache_mib} MiB", flush=True)
-    with tempfile.TemporaryDirectory(prefix="prefix-cache-full-") as folder:
+    with contextlib.ExitStack() as stack:
         variants = {"this checkout": REPO_ROOT}
         if args.before:
-            archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", args.before], check=True,
-                                     capture_output=True).stdout
-            subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
-            variants[f"before ({args.before})"] = Path(folder)
+            variants[f"before ({args.before})"] = stack.enter_context(exported(args.before))
         for name, root in variants.items():
-            program = ("-m", "livescoring", "serve", "--prefix-cache-mib", str(args.prefix_cache_mib))
-            with running_server(program=program, ready_path="/health", timeout=300, root=root) as server:
+            with running_model_server(args=("--prefix-cache-mib", str(args.prefix_cache_mib)), timeout=300,
+                                      root=root) as server:
                 spent = seconds_per_question(server.url, args.questions)
             print(f"{name}: " + "; ".join(
                 f"{subject} " + ", ".join(f"{s:.2f}" for s in times) + f" s (after the first, p50 "
                 f"{statistics.median(times[1:]):.2f} s)" for subject, times in spent.items()), flush=True)
-
 
 if __name__ == "__main__":
     main()

@@ -36,7 +36,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -44,7 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import REPO_ROOT, hardware, running_server  # noqa: E402
+from common import REPO_ROOT, exported, hardware, running_server  # noqa: E402
 
 from tools.launcher import rss_mib  # noqa: E402
 
@@ -207,15 +206,6 @@ def memory(pid: int) -> str:
                               text=True).stdout.split()
     mine = f"site process {rss_mib(pid):.0f} MiB"
     return mine + "".join(f", model server {rss_mib(int(child)):.0f} MiB" for child in children)
-
-
-@contextlib.contextmanager
-def exported(ref: str):
-    """The repository's files at ``ref`` in a temporary folder (git archive: committed files only)."""
-    with tempfile.TemporaryDirectory(prefix="scoring-under-pages-") as folder:
-        archive = subprocess.run(["git", "-C", str(REPO_ROOT), "archive", ref], check=True, capture_output=True).stdout
-        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
-        yield Path(folder)
 
 
 def p50_ms(values: list[float]) -> float:

@@ -23,9 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import hardware  # noqa: E402
-
-from tools.launcher import running_model_server  # noqa: E402
+from common import hardware, running_model_server  # noqa: E402
 
 SUBJECT = "astronomy"
 WARM = range(100, 105)  # asked first, unmeasured: past the measured ones, so none is asked twice

@@ -168,11 +168,12 @@ def running_server(*, threads: int | None = None, env: Mapping[str, str] | None 
 
 
 def running_model_server(*, args: tuple[str, ...] = (), env: Mapping[str, str] | None = None,
-                         log_path: str | os.PathLike | None = None, timeout: float = 180.0):
-    """The model server (`python3 -m livescoring serve --port N ARGS`), ready once GET /health
-    answers 200 (its model loaded: the first load on a clean machine converts the packaged file)."""
+                         log_path: str | os.PathLike | None = None, timeout: float = 180.0, root: Path = REPO_ROOT):
+    """The model server (`python3 -m livescoring serve --port N ARGS`, of this checkout or another,
+    ``root``), ready once GET /health answers 200 (its model loaded: the first load on a clean machine
+    converts the packaged file)."""
     return running_server(program=("-m", "livescoring", "serve", *args), env=env, log_path=log_path,
-                          ready_path="/health", timeout=timeout)
+                          ready_path="/health", timeout=timeout, root=root)
 
 
 def _parse_env(pairs: list[str]) -> dict[str, str]:

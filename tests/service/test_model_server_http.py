@@ -203,5 +203,5 @@ def test_the_idle_model_thread_keeps_looking_at_the_cores(worker, monkeypatch):
     looks = threading.Semaphore(0)
     worker.cores = SimpleNamespace(before_pass=looks.release)
     worker.state = "ready"
-    threading.Thread(target=worker.serve_jobs, daemon=True).start()
+    run_jobs(worker)
     assert all(looks.acquire(timeout=10) for _ in range(3))  # three looks with nothing to run

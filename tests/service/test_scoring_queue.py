@@ -50,8 +50,8 @@ class CountingScorer:
         return [{"n": n} for n in requests]
 
 
-def serving(scorer, **options) -> ScoringService:
-    service = ScoringService(ModelSettings(), **options)
+def serving(scorer, settings: ModelSettings | None = None, **options) -> ScoringService:
+    service = ScoringService(settings or ModelSettings(), **options)
     service.scorer, service.state = scorer, READY
     threading.Thread(target=service._serve, daemon=True).start()
     return service
@@ -107,9 +107,7 @@ def test_a_lone_question_waits_for_company_only_where_company_shares_passes(monk
     monkeypatch.setattr(worker, "MICRO_BATCH_WAIT_S", 30.0)
     scorer = CountingScorer()
     scorer.gate.set()
-    service = ScoringService(ModelSettings(server_url=server_url), queue_size=8, micro_batch=2)
-    service.scorer, service.state = scorer, READY
-    threading.Thread(target=service._serve, daemon=True).start()
+    service = serving(scorer, ModelSettings(server_url=server_url), queue_size=8, micro_batch=2)
     results: dict = {}
     first = submit(service, results, 0)
     if server_url:
